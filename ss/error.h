@@ -1,0 +1,17 @@
+// Errors a user can cause (a bad policy file, a bad scenario, a bad context, an unknown name).
+// The command line turns a UserError into its message and exit status 2; anything else that
+// escapes is an internal error (exit status 1). The message names the place: file, line and
+// column for text, section and byte offset for binary input.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace locksim {
+
+class UserError : public std::runtime_error {
+public:
+    explicit UserError(const std::string &what) : std::runtime_error(what) {}
+};
+
+}  // namespace locksim
