@@ -20,7 +20,8 @@ int main(int argc, char **argv) {
     CLI::App app{"locksim: which locking design should the SELinux security server use?"};
     app.set_version_flag("--version", std::string(LOCKSIM_VERSION));
     app.require_subcommand(1);
-    for (auto &add : command_adders()) add(app);
+    for (auto &add : command_adders())
+        add(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::RuntimeError &e) {

@@ -10,7 +10,7 @@
 namespace locksim {
 
 class UserError : public std::runtime_error {
-public:
+  public:
     explicit UserError(const std::string &what) : std::runtime_error(what) {}
 };
 

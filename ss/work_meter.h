@@ -1,0 +1,78 @@
+// The work meter: the security-server core counts abstract units of work as it runs, at
+// well-defined points (an avtab node visited, a hash probe, an ebitmap word compared, ...).
+// A platform turns the counts into time with a CPU profile (DESIGN.md decision 4), so the
+// simulated duration of a core call follows what the call really did.
+//
+// The meter is per thread and off unless a platform installs a WorkCounts with WorkMeterScope:
+// counting is one thread-local load and a predictable branch when off, an add when on.
+// Building with -DLOCKSIM_NO_WORK_METER compiles every count away (to measure the overhead).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace locksim::ss {
+
+enum class Work : uint8_t {
+    AvtabNode,        // an avtab (or conditional avtab) chain node examined
+    HashProbe,        // a hash table bucket entry examined (symtab, sidtab, AVC, role trans ...)
+    EbitmapWord,      // one 64-bit ebitmap word read or compared
+    EbitmapNode,      // one ebitmap node visited
+    ConstraintNode,   // one constraint expression node evaluated
+    BitIteration,     // one step of a bit-by-bit loop (ebitmap_get_bit style)
+    BytesCopied,      // bytes copied in memory (duplication)
+    BytesSerialized,  // bytes written or read by policydb_write / policydb_read
+    Alloc,            // one allocation
+    Free,             // one deallocation
+    Call,             // one out-of-line call on a hot path (for profiles where calls are costly)
+    StringByte,       // one byte of a context string produced or parsed
+    AuditCall,        // one call into the audit path
+    Count
+};
+
+inline constexpr size_t kWorkKinds = static_cast<size_t>(Work::Count);
+
+inline constexpr std::array<std::string_view, kWorkKinds> kWorkNames = {
+    "avtab_node",    "hash_probe",   "ebitmap_word",     "ebitmap_node", "constraint_node",
+    "bit_iteration", "bytes_copied", "bytes_serialized", "alloc",        "free",
+    "call",          "string_byte",  "audit_call"};
+
+struct WorkCounts {
+    std::array<uint64_t, kWorkKinds> n{};
+
+    uint64_t operator[](Work w) const { return n[static_cast<size_t>(w)]; }
+    WorkCounts &operator+=(const WorkCounts &o) {
+        for (size_t i = 0; i < kWorkKinds; ++i)
+            n[i] += o.n[i];
+        return *this;
+    }
+    void clear() { n.fill(0); }
+};
+
+namespace detail {
+inline thread_local WorkCounts *tl_work = nullptr;
+}
+
+inline void count_work([[maybe_unused]] Work w, [[maybe_unused]] uint64_t units = 1) {
+#ifndef LOCKSIM_NO_WORK_METER
+    if (WorkCounts *c = detail::tl_work) [[unlikely]]
+        c->n[static_cast<size_t>(w)] += units;
+#endif
+}
+
+// Installs `counts` as this thread's meter for the scope's lifetime (nesting restores).
+class WorkMeterScope {
+  public:
+    explicit WorkMeterScope(WorkCounts *counts) : prev_(detail::tl_work) {
+        detail::tl_work = counts;
+    }
+    ~WorkMeterScope() { detail::tl_work = prev_; }
+    WorkMeterScope(const WorkMeterScope &) = delete;
+    WorkMeterScope &operator=(const WorkMeterScope &) = delete;
+
+  private:
+    WorkCounts *prev_;
+};
+
+}  // namespace locksim::ss
