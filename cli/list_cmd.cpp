@@ -1,0 +1,78 @@
+// `locksim list strategies|workloads`: what a scenario can name, with the documentation of every
+// option and parameter.
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "cli/command.h"
+#include "strategies/catalog.h"
+#include "workloads/catalog.h"
+
+namespace locksim::cli {
+namespace {
+
+std::string show_value(const ParamValue &v, ParamType t) {
+    return std::visit(
+        [t](const auto &x) -> std::string {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, int64_t>) {
+                return t == ParamType::Duration ? fmt::format("\"{}\"", format_duration_ns(x))
+                                                : std::to_string(x);
+            } else if constexpr (std::is_same_v<T, double>) {
+                return fmt::format("{}", x);
+            } else if constexpr (std::is_same_v<T, bool>) {
+                return x ? "true" : "false";
+            } else if constexpr (std::is_same_v<T, std::string>) {
+                return fmt::format("\"{}\"", x);
+            } else {
+                std::string out = "[";
+                for (size_t i = 0; i < x.size(); ++i) {
+                    if (i) out += ", ";
+                    if constexpr (std::is_same_v<T, std::vector<std::string>>)
+                        out += fmt::format("\"{}\"", x[i]);
+                    else
+                        out += std::to_string(x[i]);
+                }
+                return out + "]";
+            }
+        },
+        v);
+}
+
+void print_params(const std::vector<ParamSpec> &specs, bool verbose) {
+    if (!verbose) return;
+    for (const auto &p : specs) {
+        fmt::print(
+            "      {:<18} {} (default {}){}\n", p.name, p.doc, show_value(p.default_value, p.type),
+            p.choices.empty() ? "" : fmt::format("; one of: {}", fmt::join(p.choices, ", ")));
+    }
+}
+
+CommandRegistrar reg([](CLI::App &app) {
+    auto *list = app.add_subcommand("list", "List what a scenario can name");
+    list->require_subcommand(1);
+    auto verbose = std::make_shared<bool>(false);
+    auto *strategies = list->add_subcommand("strategies", "Locking strategies");
+    strategies->add_flag("-v,--verbose", *verbose, "Also print each option");
+    strategies->callback([verbose] {
+        for (const auto &s : strategy_catalog()) {
+            fmt::print("{:<20} {}\n", s.name, s.summary);
+            if (*verbose) fmt::print("      models: {}\n", s.models);
+            print_params(s.options, *verbose);
+        }
+    });
+    auto *workloads = list->add_subcommand("workloads", "Workloads");
+    workloads->add_flag("-v,--verbose", *verbose, "Also print each parameter");
+    workloads->callback([verbose] {
+        for (const auto &w : workload_catalog()) {
+            fmt::print("{:<14} {}\n", w.name, w.summary);
+            print_params(w.params, *verbose);
+        }
+        if (*verbose) {
+            fmt::print("every workload also takes:\n");
+            print_params(common_workload_params(), true);
+        }
+    });
+});
+
+}  // namespace
+}  // namespace locksim::cli

@@ -1,0 +1,156 @@
+// Scenario files: the shipped ones load; every broken one gives its expected file:line:column
+// message (written on its first line as "# expect: ...").
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ss/error.h"
+#include "workloads/scenario.h"
+
+namespace fs = std::filesystem;
+using namespace locksim;
+
+namespace {
+
+std::vector<fs::path> toml_files(const fs::path &dir) {
+    std::vector<fs::path> out;
+    for (const auto &e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".toml") out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace
+
+TEST(Scenario, ShippedScenariosLoad) {
+    auto files = toml_files(fs::path(LOCKSIM_SOURCE_DIR) / "scenarios");
+    ASSERT_FALSE(files.empty());
+    for (const auto &f : files) {
+        SCOPED_TRACE(f.string());
+        Scenario s = load_scenario(f.string());
+        EXPECT_FALSE(s.strategies.empty());
+        EXPECT_FALSE(s.workloads.empty());
+        EXPECT_FALSE(expand_sweep(s).empty());
+    }
+}
+
+TEST(Scenario, BrokenScenariosNameTheirPlace) {
+    auto dir = fs::path(LOCKSIM_SOURCE_DIR) / "tests" / "scenarios" / "broken";
+    auto files = toml_files(dir);
+    ASSERT_GE(files.size(), 10u);
+    for (const auto &f : files) {
+        SCOPED_TRACE(f.string());
+        std::ifstream in(f);
+        std::string first;
+        std::getline(in, first);
+        ASSERT_EQ(first.rfind("# expect: ", 0), 0u) << "first line must say what to expect";
+        std::string expected = f.parent_path().string() + "/" + first.substr(10);
+        try {
+            load_scenario(f.string());
+            ADD_FAILURE() << "loaded without error";
+        } catch (const UserError &e) {
+            EXPECT_EQ(std::string(e.what()).rfind(expected, 0), 0u)
+                << "got:      " << e.what() << "\nexpected: " << expected;
+        }
+    }
+}
+
+TEST(Scenario, DefaultsAndDurations) {
+    Scenario s = parse_scenario(R"(
+strategies = ["rwlock", "rcu-cond-dup"]
+duration = "250ms"
+warmup = "10ms"
+[[workload]]
+kind = "setsebool"
+period = "20ms"
+[[workload]]
+kind = "probe"
+)",
+                                "t.toml");
+    EXPECT_EQ(s.name, "t");
+    EXPECT_EQ(s.duration_ns, 250'000'000);
+    EXPECT_EQ(s.warmup_ns, 10'000'000);
+    ASSERT_EQ(s.strategies.size(), 2u);
+    EXPECT_EQ(s.strategies[1].label, "rcu-cond-dup");
+    EXPECT_EQ(s.strategies[1].options.get_string("grace_period"), "normal");
+    ASSERT_EQ(s.workloads.size(), 2u);
+    EXPECT_EQ(s.workloads[0].params.get_duration_ns("period"), 20'000'000);
+    EXPECT_EQ(s.workloads[0].params.get_string("mode"), "periodic");
+    // A probe runs one pinned SCHED_FIFO 99 task per CPU unless told otherwise.
+    EXPECT_EQ(s.workloads[1].tasks, 0);
+    EXPECT_EQ(s.workloads[1].params.get_string("sched"), "fifo");
+    EXPECT_EQ(s.workloads[1].params.get_int("prio"), 99);
+}
+
+TEST(Scenario, StrategyOptionsMakeLabels) {
+    Scenario s = parse_scenario(R"(
+[[strategy]]
+name = "rcu-full-copy"
+[[strategy]]
+name = "rcu-full-copy"
+copy = "sleepable"
+[[strategy]]
+name = "rcu-cond-dup"
+grace_period = "expedited"
+label = "fast-gp"
+[[workload]]
+kind = "probe"
+)",
+                                "t.toml");
+    ASSERT_EQ(s.strategies.size(), 3u);
+    EXPECT_EQ(s.strategies[0].label, "rcu-full-copy");
+    EXPECT_EQ(s.strategies[1].label, "rcu-full-copy/sleepable");
+    EXPECT_EQ(s.strategies[2].label, "fast-gp");
+}
+
+TEST(Scenario, SweepExpandsTheGridInOrder) {
+    Scenario s = parse_scenario(R"(
+strategies = "rwlock"
+[machine]
+cpus = 2
+[[workload]]
+kind = "setsebool"
+label = "toggle"
+[sweep]
+"machine.cpus" = [1, 4]
+"workload.toggle.period" = ["10ms", "1s"]
+)",
+                                "t.toml");
+    auto points = expand_sweep(s);
+    ASSERT_EQ(points.size(), 4u);
+    EXPECT_EQ(points[0].machine.cpus, 1);
+    EXPECT_EQ(points[0].workloads[0].params.get_duration_ns("period"), 10'000'000);
+    EXPECT_EQ(points[1].machine.cpus, 1);
+    EXPECT_EQ(points[1].workloads[0].params.get_duration_ns("period"), 1'000'000'000);
+    EXPECT_EQ(points[3].machine.cpus, 4);
+    ASSERT_EQ(points[3].point.size(), 2u);
+    EXPECT_EQ(points[3].point[0].first, "machine.cpus");
+    EXPECT_EQ(points[3].point[0].second, "4");
+}
+
+TEST(Scenario, SweepOverAMissingWorkloadIsAnError) {
+    Scenario s = parse_scenario(R"(
+strategies = "rwlock"
+[[workload]]
+kind = "probe"
+[sweep]
+"workload.nothere.period" = ["1ms"]
+)",
+                                "t.toml");
+    EXPECT_THROW(expand_sweep(s), UserError);
+}
+
+TEST(Duration, ParsesAndFormats) {
+    EXPECT_EQ(parse_duration_ns("1.5ms"), 1'500'000);
+    EXPECT_EQ(parse_duration_ns("40us"), 40'000);
+    EXPECT_EQ(parse_duration_ns("2s"), 2'000'000'000);
+    EXPECT_EQ(parse_duration_ns("7ns"), 7);
+    EXPECT_FALSE(parse_duration_ns("5"));
+    EXPECT_FALSE(parse_duration_ns("ms"));
+    EXPECT_FALSE(parse_duration_ns("-1ms"));
+    EXPECT_FALSE(parse_duration_ns("1e300s"));
+    EXPECT_EQ(format_duration_ns(1'500'000), "1.5ms");
+    EXPECT_EQ(format_duration_ns(2'000'000'000), "2s");
+    EXPECT_EQ(format_duration_ns(999), "999ns");
+}

@@ -1,0 +1,126 @@
+#include "workloads/catalog.h"
+
+namespace locksim {
+
+namespace {
+
+ParamSpec dur(std::string name, std::string doc, int64_t ns, int64_t min = 0) {
+    return {.name = std::move(name),
+            .type = ParamType::Duration,
+            .doc = std::move(doc),
+            .default_value = ns,
+            .min = min,
+            .max = int64_t{3600} * 1'000'000'000};
+}
+
+ParamSpec count(std::string name, std::string doc, int64_t v, int64_t min, int64_t max) {
+    return {.name = std::move(name),
+            .type = ParamType::Int,
+            .doc = std::move(doc),
+            .default_value = v,
+            .min = min,
+            .max = max};
+}
+
+ParamSpec text(std::string name, std::string doc, std::string v, std::vector<std::string> choices) {
+    return {.name = std::move(name),
+            .type = ParamType::String,
+            .doc = std::move(doc),
+            .default_value = std::move(v),
+            .choices = std::move(choices)};
+}
+
+ParamSpec names(std::string name, std::string doc) {
+    return {.name = std::move(name),
+            .type = ParamType::StringList,
+            .doc = std::move(doc),
+            .default_value = std::vector<std::string>{}};
+}
+
+constexpr int64_t us = 1000, ms = 1000 * us, s = 1000 * ms;
+
+}  // namespace
+
+const std::vector<ParamSpec> &common_workload_params() {
+    static const std::vector<ParamSpec> common = {
+        count("tasks", "how many tasks run this body; 0 = one per CPU", 1, 0, 100000),
+        text("sched", "scheduling class", "other", {"other", "fifo"}),
+        count("prio", "SCHED_FIFO priority (1..99) with sched = fifo", 50, 1, 99),
+        {.name = "cpus",
+         .type = ParamType::IntList,
+         .doc = "CPUs the tasks may run on (empty: any); task i is pinned to cpus[i % n] "
+                "when pin = true",
+         .default_value = std::vector<int64_t>{},
+         .min = 0,
+         .max = 4095},
+        {.name = "pin",
+         .type = ParamType::Bool,
+         .doc = "pin each task to one CPU of `cpus` (or to CPU i % ncpus when cpus is empty)",
+         .default_value = false},
+        dur("start", "when the tasks start (simulated time)", 0),
+    };
+    return common;
+}
+
+const std::vector<WorkloadInfo> &workload_catalog() {
+    static const std::vector<WorkloadInfo> catalog = {
+        {"syscalls",
+         "file read/write permission checks (mostly AVC hits), open/stat, and socket creation "
+         "with its context validation; task SIDs drawn from the policy's real domains",
+         {dur("think", "user-space time between two system calls", 20 * us),
+          count("read_write", "weight of read/write checks in the mix", 80, 0, 1000),
+          count("open_stat", "weight of open/stat (lookup + several checks)", 15, 0, 1000),
+          count("socket", "weight of socket creation (transition_sid + context validation)", 5, 0,
+                1000),
+          count("domains", "distinct source domains drawn from the policy", 16, 1, 100000),
+          count("objects", "distinct target object types drawn from the policy", 64, 1, 100000)}},
+        {"aim7",
+         "AIM7 high_systime-like mix over many users: process creation, file and socket churn",
+         {count("users", "simulated AIM7 users, spread over the tasks", 1500, 1, 1000000),
+          dur("think", "user-space time between two operations", 50 * us)}},
+        {"journald",
+         "SO_PASSSEC: one SID -> context string per received message from senders with many "
+         "categories",
+         {count("rate", "messages per second per task", 20000, 1, 100000000),
+          count("senders", "distinct sending contexts", 32, 1, 100000),
+          count("categories", "categories in each sender's context", 1024, 0, 1024)}},
+        {"setsebool",
+         "boolean commits (security_set_bools): periodic, random or in bursts",
+         {text("mode", "when commits happen", "periodic", {"periodic", "random", "burst"}),
+          dur("period",
+              "time between commits (mean time with mode = random, between bursts "
+              "with mode = burst)",
+              100 * ms, 1 * us),
+          count("burst", "commits per burst with mode = burst", 10, 1, 100000),
+          count("booleans", "booleans changed per commit", 1, 1, 10000),
+          names("names", "booleans to toggle (default: drawn from the policy's booleans)")}},
+        {"load_policy",
+         "periodic policy reload (security_load_policy) of the same policy",
+         {dur("period", "time between reloads", 500 * ms, 1 * ms)}},
+        {"login",
+         "security_get_user_sids for chosen users (the long read-side section)",
+         {dur("period", "time between logins per task", 10 * ms, 1 * us),
+          names("users", "users to log in (default: every user of the policy with a role)")}},
+        {"avc_pressure",
+         "many distinct (source, target, class) triples to force AVC misses and reclaim",
+         {count("triples", "distinct triples cycled through", 4096, 1, 10000000),
+          dur("think", "time between two checks", 5 * us)}},
+        {"probe",
+         "a cyclictest-like SCHED_FIFO task: sleeps to the next period and records how late it "
+         "woke",
+         {dur("period", "wake-up period", 1 * ms, 10 * us)},
+         {{"tasks", int64_t{0}},
+          {"sched", std::string("fifo")},
+          {"prio", int64_t{99}},
+          {"pin", true}}},
+    };
+    return catalog;
+}
+
+const WorkloadInfo *find_workload_info(std::string_view name) {
+    for (const auto &w : workload_catalog())
+        if (w.name == name) return &w;
+    return nullptr;
+}
+
+}  // namespace locksim

@@ -1,0 +1,589 @@
+#include "workloads/scenario.h"
+
+#include <fmt/core.h>
+
+#include <toml++/toml.h>
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "ss/error.h"
+#include "strategies/catalog.h"
+#include "workloads/catalog.h"
+
+namespace locksim {
+
+std::string_view preemption_name(PreemptionModel m) {
+    switch (m) {
+        case PreemptionModel::None:
+            return "none";
+        case PreemptionModel::Voluntary:
+            return "voluntary";
+        case PreemptionModel::Full:
+            return "full";
+    }
+    return "?";
+}
+
+namespace {
+
+// Reads one TOML table, remembering which keys were used so that the rest can be reported as
+// unknown (with a "did you mean" hint).
+class TableReader {
+  public:
+    TableReader(const std::string &file, const toml::table &table, std::string path)
+        : file_(file), table_(table), path_(std::move(path)) {}
+
+    [[noreturn]] void fail_at(const toml::source_region &where, const std::string &msg) const {
+        throw UserError(
+            fmt::format("{}:{}:{}: {}", file_, where.begin.line, where.begin.column, msg));
+    }
+    [[noreturn]] void fail(const std::string &msg) const { fail_at(table_.source(), msg); }
+
+    const toml::node *node(std::string_view key) {
+        known_.insert(std::string(key));
+        return table_.get(key);
+    }
+    std::string where(std::string_view key) const {
+        return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+    }
+
+    template <class T>
+    std::optional<T> get(std::string_view key) {
+        const toml::node *n = node(key);
+        if (!n) return std::nullopt;
+        if constexpr (std::is_same_v<T, double>) {
+            if (auto i = n->value<int64_t>(); i && n->is_integer()) return static_cast<double>(*i);
+        }
+        auto v = n->value_exact<T>();
+        if (!v) fail_at(n->source(), fmt::format("'{}' must be {}", where(key), type_word<T>()));
+        return v;
+    }
+    std::optional<int64_t> get_int(std::string_view key, int64_t min, int64_t max) {
+        auto v = get<int64_t>(key);
+        if (v && (*v < min || *v > max))
+            fail_at(node(key)->source(), fmt::format("'{}' must be between {} and {}, not {}",
+                                                     where(key), min, max, *v));
+        return v;
+    }
+    std::optional<int64_t> get_duration(std::string_view key, int64_t min_ns) {
+        const toml::node *n = node(key);
+        if (!n) return std::nullopt;
+        auto text = n->value_exact<std::string>();
+        std::optional<int64_t> ns = text ? parse_duration_ns(*text) : std::nullopt;
+        if (!ns)
+            fail_at(n->source(), fmt::format("'{}' must be a duration with a unit, like \"250ms\", "
+                                             "\"40us\" or \"2s\"",
+                                             where(key)));
+        if (*ns < min_ns)
+            fail_at(n->source(), fmt::format("'{}' must be at least {}", where(key),
+                                             format_duration_ns(min_ns)));
+        return ns;
+    }
+    std::optional<std::string> get_choice(std::string_view key,
+                                          const std::vector<std::string> &choices) {
+        auto v = get<std::string>(key);
+        if (v && !std::count(choices.begin(), choices.end(), *v)) {
+            std::string all;
+            for (const auto &c : choices)
+                all += (all.empty() ? "" : ", ") + c;
+            fail_at(node(key)->source(),
+                    fmt::format("'{}' must be one of {}, not '{}'", where(key), all, *v));
+        }
+        return v;
+    }
+    const toml::table *get_table(std::string_view key) {
+        const toml::node *n = node(key);
+        if (!n) return nullptr;
+        if (!n->is_table()) fail_at(n->source(), fmt::format("'{}' must be a table", where(key)));
+        return n->as_table();
+    }
+
+    // Every key not read is an error.
+    void finish() const {
+        std::vector<std::string> names(known_.begin(), known_.end());
+        for (const auto &[k, v] : table_) {
+            if (known_.count(std::string(k.str()))) continue;
+            std::string hint = closest_name(k.str(), names);
+            fail_at(k.source(),
+                    fmt::format("unknown key '{}'{}{}", where(k.str()),
+                                path_.empty() ? "" : fmt::format(" in [{}]", path_),
+                                hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+        }
+    }
+
+    const std::string &file() const { return file_; }
+
+  private:
+    template <class T>
+    static const char *type_word() {
+        if constexpr (std::is_same_v<T, int64_t>)
+            return "an integer";
+        else if constexpr (std::is_same_v<T, double>)
+            return "a number";
+        else if constexpr (std::is_same_v<T, bool>)
+            return "true or false";
+        else
+            return "a string";
+    }
+
+    const std::string &file_;
+    const toml::table &table_;
+    std::string path_;
+    std::set<std::string> known_;
+};
+
+// Reads parameters declared by specs from the reader's table into params.
+void read_params(TableReader &r, const std::vector<ParamSpec> &specs, Params &params) {
+    for (const auto &spec : specs) {
+        const toml::node *n = r.node(spec.name);
+        if (!n) continue;
+        ParamValue value;
+        auto bad_type = [&] {
+            r.fail_at(n->source(), fmt::format("'{}' must be {}", r.where(spec.name),
+                                               param_type_name(spec.type)));
+        };
+        switch (spec.type) {
+            case ParamType::Int:
+                if (!n->is_integer()) bad_type();
+                value = *n->value<int64_t>();
+                break;
+            case ParamType::Float:
+                if (!n->is_number()) bad_type();
+                value = *n->value<double>();
+                break;
+            case ParamType::Bool:
+                if (!n->is_boolean()) bad_type();
+                value = *n->value<bool>();
+                break;
+            case ParamType::String:
+                if (!n->is_string()) bad_type();
+                value = *n->value<std::string>();
+                break;
+            case ParamType::Duration:
+                value = *r.get_duration(spec.name, 0);
+                break;
+            case ParamType::IntList:
+            case ParamType::StringList: {
+                const toml::array *a = n->as_array();
+                if (!a) bad_type();
+                std::vector<int64_t> ints;
+                std::vector<std::string> strs;
+                for (const auto &e : *a) {
+                    if (spec.type == ParamType::IntList && e.is_integer())
+                        ints.push_back(*e.value<int64_t>());
+                    else if (spec.type == ParamType::StringList && e.is_string())
+                        strs.push_back(*e.value<std::string>());
+                    else
+                        r.fail_at(e.source(), fmt::format("'{}' must be {}", r.where(spec.name),
+                                                          param_type_name(spec.type)));
+                }
+                if (spec.type == ParamType::IntList)
+                    value = std::move(ints);
+                else
+                    value = std::move(strs);
+                break;
+            }
+        }
+        if (auto err = check_param(spec, value)) r.fail_at(n->source(), *err);
+        params.set(spec.name, std::move(value));
+    }
+}
+
+void read_machine(TableReader &r, MachineSpec &m) {
+    if (auto v = r.get_int("cpus", 1, 4096)) m.cpus = static_cast<int>(*v);
+    if (auto v = r.get<std::string>("profile")) m.profile = *v;
+    if (auto v = r.get_choice("preemption", {"none", "voluntary", "full"})) {
+        m.preemption = *v == "none"        ? PreemptionModel::None
+                       : *v == "voluntary" ? PreemptionModel::Voluntary
+                                           : PreemptionModel::Full;
+    }
+    if (auto v = r.get<bool>("preempt_rcu")) m.preempt_rcu = *v;
+    if (auto v = r.get_int("hz", 10, 10000)) m.hz = static_cast<int>(*v);
+    r.finish();
+    if (m.preempt_rcu && m.preemption != PreemptionModel::Full)
+        r.fail(
+            "'machine.preempt_rcu = true' needs 'preemption = \"full\"' (CONFIG_PREEMPT_RCU "
+            "depends on CONFIG_PREEMPT)");
+}
+
+void read_synthetic(TableReader &r, SyntheticPolicySpec &s) {
+    if (auto v = r.get_int("types", 4, 65000)) s.types = *v;
+    if (auto v = r.get_int("booleans", 0, 65000)) s.booleans = *v;
+    if (auto v = r.get_int("attributes", 0, 65000)) s.attributes = *v;
+    if (auto v = r.get_int("rules", 0, 100'000'000)) s.rules = *v;
+    if (auto v = r.get_int("users", 1, 65000)) s.users = *v;
+    if (auto v = r.get_int("roles", 1, 65000)) s.roles = *v;
+    if (auto v = r.get_int("categories", 0, 1024)) s.categories = *v;
+    if (auto v = r.get<bool>("mls")) s.mls = *v;
+    if (auto v = r.get<int64_t>("seed")) s.seed = *v;
+    r.finish();
+}
+
+void read_policy(TableReader &r, PolicySpec &p, const std::string &scenario_file) {
+    auto source = r.get_choice("source", {"debian-default", "debian-mls", "file", "synthetic"});
+    auto path = r.get<std::string>("path");
+    const toml::table *synth = r.get_table("synthetic");
+    r.finish();
+    std::string src = source.value_or(path ? "file" : synth ? "synthetic" : "debian-default");
+    if (src == "debian-default")
+        p.source = PolicySpec::Source::DebianDefault;
+    else if (src == "debian-mls")
+        p.source = PolicySpec::Source::DebianMls;
+    else if (src == "file")
+        p.source = PolicySpec::Source::File;
+    else
+        p.source = PolicySpec::Source::Synthetic;
+    if (p.source == PolicySpec::Source::File) {
+        if (!path) r.fail("'policy.source = \"file\"' needs 'policy.path'");
+        std::string dir = scenario_file.substr(0, scenario_file.find_last_of('/') + 1);
+        p.path = (path->empty() || path->front() == '/' || dir.empty()) ? *path : dir + *path;
+    } else if (path) {
+        r.fail("'policy.path' is only used with 'policy.source = \"file\"'");
+    }
+    if (synth) {
+        if (p.source != PolicySpec::Source::Synthetic)
+            r.fail("[policy.synthetic] is only used with 'policy.source = \"synthetic\"'");
+        TableReader sr(r.file(), *synth, "policy.synthetic");
+        read_synthetic(sr, p.synthetic);
+    }
+}
+
+void read_core(TableReader &r, CoreVariants &c) {
+    if (auto v = r.get_choice("mls_level_isvalid", {"contains", "bitwise"}))
+        c.mls_isvalid_bitwise = *v == "bitwise";
+    if (auto v = r.get_choice("avc_audit", {"needed", "always"}))
+        c.avc_audit_always = *v == "always";
+    if (auto v = r.get_choice("avc_slow_path", {"inline", "outline"}))
+        c.avc_slow_path_inline = *v == "inline";
+    if (auto v = r.get_int("sid_string_cache", 0, 1'000'000)) c.sid_string_cache = *v;
+    if (auto v = r.get_int("avc_slots", 1, 1 << 20)) {
+        if (*v & (*v - 1)) r.fail("'core.avc_slots' must be a power of two");
+        c.avc_slots = *v;
+    }
+    if (auto v = r.get_int("avc_threshold", 1, 1 << 24)) c.avc_threshold = *v;
+    r.finish();
+}
+
+std::string label_with_options(const std::string &name, const std::vector<ParamSpec> &specs,
+                               const Params &p) {
+    std::string label = name;
+    for (const auto &spec : specs) {
+        const ParamValue &v = p.values().at(spec.name);
+        if (v == spec.default_value) continue;
+        std::string shown;
+        if (auto *s = std::get_if<std::string>(&v))
+            shown = *s;
+        else if (auto *i = std::get_if<int64_t>(&v))
+            shown = std::to_string(*i);
+        else if (auto *b = std::get_if<bool>(&v))
+            shown = *b ? "on" : "off";
+        else
+            shown = "custom";
+        label += "/" + shown;
+    }
+    return label;
+}
+
+StrategySpec strategy_by_name(TableReader &r, const toml::node &where, const std::string &name) {
+    const StrategyInfo *info = find_strategy_info(name);
+    if (!info) {
+        std::vector<std::string> names;
+        for (const auto &s : strategy_catalog())
+            names.push_back(s.name);
+        std::string hint = closest_name(name, names);
+        r.fail_at(where.source(),
+                  fmt::format("unknown strategy '{}'{} (see 'locksim list strategies')", name,
+                              hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+    }
+    return {name, name, Params::with_defaults(info->options)};
+}
+
+void read_strategies(TableReader &top, Scenario &s) {
+    if (const toml::node *list = top.node("strategies")) {
+        auto add = [&](const toml::node &n) {
+            auto name = n.value_exact<std::string>();
+            if (!name) top.fail_at(n.source(), "'strategies' must be \"all\" or a list of names");
+            if (*name == "all") {
+                for (const auto &info : strategy_catalog())
+                    s.strategies.push_back(strategy_by_name(top, n, info.name));
+            } else {
+                s.strategies.push_back(strategy_by_name(top, n, *name));
+            }
+        };
+        if (const toml::array *a = list->as_array()) {
+            for (const auto &n : *a)
+                add(n);
+        } else {
+            add(*list);
+        }
+    }
+    if (const toml::node *n = top.node("strategy")) {
+        const toml::array *a = n->as_array();
+        if (!a || !a->is_array_of_tables())
+            top.fail_at(n->source(), "'strategy' must be an array of tables: [[strategy]]");
+        for (const auto &e : *a) {
+            TableReader r(top.file(), *e.as_table(), "strategy");
+            auto name = r.get<std::string>("name");
+            if (!name) r.fail("[[strategy]] needs a 'name'");
+            StrategySpec spec = strategy_by_name(r, *r.node("name"), *name);
+            read_params(r, find_strategy_info(*name)->options, spec.options);
+            auto label = r.get<std::string>("label");
+            r.finish();
+            spec.label =
+                label ? *label
+                      : label_with_options(*name, find_strategy_info(*name)->options, spec.options);
+            s.strategies.push_back(std::move(spec));
+        }
+    }
+    std::set<std::string> labels;
+    for (const auto &st : s.strategies) {
+        if (!labels.insert(st.label).second)
+            top.fail(fmt::format("strategy '{}' is listed twice (give one a different 'label')",
+                                 st.label));
+    }
+}
+
+void read_workloads(TableReader &top, Scenario &s) {
+    const toml::node *n = top.node("workload");
+    if (!n) return;
+    const toml::array *a = n->as_array();
+    if (!a || !a->is_array_of_tables())
+        top.fail_at(n->source(), "'workload' must be an array of tables: [[workload]]");
+    std::set<std::string> labels;
+    for (const auto &e : *a) {
+        TableReader r(top.file(), *e.as_table(), "workload");
+        auto kind = r.get<std::string>("kind");
+        if (!kind) r.fail("[[workload]] needs a 'kind'");
+        const WorkloadInfo *info = find_workload_info(*kind);
+        if (!info) {
+            std::vector<std::string> names;
+            for (const auto &w : workload_catalog())
+                names.push_back(w.name);
+            std::string hint = closest_name(*kind, names);
+            r.fail_at(r.node("kind")->source(),
+                      fmt::format("unknown workload '{}'{} (see 'locksim list workloads')", *kind,
+                                  hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+        }
+        WorkloadSpec w;
+        w.kind = *kind;
+        w.params = Params::with_defaults(common_workload_params());
+        for (const auto &[k, v] : info->common_defaults)
+            w.params.set(k, v);
+        for (const auto &spec : info->params)
+            w.params.set(spec.name, spec.default_value);
+        read_params(r, common_workload_params(), w.params);
+        read_params(r, info->params, w.params);
+        auto label = r.get<std::string>("label");
+        r.finish();
+        w.label = label.value_or(*kind);
+        w.tasks = w.params.get_int("tasks");
+        if (!labels.insert(w.label).second)
+            r.fail(fmt::format("two workloads are labelled '{}' (give one a different 'label')",
+                               w.label));
+        s.workloads.push_back(std::move(w));
+    }
+}
+
+void read_output(TableReader &r, OutputSpec &o) {
+    if (auto v = r.get<std::string>("dir")) o.dir = *v;
+    if (const toml::node *n = r.node("formats")) {
+        ParamSpec spec{.name = "formats",
+                       .type = ParamType::StringList,
+                       .default_value = std::vector<std::string>{},
+                       .choices = {"table", "json", "csv", "hgrm"}};
+        Params p;
+        read_params(r, {spec}, p);
+        o.formats = p.get_string_list("formats");
+        (void)n;
+    }
+    r.finish();
+}
+
+void read_sweep(TableReader &r, const toml::table &t, Scenario &s) {
+    for (const auto &[k, v] : t) {
+        r.node(k.str());
+        const toml::array *a = v.as_array();
+        if (!a || a->empty())
+            r.fail_at(v.source(), fmt::format("sweep axis '{}' must be a non-empty list", k.str()));
+        SweepAxis axis{std::string(k.str()), {}};
+        for (const auto &e : *a) {
+            std::ostringstream os;
+            os << toml::toml_formatter(e);
+            axis.values.push_back(os.str());
+            axis.where.emplace_back(e.source().begin.line, e.source().begin.column);
+        }
+        s.sweep.push_back(std::move(axis));
+    }
+}
+
+Scenario scenario_from_table(const toml::table &t, const std::string &file) {
+    Scenario s;
+    s.file = file;
+    TableReader r(file, t, "");
+    std::string stem = file.substr(file.find_last_of('/') + 1);
+    s.name = r.get<std::string>("name").value_or(stem.substr(0, stem.rfind('.')));
+    s.description = r.get<std::string>("description").value_or("");
+    if (auto v = r.get_duration("duration", 1000)) s.duration_ns = *v;
+    if (auto v = r.get_duration("warmup", 0)) s.warmup_ns = *v;
+    if (const toml::node *n = r.node("seeds")) {
+        Params p;
+        read_params(r,
+                    {{.name = "seeds",
+                      .type = ParamType::IntList,
+                      .default_value = std::vector<int64_t>{},
+                      .min = 0}},
+                    p);
+        s.seeds = p.get_int_list("seeds");
+        if (s.seeds.empty()) r.fail_at(n->source(), "'seeds' must list at least one seed");
+    }
+    if (auto v = r.get_choice("cost_model", {"counted", "measured"})) s.cost_model = *v;
+    if (auto v = r.get<double>("measured_scale")) {
+        if (!(*v > 0))
+            r.fail_at(r.node("measured_scale")->source(), "'measured_scale' must be > 0");
+        s.measured_scale = *v;
+    }
+    if (const toml::table *m = r.get_table("machine")) {
+        TableReader mr(file, *m, "machine");
+        read_machine(mr, s.machine);
+    }
+    if (const toml::table *p = r.get_table("policy")) {
+        TableReader pr(file, *p, "policy");
+        read_policy(pr, s.policy, file);
+    }
+    if (const toml::table *c = r.get_table("core")) {
+        TableReader cr(file, *c, "core");
+        read_core(cr, s.core);
+    }
+    read_strategies(r, s);
+    read_workloads(r, s);
+    if (const toml::table *o = r.get_table("output")) {
+        TableReader orr(file, *o, "output");
+        read_output(orr, s.output);
+    }
+    if (const toml::table *sw = r.get_table("sweep")) {
+        TableReader sr(file, *sw, "sweep");
+        read_sweep(sr, *sw, s);
+    }
+    r.finish();
+    if (s.strategies.empty()) r.fail("the scenario names no strategy (add 'strategies = \"all\"')");
+    if (s.workloads.empty()) r.fail("the scenario has no [[workload]]");
+    if (s.warmup_ns >= s.duration_ns)
+        r.fail(fmt::format("'warmup' ({}) must be shorter than 'duration' ({})",
+                           format_duration_ns(s.warmup_ns), format_duration_ns(s.duration_ns)));
+    return s;
+}
+
+toml::table parse_toml(std::string_view text, const std::string &file) {
+    try {
+        return toml::parse(text, file);
+    } catch (const toml::parse_error &e) {
+        throw UserError(fmt::format("{}:{}:{}: {}", file, e.source().begin.line,
+                                    e.source().begin.column, e.description()));
+    }
+}
+
+// Sets a dotted field in a TOML table; "workload.<label>.<param>" addresses the [[workload]]
+// with that label (or kind).
+void set_field(toml::table &t, const std::string &file, const std::string &field,
+               const std::string &value_text) {
+    toml::table parsed = parse_toml("v = " + value_text, file + " (sweep value)");
+    toml::node *value = parsed.get("v");
+    std::vector<std::string> parts;
+    for (size_t start = 0;;) {
+        size_t dot = field.find('.', start);
+        parts.push_back(field.substr(start, dot - start));
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+    }
+    toml::table *cur = &t;
+    size_t i = 0;
+    if (parts.size() == 3 && (parts[0] == "workload" || parts[0] == "strategy")) {
+        toml::array *arr = t.get_as<toml::array>(parts[0]);
+        toml::table *match = nullptr;
+        if (arr) {
+            for (auto &e : *arr) {
+                toml::table *et = e.as_table();
+                if (!et) continue;
+                auto label = et->get_as<std::string>("label");
+                auto key = et->get_as<std::string>(parts[0] == "workload" ? "kind" : "name");
+                if ((label && label->get() == parts[1]) ||
+                    (!label && key && key->get() == parts[1]))
+                    match = et;
+            }
+        }
+        if (!match)
+            throw UserError(fmt::format("{}: sweep axis '{}': no [[{}]] labelled '{}'", file, field,
+                                        parts[0], parts[1]));
+        cur = match;
+        i = 2;
+    }
+    for (; i + 1 < parts.size(); ++i) {
+        toml::node *n = cur->get(parts[i]);
+        if (!n) {
+            cur->insert(parts[i], toml::table{});
+            n = cur->get(parts[i]);
+        }
+        if (!n->is_table())
+            throw UserError(
+                fmt::format("{}: sweep axis '{}': '{}' is not a table", file, field, parts[i]));
+        cur = n->as_table();
+    }
+    cur->insert_or_assign(parts.back(), *value);
+}
+
+}  // namespace
+
+Scenario parse_scenario(std::string_view text, const std::string &source_name) {
+    toml::table t = parse_toml(text, source_name);
+    Scenario s = scenario_from_table(t, source_name);
+    s.source_text = std::string(text);
+    return s;
+}
+
+Scenario load_scenario(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UserError(fmt::format("{}: cannot open the scenario file", path));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse_scenario(ss.str(), path);
+}
+
+std::vector<Scenario> expand_sweep(const Scenario &s) {
+    if (s.sweep.empty()) return {s};
+    std::vector<Scenario> points;
+    std::vector<size_t> index(s.sweep.size(), 0);
+    toml::table base = parse_toml(s.source_text, s.file);
+    base.erase("sweep");
+    for (;;) {
+        toml::table t = base;
+        std::vector<std::pair<std::string, std::string>> point;
+        for (size_t a = 0; a < s.sweep.size(); ++a) {
+            const auto &axis = s.sweep[a];
+            set_field(t, s.file, axis.field, axis.values[index[a]]);
+            point.emplace_back(axis.field, axis.values[index[a]]);
+        }
+        Scenario p;
+        try {
+            p = scenario_from_table(t, s.file);
+        } catch (const UserError &e) {
+            std::string desc;
+            for (const auto &[f, v] : point)
+                desc += fmt::format(" {}={}", f, v);
+            throw UserError(fmt::format("{} (at sweep point{})", e.what(), desc));
+        }
+        p.point = std::move(point);
+        p.source_text = s.source_text;
+        points.push_back(std::move(p));
+        size_t a = s.sweep.size();
+        while (a > 0) {
+            --a;
+            if (++index[a] < s.sweep[a].values.size()) break;
+            index[a] = 0;
+            if (a == 0) return points;
+        }
+    }
+}
+
+}  // namespace locksim

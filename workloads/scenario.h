@@ -1,0 +1,113 @@
+// A scenario: the machine, the policy, the strategies to compare, the workloads, how long, which
+// seeds, which core variants, and where the results go. Loaded from a TOML file and validated
+// field by field: an unknown key, a wrong type or an impossible value is a UserError naming the
+// file, line and column.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/params.h"
+
+namespace locksim {
+
+enum class PreemptionModel { None, Voluntary, Full };
+
+struct MachineSpec {
+    int cpus = 4;
+    std::string profile = "x86-modern";
+    PreemptionModel preemption = PreemptionModel::Full;
+    bool preempt_rcu = true;
+    int hz = 250;
+};
+
+struct SyntheticPolicySpec {
+    int64_t types = 2000;
+    int64_t booleans = 100;
+    int64_t attributes = -1;  // -1: in proportion to types
+    int64_t rules = -1;       // -1: in proportion to types
+    int64_t users = 8;
+    int64_t roles = 12;
+    int64_t categories = 256;
+    bool mls = true;
+    int64_t seed = 1;
+};
+
+struct PolicySpec {
+    enum class Source { DebianDefault, DebianMls, File, Synthetic };
+    Source source = Source::DebianDefault;
+    std::string path;  // Source::File (resolved relative to the scenario file)
+    SyntheticPolicySpec synthetic;
+};
+
+// The seeds' optimisations, as runtime variants of the core (DESIGN.md "The core").
+struct CoreVariants {
+    bool mls_isvalid_bitwise = false;  // pre-3.13 bit-by-bit mls_level_isvalid
+    bool avc_audit_always = false;     // call the audit path on every check (pre-2007)
+    bool avc_slow_path_inline = true;  // avc_has_perm_noaudit inlined
+    int64_t sid_string_cache = 256;    // SID -> context string cache entries; 0 = off
+    int64_t avc_slots = 512;
+    int64_t avc_threshold = 512;
+};
+
+struct StrategySpec {
+    std::string name;   // registry name
+    std::string label;  // how it is shown; defaults to the name plus its non-default options
+    Params options;
+};
+
+struct WorkloadSpec {
+    std::string kind;
+    std::string label;
+    int64_t tasks = 1;
+    Params params;
+};
+
+struct OutputSpec {
+    std::string dir;  // empty: results/<scenario name>
+    std::vector<std::string> formats = {"table", "json", "csv", "hgrm"};
+};
+
+// A parameter grid: each axis names a scenario field ("machine.cpus", "policy.synthetic.types",
+// "workload.setsebool.period", ...) and the values it takes; points are the cross product.
+struct SweepAxis {
+    std::string field;
+    std::vector<std::string> values;  // each as TOML text, e.g. "8" or "\"expedited\""
+    std::vector<std::pair<int, int>> where;  // line and column of each value in the file
+};
+
+struct Scenario {
+    std::string file;  // where it was loaded from
+    std::string name;
+    std::string description;
+    int64_t duration_ns = 1'000'000'000;
+    int64_t warmup_ns = 100'000'000;
+    std::vector<int64_t> seeds = {1};
+    std::string cost_model = "counted";  // counted | measured
+    double measured_scale = 1.0;
+    MachineSpec machine;
+    PolicySpec policy;
+    CoreVariants core;
+    std::vector<StrategySpec> strategies;
+    std::vector<WorkloadSpec> workloads;
+    OutputSpec output;
+    std::vector<SweepAxis> sweep;
+    // For a point of a sweep: the field = value pairs that made it (empty otherwise).
+    std::vector<std::pair<std::string, std::string>> point;
+    std::string source_text;  // the file's text, to derive sweep points from
+};
+
+// Loads and validates; throws UserError("file:line:col: message") on any problem.
+Scenario load_scenario(const std::string &path);
+Scenario parse_scenario(std::string_view text, const std::string &source_name);
+
+// Every point of the scenario's sweep grid (the scenario itself when it has none), in a fixed
+// order: the first axis varies slowest. Each point is validated as a whole scenario.
+std::vector<Scenario> expand_sweep(const Scenario &s);
+
+std::string_view preemption_name(PreemptionModel m);
+
+}  // namespace locksim
