@@ -539,6 +539,7 @@ Scenario parse_scenario(std::string_view text, const std::string &source_name) {
     toml::table t = parse_toml(text, source_name);
     Scenario s = scenario_from_table(t, source_name);
     s.source_text = std::string(text);
+    if (!s.sweep.empty()) expand_sweep(s);  // every point must be valid too
     return s;
 }
 
