@@ -569,10 +569,24 @@ std::vector<Scenario> expand_sweep(const Scenario &s) {
         try {
             p = scenario_from_table(t, s.file);
         } catch (const UserError &e) {
+            // The message's place is in the rewritten table (which has no positions); point at
+            // the sweep value instead: the first axis not at its first value, else the first.
             std::string desc;
             for (const auto &[f, v] : point)
                 desc += fmt::format(" {}={}", f, v);
-            throw UserError(fmt::format("{} (at sweep point{})", e.what(), desc));
+            size_t blame = 0;
+            for (size_t a = 0; a < s.sweep.size(); ++a) {
+                if (index[a] != 0) {
+                    blame = a;
+                    break;
+                }
+            }
+            auto [line, col] = s.sweep[blame].where[index[blame]];
+            std::string msg = e.what();
+            size_t colon = msg.find(": ");
+            if (colon != std::string::npos) msg = msg.substr(colon + 2);
+            throw UserError(
+                fmt::format("{}:{}:{}: {} (at sweep point{})", s.file, line, col, msg, desc));
         }
         p.point = std::move(point);
         p.source_text = s.source_text;
