@@ -20,5 +20,6 @@ struct CommandRegistrar {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitUser = 2;
+inline constexpr int kExitNoneMeets = 3;  // pick: no design meets the limits
 
 }  // namespace locksim::cli

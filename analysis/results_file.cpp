@@ -1,0 +1,230 @@
+#include "analysis/results_file.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "ss/error.h"
+
+namespace locksim::analysis {
+
+using nlohmann::json;
+
+std::string RunSummary::point_text() const {
+    std::string out;
+    for (const auto &[field, value] : point)
+        out += (out.empty() ? "" : " ") + field + "=" + value;
+    return out;
+}
+
+json summary_to_json(const RunSummary &s) {
+    json point = json::object();
+    for (const auto &[f, v] : s.point)
+        point[f] = v;
+    json kinds = json::object();
+    for (const auto &[k, n] : s.violation_kinds)
+        kinds[k] = n;
+    return {
+        {"strategy", s.strategy},
+        {"label", s.label},
+        {"platform", s.platform},
+        {"seed", s.seed},
+        {"point", point},
+        {"preempt_off",
+         {{"max_ns", s.preempt_off_max_ns},
+          {"p99_ns", s.preempt_off_p99_ns},
+          {"p50_ns", s.preempt_off_p50_ns},
+          {"count", s.preempt_off_count},
+          {"worst_label", s.preempt_off_worst_label},
+          {"worst_site", s.preempt_off_worst_site}}},
+        {"irqs_off",
+         {{"max_ns", s.irqs_off_max_ns},
+          {"p99_ns", s.irqs_off_p99_ns},
+          {"count", s.irqs_off_count}}},
+        {"probe_wakeup",
+         {{"max_ns", s.probe_max_ns},
+          {"p99_ns", s.probe_p99_ns},
+          {"p50_ns", s.probe_p50_ns},
+          {"count", s.probe_count}}},
+        {"toggle",
+         {{"count", s.toggle_count},
+          {"p50_ns", s.toggle_p50_ns},
+          {"max_ns", s.toggle_max_ns},
+          {"mean_ns", s.toggle_mean_ns},
+          {"readers_blocked_ns", s.toggle_readers_blocked_ns},
+          {"preempt_off_ns", s.toggle_preempt_off_ns},
+          {"irqs_off_ns", s.toggle_irqs_off_ns},
+          {"gp_wait_ns", s.toggle_gp_wait_ns},
+          {"bytes_allocated", s.toggle_bytes_allocated},
+          {"peak_live_bytes", s.toggle_peak_live_bytes},
+          {"avc_refill_ns", s.toggle_avc_refill_ns}}},
+        {"reader",
+         {{"count", s.reader_count},
+          {"p50_ns", s.reader_p50_ns},
+          {"p99_ns", s.reader_p99_ns},
+          {"max_ns", s.reader_max_ns}}},
+        {"throughput", {{"ops", s.ops}, {"ops_per_sec", s.ops_per_sec}}},
+        {"memory", {{"peak_bytes", s.peak_memory_bytes}}},
+        {"violations", s.violations},
+        {"violation_kinds", kinds},
+    };
+}
+
+namespace {
+
+// Reads j[a][b] (or j[a] when b is empty) as T, naming the key path in the error.
+class Reader {
+  public:
+    Reader(const json &j, std::string where) : j_(j), where_(std::move(where)) {}
+
+    template <class T>
+    T get(const char *a, const char *b = nullptr) const {
+        const json *n = &j_;
+        std::string path = a;
+        n = step(*n, a, path);
+        if (b) {
+            path += std::string(".") + b;
+            n = step(*n, b, path);
+        }
+        try {
+            return n->get<T>();
+        } catch (const json::exception &) {
+            throw UserError(fmt::format("{}: '{}' has the wrong type", where_, path));
+        }
+    }
+
+  private:
+    const json *step(const json &n, const char *key, const std::string &path) const {
+        if (!n.is_object() || !n.contains(key))
+            throw UserError(fmt::format("{}: missing '{}'", where_, path));
+        return &n.at(key);
+    }
+    const json &j_;
+    std::string where_;
+};
+
+}  // namespace
+
+RunSummary summary_from_json(const json &j, const std::string &where) {
+    Reader r(j, where);
+    RunSummary s;
+    s.strategy = r.get<std::string>("strategy");
+    s.label = r.get<std::string>("label");
+    s.platform = r.get<std::string>("platform");
+    s.seed = r.get<uint64_t>("seed");
+    const json point = r.get<json>("point");
+    for (const auto &[f, v] : point.items()) {
+        if (!v.is_string())
+            throw UserError(fmt::format("{}: 'point.{}' must be a string", where, f));
+        s.point.emplace_back(f, v.get<std::string>());
+    }
+    s.preempt_off_max_ns = r.get<int64_t>("preempt_off", "max_ns");
+    s.preempt_off_p99_ns = r.get<int64_t>("preempt_off", "p99_ns");
+    s.preempt_off_p50_ns = r.get<int64_t>("preempt_off", "p50_ns");
+    s.preempt_off_count = r.get<uint64_t>("preempt_off", "count");
+    s.preempt_off_worst_label = r.get<std::string>("preempt_off", "worst_label");
+    s.preempt_off_worst_site = r.get<std::string>("preempt_off", "worst_site");
+    s.irqs_off_max_ns = r.get<int64_t>("irqs_off", "max_ns");
+    s.irqs_off_p99_ns = r.get<int64_t>("irqs_off", "p99_ns");
+    s.irqs_off_count = r.get<uint64_t>("irqs_off", "count");
+    s.probe_max_ns = r.get<int64_t>("probe_wakeup", "max_ns");
+    s.probe_p99_ns = r.get<int64_t>("probe_wakeup", "p99_ns");
+    s.probe_p50_ns = r.get<int64_t>("probe_wakeup", "p50_ns");
+    s.probe_count = r.get<uint64_t>("probe_wakeup", "count");
+    s.toggle_count = r.get<uint64_t>("toggle", "count");
+    s.toggle_p50_ns = r.get<int64_t>("toggle", "p50_ns");
+    s.toggle_max_ns = r.get<int64_t>("toggle", "max_ns");
+    s.toggle_mean_ns = r.get<int64_t>("toggle", "mean_ns");
+    s.toggle_readers_blocked_ns = r.get<int64_t>("toggle", "readers_blocked_ns");
+    s.toggle_preempt_off_ns = r.get<int64_t>("toggle", "preempt_off_ns");
+    s.toggle_irqs_off_ns = r.get<int64_t>("toggle", "irqs_off_ns");
+    s.toggle_gp_wait_ns = r.get<int64_t>("toggle", "gp_wait_ns");
+    s.toggle_bytes_allocated = r.get<int64_t>("toggle", "bytes_allocated");
+    s.toggle_peak_live_bytes = r.get<int64_t>("toggle", "peak_live_bytes");
+    s.toggle_avc_refill_ns = r.get<int64_t>("toggle", "avc_refill_ns");
+    s.reader_count = r.get<uint64_t>("reader", "count");
+    s.reader_p50_ns = r.get<int64_t>("reader", "p50_ns");
+    s.reader_p99_ns = r.get<int64_t>("reader", "p99_ns");
+    s.reader_max_ns = r.get<int64_t>("reader", "max_ns");
+    s.ops = r.get<uint64_t>("throughput", "ops");
+    s.ops_per_sec = r.get<double>("throughput", "ops_per_sec");
+    s.peak_memory_bytes = r.get<int64_t>("memory", "peak_bytes");
+    s.violations = r.get<uint64_t>("violations");
+    const json kinds = r.get<json>("violation_kinds");
+    for (const auto &[k, v] : kinds.items()) {
+        if (!v.is_number_unsigned())
+            throw UserError(fmt::format("{}: 'violation_kinds.{}' must be a count", where, k));
+        s.violation_kinds.emplace_back(k, v.get<uint64_t>());
+    }
+    return s;
+}
+
+std::vector<RunSummary> ResultsFile::summaries(const std::string &where) const {
+    std::vector<RunSummary> out;
+    for (size_t i = 0; i < runs.size(); ++i)
+        out.push_back(summary_from_json(runs[i], fmt::format("{}: run {}", where, i)));
+    return out;
+}
+
+json ResultsFile::to_json() const {
+    return {{"schema", kResultsSchema}, {"scenario", scenario}, {"runs", runs}};
+}
+
+ResultsFile load_results(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UserError(fmt::format("{}: cannot open the results file", path));
+    json j;
+    try {
+        j = json::parse(in);
+    } catch (const json::parse_error &e) {
+        throw UserError(fmt::format("{}: byte {}: not JSON: {}", path, e.byte, e.what()));
+    }
+    if (!j.is_object() || !j.contains("schema") || j["schema"] != kResultsSchema)
+        throw UserError(fmt::format("{}: not a locksim results file (expected \"schema\": \"{}\")",
+                                    path, kResultsSchema));
+    if (!j.contains("runs") || !j["runs"].is_array())
+        throw UserError(fmt::format("{}: missing the 'runs' array", path));
+    ResultsFile r;
+    r.scenario = j.value("scenario", json::object());
+    for (auto &run : j["runs"])
+        r.runs.push_back(std::move(run));
+    r.summaries(path);  // validates every run
+    return r;
+}
+
+void save_results(const ResultsFile &r, const std::string &path) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) throw UserError(fmt::format("{}: cannot write the results file", path));
+    out << r.to_json().dump(1) << '\n';
+    if (!out) throw UserError(fmt::format("{}: write failed", path));
+}
+
+ResultsFile merge_results(const std::vector<ResultsFile> &parts,
+                          const std::vector<std::string> &names) {
+    if (parts.empty()) throw UserError("merge: no results files given");
+    ResultsFile merged;
+    merged.scenario = parts[0].scenario;
+    merged.scenario.erase("shard");
+    for (size_t i = 0; i < parts.size(); ++i) {
+        json sc = parts[i].scenario;
+        sc.erase("shard");
+        if (sc != merged.scenario)
+            throw UserError(
+                fmt::format("{}: comes from a different scenario than {}", names[i], names[0]));
+        for (const auto &run : parts[i].runs)
+            merged.runs.push_back(run);
+    }
+    std::stable_sort(merged.runs.begin(), merged.runs.end(), [](const json &a, const json &b) {
+        return a.value("index", int64_t{0}) < b.value("index", int64_t{0});
+    });
+    for (size_t i = 1; i < merged.runs.size(); ++i) {
+        if (merged.runs[i].value("index", int64_t{-1}) ==
+            merged.runs[i - 1].value("index", int64_t{-2}))
+            throw UserError(fmt::format("merge: run {} appears in two shards",
+                                        merged.runs[i].value("index", int64_t{0})));
+    }
+    return merged;
+}
+
+}  // namespace locksim::analysis

@@ -1,0 +1,77 @@
+// The results file (results.json, schema "locksim/results/1"): what `run`, `compare` and `sweep`
+// write, and what `pick`, `merge` and `report` read. analysis/ sees results only through this
+// file's content, never through an engine.
+//
+// Each item of "runs" is one (strategy, seed, sweep point) with its summary (the keys below) and
+// the platform's full detail under "detail". Summary keys (all times in ns, integers):
+//   strategy, label, seed, platform, point{field: value}
+//   preempt_off{max_ns, p99_ns, p50_ns, count, worst_label, worst_site}
+//   irqs_off{max_ns, p99_ns, count}
+//   probe_wakeup{max_ns, p99_ns, p50_ns, count}
+//   toggle{count, p50_ns, max_ns, mean_ns, readers_blocked_ns, preempt_off_ns, irqs_off_ns,
+//          gp_wait_ns, bytes_allocated, peak_live_bytes, avc_refill_ns}
+//   reader{count, p50_ns, p99_ns, max_ns}
+//   throughput{ops, ops_per_sec}
+//   memory{peak_bytes}
+//   violations (count), violation_kinds{kind: count}
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace locksim::analysis {
+
+inline constexpr const char *kResultsSchema = "locksim/results/1";
+
+struct RunSummary {
+    std::string strategy;
+    std::string label;
+    std::string platform;
+    uint64_t seed = 0;
+    std::vector<std::pair<std::string, std::string>> point;
+    int64_t preempt_off_max_ns = 0, preempt_off_p99_ns = 0, preempt_off_p50_ns = 0;
+    uint64_t preempt_off_count = 0;
+    std::string preempt_off_worst_label, preempt_off_worst_site;
+    int64_t irqs_off_max_ns = 0, irqs_off_p99_ns = 0;
+    uint64_t irqs_off_count = 0;
+    int64_t probe_max_ns = 0, probe_p99_ns = 0, probe_p50_ns = 0;
+    uint64_t probe_count = 0;
+    uint64_t toggle_count = 0;
+    int64_t toggle_p50_ns = 0, toggle_max_ns = 0, toggle_mean_ns = 0;
+    int64_t toggle_readers_blocked_ns = 0, toggle_preempt_off_ns = 0, toggle_irqs_off_ns = 0;
+    int64_t toggle_gp_wait_ns = 0, toggle_bytes_allocated = 0, toggle_peak_live_bytes = 0;
+    int64_t toggle_avc_refill_ns = 0;
+    uint64_t reader_count = 0;
+    int64_t reader_p50_ns = 0, reader_p99_ns = 0, reader_max_ns = 0;
+    uint64_t ops = 0;
+    double ops_per_sec = 0;
+    int64_t peak_memory_bytes = 0;
+    uint64_t violations = 0;
+    std::vector<std::pair<std::string, uint64_t>> violation_kinds;
+
+    // "machine.cpus=8 workload.toggle.period=10ms" (empty for a plain run)
+    std::string point_text() const;
+};
+
+nlohmann::json summary_to_json(const RunSummary &s);
+// Throws UserError naming the file and the run index on a missing or mistyped key.
+RunSummary summary_from_json(const nlohmann::json &j, const std::string &where);
+
+struct ResultsFile {
+    nlohmann::json scenario;           // the scenario as run (name, description, file, machine ...)
+    std::vector<nlohmann::json> runs;  // each: the summary keys plus "detail"
+
+    std::vector<RunSummary> summaries(const std::string &where) const;
+    nlohmann::json to_json() const;
+};
+
+// Reads and checks the schema; throws UserError naming the file on anything else.
+ResultsFile load_results(const std::string &path);
+void save_results(const ResultsFile &r, const std::string &path);
+
+// Joins shard files into one: scenarios must be the same; runs are ordered by their "index".
+ResultsFile merge_results(const std::vector<ResultsFile> &parts,
+                          const std::vector<std::string> &names);
+
+}  // namespace locksim::analysis
