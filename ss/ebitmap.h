@@ -97,9 +97,10 @@ class Ebitmap {
     };
     BitRange bits() const { return BitRange{node_}; }
 
-    // Low-level building used by the policy reader: appends a node that must come after every
-    // existing node (startbit strictly increasing, aligned to 384). Returns the node.
-    EbitmapNode *append_node(uint32_t startbit);
+    // Low-level building used by the policy reader: appends a zeroed node that must come after
+    // every existing node (startbit strictly increasing, aligned to 384) and returns it. `tail`,
+    // when given, must be the current last node (saves the walk).
+    EbitmapNode *append_node(uint32_t startbit, EbitmapNode *tail = nullptr);
     void set_highbit(uint32_t highbit) { highbit_ = highbit; }
 
   private:

@@ -290,7 +290,7 @@ struct Ocontext {
     uint32_t addr[4] = {};       // NODE: addr[0] (network order); NODE6: all four
     uint32_t mask[4] = {};       // NODE: mask[0]; NODE6: all four
     uint32_t behavior = 0;       // FSUSE
-    uint64_t subnet_prefix = 0;  // IBPKEY (host order)
+    uint64_t subnet_prefix = 0;  // IBPKEY: the 8 bytes as stored (network order)
     Context context[2];          // [0] object/interface context, [1] FS/NETIF message context
 };
 
