@@ -2,27 +2,47 @@
 
 #include <algorithm>
 #include <boost/context/protected_fixedsize_stack.hpp>
+#include <stdexcept>
 
 namespace locksim::sim {
 
 namespace ctx = boost::context;
 
 void Engine::schedule(Time t, Handler fn, void *c, uint64_t arg) {
-    heap_.push_back(Event{t < now_ ? now_ : t, seq_++, fn, c, arg});
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    uint32_t slot;
+    if (!free_slots_.empty()) {
+        slot = free_slots_.back();
+        free_slots_.pop_back();
+    } else {
+        if (slots_.size() >= kMaxPending)
+            throw std::length_error("too many pending simulation events");
+        slot = static_cast<uint32_t>(slots_.size());
+        slots_.emplace_back();
+    }
+    if (t < now_) t = now_;
+    slots_[slot] = Event{t, fn, c, arg};
+    heap_.push(Key{t, (seq_++ << kSlotBits) | slot});
 }
 
 void Engine::run(Time until) {
     stopped_ = false;
     while (!heap_.empty() && !stopped_) {
-        if (heap_.front().time > until) break;
-        std::pop_heap(heap_.begin(), heap_.end(), later);
-        Event e = heap_.back();
-        heap_.pop_back();
+        Key k = heap_.top();
+        if (k.time > until) break;
+        heap_.pop();
+        auto slot = static_cast<uint32_t>(k.order & ((uint64_t{1} << kSlotBits) - 1));
+        Event e = slots_[slot];
+        free_slots_.push_back(slot);
         now_ = e.time;
         ++processed_;
         e.fn(e.ctx, e.arg);
     }
+}
+
+void Engine::clear() {
+    heap_.clear();
+    slots_.clear();
+    free_slots_.clear();
 }
 
 Fiber::Fiber(std::function<void()> body, size_t stack_size) : body_(std::move(body)) {
