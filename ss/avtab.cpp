@@ -1,0 +1,199 @@
+#include "ss/avtab.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace locksim::ss {
+
+uint32_t avtab_hash(const AvtabKey &key, uint32_t mask) {
+    // MurmurHash3-style mixing of the three 16-bit key fields, then the finaliser.
+    constexpr uint32_t c1 = 0xcc9e2d51, c2 = 0x1b873593, m = 5, n = 0xe6546b64;
+    uint32_t h = 0;
+    auto mix = [&](uint32_t v) {
+        v *= c1;
+        v = (v << 15) | (v >> 17);
+        v *= c2;
+        h ^= v;
+        h = (h << 13) | (h >> 19);
+        h = h * m + n;
+    };
+    mix(key.target_class);
+    mix(key.target_type);
+    mix(key.source_type);
+    h ^= h >> 16;
+    h *= 0x85ebca6b;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35;
+    h ^= h >> 16;
+    return h & mask;
+}
+
+namespace {
+
+// Key order used to keep chains sorted: source, target, class, then kind.
+int key_cmp(const AvtabKey &a, const AvtabKey &b) {
+    if (a.source_type != b.source_type) return a.source_type < b.source_type ? -1 : 1;
+    if (a.target_type != b.target_type) return a.target_type < b.target_type ? -1 : 1;
+    if (a.target_class != b.target_class) return a.target_class < b.target_class ? -1 : 1;
+    return 0;
+}
+
+constexpr uint16_t kKindMask = static_cast<uint16_t>(~(AVTAB_ENABLED | AVTAB_ENABLED_OLD));
+
+}  // namespace
+
+Avtab::~Avtab() {
+    clear();
+}
+
+Avtab::Avtab(Avtab &&o) noexcept {
+    *this = std::move(o);
+}
+
+Avtab &Avtab::operator=(Avtab &&o) noexcept {
+    if (this != &o) {
+        htable_ = std::move(o.htable_);
+        chunks_ = std::move(o.chunks_);
+        xperms_ = std::move(o.xperms_);
+        nel_ = std::exchange(o.nel_, 0);
+        nslot_ = std::exchange(o.nslot_, 0);
+        mask_ = std::exchange(o.mask_, 0);
+        chunk_used_ = std::exchange(o.chunk_used_, 0);
+        chunk_size_ = std::exchange(o.chunk_size_, 0);
+    }
+    return *this;
+}
+
+void Avtab::clear() {
+    if (nel_) count_work(Work::Free, nel_);
+    htable_.reset();
+    chunks_.clear();
+    xperms_.clear();
+    nel_ = nslot_ = mask_ = chunk_used_ = chunk_size_ = 0;
+}
+
+void Avtab::alloc(uint32_t nrules) {
+    clear();
+    uint32_t nslot = 0;
+    if (nrules) {
+        uint32_t shift = 0;
+        for (uint32_t work = nrules; work; work >>= 1)
+            ++shift;
+        if (shift > 2) shift -= 2;
+        nslot = std::min(uint32_t{1} << shift, kAvtabMaxHashBuckets);
+    }
+    nslot_ = nslot;
+    mask_ = nslot ? nslot - 1 : 0;
+    if (nslot) {
+        htable_ = std::make_unique<AvtabNode *[]>(nslot);
+        count_work(Work::Alloc);
+    }
+    // Pool chunks sized from the expected number of rules.
+    chunk_size_ = std::clamp<uint32_t>(nrules, 64, 4096);
+}
+
+void Avtab::alloc_dup(const Avtab &orig) {
+    clear();
+    nslot_ = orig.nslot_;
+    mask_ = orig.mask_;
+    if (nslot_) {
+        htable_ = std::make_unique<AvtabNode *[]>(nslot_);
+        count_work(Work::Alloc);
+    }
+    chunk_size_ = std::clamp<uint32_t>(orig.nel_, 64, 4096);
+}
+
+AvtabNode *Avtab::new_node(const AvtabKey &key, const AvtabDatum &datum, AvtabNode *next) {
+    if (chunks_.empty() || chunk_used_ == chunk_size_) {
+        if (chunk_size_ == 0) chunk_size_ = 64;
+        chunks_.push_back(std::make_unique<AvtabNode[]>(chunk_size_));
+        chunk_used_ = 0;
+    }
+    count_work(Work::Alloc);
+    AvtabNode *n = &chunks_.back()[chunk_used_++];
+    n->key = key;
+    n->next = next;
+    if (key.specified & AVTAB_XPERMS) {
+        count_work(Work::Alloc);
+        xperms_.push_back(std::make_unique<AvtabExtendedPerms>(*datum.u.xperms));
+        n->datum.u.xperms = xperms_.back().get();
+    } else {
+        n->datum.u.data = datum.u.data;
+    }
+    ++nel_;
+    return n;
+}
+
+AvtabNode *Avtab::insert(const AvtabKey &key, const AvtabDatum &datum) {
+    if (!nslot_) return nullptr;
+    uint16_t kind = key.specified & kKindMask;
+    AvtabNode *prev = nullptr;
+    AvtabNode *cur = htable_[avtab_hash(key, mask_)];
+    for (; cur; prev = cur, cur = cur->next) {
+        count_work(Work::AvtabNode);
+        int c = key_cmp(key, cur->key);
+        if (c == 0 && (kind & cur->key.specified)) {
+            if (kind & AVTAB_XPERMS) break;  // extended permissions may repeat a key
+            return nullptr;                  // duplicate
+        }
+        if (c < 0) break;
+    }
+    AvtabNode *n = new_node(key, datum, cur);
+    (prev ? prev->next : htable_[avtab_hash(key, mask_)]) = n;
+    return n;
+}
+
+AvtabNode *Avtab::insert_nonunique(const AvtabKey &key, const AvtabDatum &datum) {
+    if (!nslot_) return nullptr;
+    uint16_t kind = key.specified & kKindMask;
+    uint32_t h = avtab_hash(key, mask_);
+    AvtabNode *prev = nullptr;
+    AvtabNode *cur = htable_[h];
+    for (; cur; prev = cur, cur = cur->next) {
+        count_work(Work::AvtabNode);
+        int c = key_cmp(key, cur->key);
+        if (c == 0 && (kind & cur->key.specified)) break;
+        if (c < 0) break;
+    }
+    AvtabNode *n = new_node(key, datum, cur);
+    (prev ? prev->next : htable_[h]) = n;
+    return n;
+}
+
+AvtabNode *Avtab::search_node(const AvtabKey &key) const {
+    if (!nslot_) return nullptr;
+    uint16_t kind = key.specified & kKindMask;
+    for (AvtabNode *cur = htable_[avtab_hash(key, mask_)]; cur; cur = cur->next) {
+        count_work(Work::AvtabNode);
+        int c = key_cmp(key, cur->key);
+        if (c == 0 && (kind & cur->key.specified)) return cur;
+        if (c < 0) break;
+    }
+    return nullptr;
+}
+
+AvtabNode *Avtab::search_node_next(const AvtabNode *node, uint16_t specified) {
+    if (!node) return nullptr;
+    uint16_t kind = specified & kKindMask;
+    for (AvtabNode *cur = node->next; cur; cur = cur->next) {
+        count_work(Work::AvtabNode);
+        int c = key_cmp(node->key, cur->key);
+        if (c == 0 && (kind & cur->key.specified)) return cur;
+        if (c < 0) break;
+    }
+    return nullptr;
+}
+
+Avtab::ChainStats Avtab::chain_stats() const {
+    ChainStats s;
+    for (uint32_t i = 0; i < nslot_; ++i) {
+        uint32_t len = 0;
+        for (AvtabNode *n = htable_[i]; n; n = n->next)
+            ++len;
+        s.used_slots += len != 0;
+        s.max_chain = std::max(s.max_chain, len);
+    }
+    return s;
+}
+
+}  // namespace locksim::ss
