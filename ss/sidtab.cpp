@@ -1,6 +1,7 @@
 #include "ss/sidtab.h"
 
 #include <cerrno>
+#include <stdexcept>
 
 #include "ss/work_meter.h"
 
@@ -56,24 +57,37 @@ uint32_t context_compute_hash(const Context &c) {
 }
 
 Sidtab::Sidtab(uint32_t cache_size)
-    : buckets_(kSidtabHashBuckets, nullptr), cache_size_(cache_size) {
-    entries_.resize(kSecInitSidNum);
-    for (uint32_t i = 0; i < kSecInitSidNum; ++i)
-        entries_[i].sid = i + 1;
+    : chunks_(new std::atomic<Entry *>[kMaxChunks]),
+      buckets_(new std::atomic<Entry *>[kSidtabHashBuckets]),
+      cache_size_(cache_size) {
+    for (uint32_t i = 0; i < kMaxChunks; ++i)
+        chunks_[i].store(nullptr, std::memory_order_relaxed);
+    for (uint32_t i = 0; i < kSidtabHashBuckets; ++i)
+        buckets_[i].store(nullptr, std::memory_order_relaxed);
+    slot(kSecInitSidNum);
+}
+
+Sidtab::~Sidtab() {
+    for (uint32_t i = 0; i < kMaxChunks; ++i)
+        delete[] chunks_[i].load(std::memory_order_relaxed);
 }
 
 Sidtab::Entry &Sidtab::slot(uint32_t sid) {
-    while (entries_.size() < sid) {
-        entries_.emplace_back();
-        entries_.back().sid = static_cast<uint32_t>(entries_.size());
+    if (sid > kMaxChunks * kChunk) throw std::length_error("SID table full");
+    for (uint32_t n = size_.load(std::memory_order_relaxed); n < sid; ++n) {
+        std::atomic<Entry *> &chunk = chunks_[n >> kChunkBits];
+        if (!chunk.load(std::memory_order_relaxed))
+            chunk.store(new Entry[kChunk], std::memory_order_release);
+        at(n).sid = n + 1;
+        size_.store(n + 1, std::memory_order_release);
     }
-    return entries_[sid - 1];
+    return at(sid - 1);
 }
 
 void Sidtab::hash_add(Entry *e) {
-    Entry **head = &buckets_[e->hash & (kSidtabHashBuckets - 1)];
-    e->hnext = *head;
-    *head = e;
+    std::atomic<Entry *> &head = buckets_[e->hash & (kSidtabHashBuckets - 1)];
+    e->hnext = head.load(std::memory_order_relaxed);
+    head.store(e, std::memory_order_release);
 }
 
 Sidtab::Entry *Sidtab::insert_at(uint32_t sid, Context c, uint32_t hash) {
@@ -81,23 +95,24 @@ Sidtab::Entry *Sidtab::insert_at(uint32_t sid, Context c, uint32_t hash) {
     count_work(Work::Alloc);
     e.context = std::move(c);
     e.hash = hash;
-    e.used = true;
-    ++count_;
+    e.used.store(true, std::memory_order_release);
+    count_.fetch_add(1, std::memory_order_relaxed);
     hash_add(&e);
     return &e;
 }
 
 int Sidtab::set_initial(uint32_t sid, const Context &c) {
     if (sid == SECSID_NULL || sid > kSecInitSidNum) return -EINVAL;
-    if (entries_[sid - 1].used) return -EINVAL;
+    std::lock_guard g(mu_);
+    if (at(sid - 1).used.load(std::memory_order_relaxed)) return -EINVAL;
     insert_at(sid, c, context_compute_hash(c));
     return 0;
 }
 
 Sidtab::Entry *Sidtab::entry(uint32_t sid) {
-    if (sid == SECSID_NULL || sid > entries_.size()) return nullptr;
-    Entry &e = entries_[sid - 1];
-    return e.used ? &e : nullptr;
+    if (sid == SECSID_NULL || sid > size_.load(std::memory_order_acquire)) return nullptr;
+    Entry &e = at(sid - 1);
+    return e.used.load(std::memory_order_acquire) ? &e : nullptr;
 }
 
 const Sidtab::Entry *Sidtab::entry(uint32_t sid) const {
@@ -117,7 +132,8 @@ const Context *Sidtab::search(uint32_t sid, bool force) const {
 }
 
 uint32_t Sidtab::lookup(const Context &c, uint32_t hash) const {
-    for (const Entry *e = buckets_[hash & (kSidtabHashBuckets - 1)]; e; e = e->hnext) {
+    for (const Entry *e = buckets_[hash & (kSidtabHashBuckets - 1)].load(std::memory_order_acquire);
+         e; e = e->hnext) {
         count_work(Work::HashProbe);
         if (e->hash == hash && context_equal(e->context, c)) return e->sid;
     }
@@ -130,7 +146,12 @@ int Sidtab::context_to_sid(const Context &c, uint32_t *sid) {
         *sid = found;
         return 0;
     }
-    if (frozen_) return -ESTALE;
+    std::lock_guard g(mu_);
+    if (uint32_t found = lookup(c, hash)) {  // added while we took the lock
+        *sid = found;
+        return 0;
+    }
+    if (frozen_.load(std::memory_order_relaxed)) return -ESTALE;
     uint32_t newsid = next_sid();
     if (convert_target_) {
         // A conversion is under way: the new table gets the entry under the same SID.
@@ -146,6 +167,7 @@ int Sidtab::context_to_sid(const Context &c, uint32_t *sid) {
 
 bool Sidtab::sid2str_get(uint32_t sid, std::string &out) {
     Entry *e = entry(sid);
+    std::lock_guard g(mu_);
     if (!e || !e->cached) return false;
     if (e->cache != lru_.begin()) lru_.splice(lru_.begin(), lru_, e->cache);
     out.assign(e->cache->str);
@@ -156,6 +178,7 @@ bool Sidtab::sid2str_get(uint32_t sid, std::string &out) {
 void Sidtab::sid2str_put(uint32_t sid, std::string_view str) {
     if (cache_size_ == 0) return;
     Entry *e = entry(sid);
+    std::lock_guard g(mu_);
     // Invalid contexts are not cached (their string is at hand anyway).
     if (!e || e->cached || e->context.is_invalid()) return;
     if (lru_.size() >= cache_size_) {
@@ -171,9 +194,15 @@ void Sidtab::sid2str_put(uint32_t sid, std::string_view str) {
     e->cached = true;
 }
 
+// Under the lock for the whole conversion: inserts wait until it is done (the kernel converts
+// outside its lock and catches up on the entries added meanwhile).
 int Sidtab::convert(Sidtab &target, ConvertFn fn) {
-    for (Entry &e : entries_) {
-        if (!e.used || e.sid <= kSecInitSidNum) continue;
+    std::lock_guard g(mu_);
+    std::lock_guard gt(target.mu_);
+    const uint32_t n = size_.load(std::memory_order_relaxed);
+    for (uint32_t i = kSecInitSidNum; i < n; ++i) {
+        Entry &e = at(i);
+        if (!e.used.load(std::memory_order_relaxed)) continue;
         Context converted;
         if (int rc = fn(e.context, converted)) return rc;
         uint32_t h = context_compute_hash(converted);
@@ -187,6 +216,7 @@ int Sidtab::convert(Sidtab &target, ConvertFn fn) {
 }
 
 void Sidtab::cancel_convert() {
+    std::lock_guard g(mu_);
     convert_target_ = nullptr;
     convert_fn_ = nullptr;
 }

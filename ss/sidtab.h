@@ -11,14 +11,21 @@
 //    by a callback, keeping the SIDs, and mirrors later inserts into it until freeze(); after
 //    freeze() an insert fails with -ESTALE (the caller retries against the new policy).
 //
-// Single-threaded; the strategies add the locking.
+// Concurrency, as the kernel's sidtab: lookups (search, entry, lookup and the lookup half of
+// context_to_sid) take no lock: entries live in fixed chunks that never move, and an entry and a
+// hash chain head are published with release stores after they are complete. Inserts, the
+// string cache, conversion and freeze() are serialised by one internal lock (the kernel's
+// s->lock and s->cache_lock spinlocks). It is a plain std::mutex because the core runs inside
+// kernel::compute(), where no platform call may be made; it is never contended on the
+// simulator (the core never yields inside it) and guards the few real-thread writers.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +49,7 @@ uint32_t context_compute_hash(const Context &c);
 class Sidtab {
   public:
     explicit Sidtab(uint32_t cache_size = kSidtabDefaultCacheSize);
+    ~Sidtab();
     Sidtab(const Sidtab &) = delete;
     Sidtab &operator=(const Sidtab &) = delete;
 
@@ -54,9 +62,9 @@ class Sidtab {
         uint32_t sid = 0;
         uint32_t hash = 0;
         Context context;
-        bool used = false;       // an initial SID slot may be unset
-        bool cached = false;     // `cache` is valid
-        Entry *hnext = nullptr;  // reverse hash chain
+        std::atomic<bool> used{false};  // an initial SID slot may be unset; set last
+        bool cached = false;            // `cache` is valid
+        Entry *hnext = nullptr;         // reverse hash chain
         std::list<CacheItem>::iterator cache;
     };
 
@@ -82,38 +90,54 @@ class Sidtab {
     bool sid2str_get(uint32_t sid, std::string &out);
     void sid2str_put(uint32_t sid, std::string_view str);
     uint32_t cache_size() const { return cache_size_; }
-    uint32_t cache_used() const { return static_cast<uint32_t>(lru_.size()); }
+    uint32_t cache_used() const {
+        std::lock_guard g(mu_);
+        return static_cast<uint32_t>(lru_.size());
+    }
 
     // Conversion for a policy load. `fn` converts a context to the new policy's values (it may
     // keep an invalid context by its string); it returns 0 or a negative errno, which aborts.
     using ConvertFn = std::function<int(const Context &oldc, Context &newc)>;
     int convert(Sidtab &target, ConvertFn fn);
     void cancel_convert();
-    void freeze() { frozen_ = true; }
-    bool frozen() const { return frozen_; }
+    void freeze() {
+        std::lock_guard g(mu_);
+        frozen_.store(true, std::memory_order_relaxed);
+    }
+    bool frozen() const { return frozen_.load(std::memory_order_relaxed); }
 
-    // Every used entry (initial SIDs first).
+    // Every used entry (initial SIDs first). Not concurrently with inserts.
     template <class F>
     void for_each(F &&f) const {
-        for (const Entry &e : entries_)
-            if (e.used) f(e);
+        const uint32_t n = size_.load(std::memory_order_acquire);
+        for (uint32_t i = 0; i < n; ++i)
+            if (const Entry &e = at(i); e.used.load(std::memory_order_acquire)) f(e);
     }
-    uint32_t count() const { return count_; }  // used entries
-    uint32_t next_sid() const { return static_cast<uint32_t>(entries_.size()) + 1; }
+    uint32_t count() const { return count_.load(std::memory_order_relaxed); }  // used entries
+    uint32_t next_sid() const { return size_.load(std::memory_order_acquire) + 1; }
+
+    static constexpr uint32_t kChunkBits = 8;
+    static constexpr uint32_t kChunk = 1u << kChunkBits;  // entries per chunk
+    static constexpr uint32_t kMaxChunks = 1u << 12;      // at most 2^20 SIDs
 
   private:
-    Entry &slot(uint32_t sid);  // grows the array up to sid
+    Entry &at(uint32_t i) const {  // i < size_
+        return chunks_[i >> kChunkBits].load(std::memory_order_acquire)[i & (kChunk - 1)];
+    }
+    Entry &slot(uint32_t sid);  // grows the array up to sid (lock held)
     Entry *insert_at(uint32_t sid, Context c, uint32_t hash);
     void hash_add(Entry *e);
 
-    std::deque<Entry> entries_;  // entries_[sid - 1]
-    std::vector<Entry *> buckets_;
-    uint32_t count_ = 0;
+    std::unique_ptr<std::atomic<Entry *>[]> chunks_;  // entry sid is chunk (sid-1)/kChunk
+    std::atomic<uint32_t> size_{0};                   // slots that exist
+    std::unique_ptr<std::atomic<Entry *>[]> buckets_;
+    std::atomic<uint32_t> count_{0};
     uint32_t cache_size_;
+    mutable std::mutex mu_;     // inserts, the cache, conversion, freeze
     std::list<CacheItem> lru_;  // most recent first
     Sidtab *convert_target_ = nullptr;
     ConvertFn convert_fn_;
-    bool frozen_ = false;
+    std::atomic<bool> frozen_{false};
 };
 
 }  // namespace locksim::ss
