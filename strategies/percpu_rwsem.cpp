@@ -17,7 +17,7 @@
 //   (a get_user_sids) to drain.
 // Model: the writer's rcuwait for the readers to drain is a poll every kDrainPoll of simulated
 //   time (a sleep, not CPU), so it sees the drain up to kDrainPoll late.
-#include <numeric>
+#include <atomic>
 
 #include "strategies/strategy.h"
 
@@ -29,7 +29,7 @@ constexpr kernel::Time kDrainPoll = 5 * kernel::kUsec;
 class PercpuRwsem {
   public:
     explicit PercpuRwsem(kernel::Platform &p)
-        : read_count_(static_cast<size_t>(p.num_cpus()), 0), rw_sem_("percpu_rwsem", p) {}
+        : read_count_(static_cast<size_t>(p.num_cpus())), rw_sem_("percpu_rwsem", p) {}
 
     void down_read() {
         kernel::preempt_disable();
@@ -68,7 +68,7 @@ class PercpuRwsem {
         sync_->state = Sync::Passed;
         kernel::down_write(rw_sem_);
         block_ = true;
-        while (std::accumulate(read_count_.begin(), read_count_.end(), int64_t{0}) != 0)
+        while (readers_active())
             kernel::sleep_for(kDrainPoll);  // rcuwait_wait_event(readers_active_check)
     }
 
@@ -82,13 +82,23 @@ class PercpuRwsem {
     }
 
   private:
+    bool readers_active() const {
+        int64_t sum = 0;
+        for (const auto &c : read_count_)
+            sum += c.load();
+        return sum != 0;
+    }
+
+    // Atomics because on host threads a "preempt-off" section does not keep other tasks off
+    // the counter (this_cpu_inc is one instruction in the kernel), and the fields are shared
+    // between readers, the writer and the call_rcu callback.
     struct Sync {
         enum State { Idle, Entering, Passed };
-        State state = Idle;
-        int writers = 0;
+        std::atomic<State> state{Idle};
+        std::atomic<int> writers{0};
     };
-    std::vector<int64_t> read_count_;  // this_cpu counters (one CPU may go negative)
-    bool block_ = false;
+    std::vector<std::atomic<int64_t>> read_count_;  // this_cpu counters (one may go negative)
+    std::atomic<bool> block_{false};
     std::shared_ptr<Sync> sync_ = std::make_shared<Sync>();
     kernel::RwSem rw_sem_;
 };
