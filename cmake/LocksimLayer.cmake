@@ -14,20 +14,24 @@ function(locksim_layer name)
   endif()
 endfunction()
 
-# locksim_test_dir(NAME LIBS...): one GoogleTest executable from every *_test.cpp in the
-# calling directory, each test registered with CTest under the label NAME.
+# locksim_test_dir(NAME LIBS... [LABELS extra...]): one GoogleTest executable from every
+# *_test.cpp in the calling directory, each test registered with CTest under the label NAME
+# (and the extra labels, e.g. `tsan` for the tests scripts/test.sh also runs under
+# ThreadSanitizer).
 function(locksim_test_dir name)
+  cmake_parse_arguments(ARG "" "" "LABELS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp)
   if(NOT sources)
     return()
   endif()
   add_executable(${name}_tests ${sources})
-  target_link_libraries(${name}_tests PRIVATE ${ARGN} GTest::gtest_main)
+  target_link_libraries(${name}_tests PRIVATE ${ARG_UNPARSED_ARGUMENTS} GTest::gtest_main)
   target_compile_definitions(${name}_tests PRIVATE
     LOCKSIM_POLICY_DIR="${LOCKSIM_POLICY_DIR}"
     LOCKSIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     LOCKSIM_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  set(labels ${name} ${ARG_LABELS})
   include(GoogleTest)
-  gtest_discover_tests(${name}_tests DISCOVERY_MODE PRE_TEST PROPERTIES LABELS ${name}
+  gtest_discover_tests(${name}_tests DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "${labels}"
     DISCOVERY_TIMEOUT 60)
 endfunction()

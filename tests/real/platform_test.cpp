@@ -1,0 +1,288 @@
+// The real platform's primitives and bookkeeping: mutual exclusion of every lock kind under
+// real contention, grace periods that wait for readers, call_rcu, accounted memory, the
+// self-checks, and what a run reports. No timing thresholds: only orders and counts.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "real_test_util.h"
+
+namespace locksim::real::test {
+namespace {
+
+using kernel::kMsec;
+using kernel::kUsec;
+
+constexpr int kThreads = 4;
+constexpr int kRounds = 2000;
+
+TEST(RealLocks, SpinlockExcludes) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, kThreads);
+    kernel::Spinlock l("test_spin");
+    int64_t counter = 0;  // plain: a data race if the lock does not exclude
+    for (int i = 0; i < kThreads; ++i)
+        p.create_task({"inc"}, [&] {
+            for (int n = 0; n < kRounds; ++n) {
+                kernel::spin_lock(l);
+                ++counter;
+                kernel::spin_unlock(l);
+            }
+            stop.done();
+        });
+    kernel::RunResults r = p.run();
+    EXPECT_EQ(counter, int64_t{kThreads} * kRounds);
+    EXPECT_EQ(r.locks["test_spin"].acquisitions[0], uint64_t{kThreads} * kRounds);
+    EXPECT_EQ(r.locks["test_spin"].kind, "spinlock");
+    // Every hold was a would-be-atomic section.
+    EXPECT_GE(r.preempt_off.length.count(), uint64_t{kThreads} * kRounds);
+    EXPECT_EQ(r.platform, "real");
+    EXPECT_NE(r.config["atomic_sections"].find("would-be-atomic"), std::string::npos);
+}
+
+TEST(RealLocks, RwlockWritersExcludeReadersAndWriters) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 4);
+    kernel::RwLock l("test_rw");
+    std::atomic<int> readers_in{0};
+    std::atomic<bool> overlap{false};
+    int64_t counter = 0;
+    for (int i = 0; i < kThreads; ++i)
+        p.create_task({"rw"}, [&, i] {
+            for (int n = 0; n < kRounds; ++n) {
+                if ((n + i) % 4 == 0) {
+                    kernel::write_lock(l);
+                    if (readers_in.load()) overlap = true;
+                    ++counter;
+                    kernel::write_unlock(l);
+                } else {
+                    kernel::read_lock(l);
+                    ++readers_in;
+                    (void)counter;
+                    --readers_in;
+                    kernel::read_unlock(l);
+                }
+            }
+            stop.done();
+        });
+    kernel::RunResults r = p.run();
+    EXPECT_FALSE(overlap.load());
+    EXPECT_EQ(counter, int64_t{kThreads} * kRounds / 4);
+    EXPECT_EQ(r.locks["test_rw"].acquisitions[0] + r.locks["test_rw"].acquisitions[1],
+              uint64_t{kThreads} * kRounds);
+}
+
+TEST(RealLocks, SleepingLocksExclude) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 4);
+    kernel::Mutex m("test_mutex");
+    kernel::RwSem s("test_rwsem");
+    int64_t a = 0, b = 0;
+    for (int i = 0; i < kThreads; ++i)
+        p.create_task({"sleepers"}, [&] {
+            for (int n = 0; n < kRounds / 4; ++n) {
+                kernel::mutex_lock(m);
+                ++a;
+                kernel::mutex_unlock(m);
+                kernel::down_write(s);
+                ++b;
+                kernel::up_write(s);
+                kernel::down_read(s);
+                (void)b;
+                kernel::up_read(s);
+            }
+            stop.done();
+        });
+    kernel::RunResults r = p.run();
+    EXPECT_EQ(a, int64_t{kThreads} * kRounds / 4);
+    EXPECT_EQ(b, int64_t{kThreads} * kRounds / 4);
+    EXPECT_TRUE(r.violations.empty()) << violations_text(r);
+}
+
+TEST(RealRcu, GracePeriodWaitsForTheReader) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 1);
+    std::atomic<int> step{0};
+    std::atomic<bool> gp_returned_early{false};
+    p.create_task({"reader"}, [&] {
+        kernel::rcu_read_lock();
+        step = 1;
+        while (step.load() < 2)
+            std::this_thread::yield();
+        // The updater is inside synchronize_rcu now (or about to be): it must not return
+        // while this section lasts.
+        for (int i = 0; i < 200; ++i) {
+            if (step.load() == 3) gp_returned_early = true;
+            std::this_thread::yield();
+        }
+        kernel::rcu_read_unlock();
+    });
+    p.create_task({"updater"}, [&] {
+        while (step.load() < 1)
+            std::this_thread::yield();
+        step = 2;
+        kernel::synchronize_rcu();
+        step = 3;
+        stop.done();
+    });
+    kernel::RunResults r = p.run();
+    EXPECT_FALSE(gp_returned_early.load());
+    EXPECT_EQ(step.load(), 3);
+    EXPECT_EQ(r.rcu.grace_periods, 1u);
+}
+
+TEST(RealRcu, CallbacksRunAfterReadersWithThePlatform) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 1);
+    std::atomic<int> ran{0};
+    std::atomic<bool> had_platform{true};
+    p.create_task({"caller"}, [&] {
+        for (int i = 0; i < 100; ++i)
+            kernel::call_rcu([&] {
+                if (!kernel::current_or_null()) had_platform = false;
+                void *q = kernel::kmalloc(16, kernel::Gfp::Atomic);
+                kernel::kfree(q);
+                ++ran;
+            });
+        while (ran.load() < 100)  // callbacks are counted until the run stops
+            std::this_thread::yield();
+        stop.done();
+    });
+    kernel::RunResults r = p.run();  // waits for the callbacks (rcu_barrier)
+    EXPECT_EQ(ran.load(), 100);
+    EXPECT_TRUE(had_platform.load());
+    EXPECT_EQ(r.rcu.callbacks_invoked, 100u);
+    EXPECT_TRUE(r.violations.empty()) << violations_text(r);
+}
+
+TEST(RealMemory, AccountsLiveAndPeakBytes) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 1);
+    void *kept = nullptr;
+    p.create_task({"alloc"}, [&] {
+        {
+            kernel::OpScope op("alloc_op");
+            void *a = kernel::kmalloc(1000, kernel::Gfp::Kernel);
+            void *b = kernel::vmalloc(5000);
+            kernel::kmem_charge(b, 3000);
+            kernel::vfree(b);
+            kernel::kfree(a);
+            kept = kernel::kmalloc(100, kernel::Gfp::Atomic);
+        }
+        stop.done();
+    });
+    kernel::RunResults r = p.run();
+    EXPECT_EQ(r.memory.live_bytes, 100);
+    EXPECT_EQ(r.memory.peak_bytes, 9000);
+    EXPECT_EQ(r.memory.allocs_sleeping, 2u);
+    EXPECT_EQ(r.memory.allocs_atomic, 1u);
+    EXPECT_EQ(r.memory.frees, 2u);
+    EXPECT_EQ(r.ops["alloc_op"].completed, 1u);
+    EXPECT_EQ(r.ops["alloc_op"].bytes_allocated, 9100);
+    kernel::kfree(kept);
+}
+
+TEST(RealChecks, SleepingInAWouldBeAtomicSectionIsReported) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 1);
+    kernel::Spinlock l("outer");
+    kernel::Mutex m("inner");
+    p.create_task({"bad"}, [&] {
+        kernel::spin_lock(l);
+        kernel::mutex_lock(m);  // BUG: sleeps with a spinlock held
+        kernel::mutex_unlock(m);
+        void *q = kernel::kmalloc(8, kernel::Gfp::Kernel);  // BUG: sleeping allocation
+        kernel::spin_unlock(l);
+        kernel::kfree(q);
+        stop.done();
+    });
+    kernel::RunResults r = p.run();
+    EXPECT_EQ(r.count_violations("sleep_in_atomic"), 2u) << violations_text(r);
+    ASSERT_FALSE(r.preempt_off.longest.empty());
+    EXPECT_NE(r.preempt_off.longest[0].start_site.find("spin_lock @ platform_test.cpp"),
+              std::string::npos)
+        << r.preempt_off.longest[0].start_site;
+    EXPECT_EQ(r.preempt_off.longest[0].task, "bad");
+}
+
+TEST(RealChecks, FreeBeforeTheGracePeriodIsReported) {
+    RealPlatform p(short_run(kUpperBound, true));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 1);
+    kernel::RcuPointer<int> ptr;
+    int *first = kernel::knew<int>(kernel::Gfp::Kernel, 1);
+    kernel::rcu_assign_pointer(ptr, first);
+    std::atomic<int> step{0};
+    p.create_task({"reader"}, [&] {
+        kernel::rcu_read_lock();
+        int *v = kernel::rcu_dereference(ptr);
+        step = 1;
+        while (step.load() < 2)
+            std::this_thread::yield();
+        (void)v;  // not read: the object is gone
+        kernel::rcu_read_unlock();
+    });
+    p.create_task({"updater"}, [&] {
+        while (step.load() < 1)
+            std::this_thread::yield();
+        int *old = kernel::rcu_replace_pointer(ptr, kernel::knew<int>(kernel::Gfp::Kernel, 2));
+        kernel::kdelete(old);  // BUG: no grace period
+        step = 2;
+        stop.done();
+    });
+    kernel::RunResults r = p.run();
+    EXPECT_EQ(r.count_violations("rcu_free_in_use"), 1u) << violations_text(r);
+    kernel::kdelete(kernel::rcu_dereference_protected(ptr));
+}
+
+TEST(RealChecks, DereferenceOutsideAReaderIsReported) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 1);
+    kernel::RcuPointer<int> ptr;
+    p.create_task({"bad"}, [&] {
+        (void)kernel::rcu_dereference(ptr);
+        stop.done();
+    });
+    kernel::RunResults r = p.run();
+    EXPECT_EQ(r.count_violations("suspicious_rcu_usage"), 1u) << violations_text(r);
+}
+
+TEST(RealRun, OperationsProbesAndSignalsOfARun) {
+    RealConfig cfg = short_run(30 * kMsec);
+    RealPlatform p(cfg);
+    kernel::PlatformScope scope(p);
+    p.create_task({"worker"}, [&] {
+        while (!kernel::kthread_should_stop()) {
+            kernel::OpScope op("work");
+            kernel::ndelay(10 * kUsec);
+        }
+    });
+    kernel::TaskParams probe{"probe"};
+    probe.probe = true;
+    probe.policy = kernel::Sched::Fifo;
+    probe.priority = 99;
+    p.create_task(probe, [&] {
+        for (kernel::Time next = kernel::now(); !kernel::kthread_should_stop();) {
+            next += kMsec;
+            kernel::sleep_until(next);
+        }
+    });
+    kernel::RunResults r = p.run();
+    EXPECT_GT(r.ops["work"].completed, 0u);
+    EXPECT_GT(r.wakeup_latency["probe"].count(), 5u);
+    EXPECT_FALSE(r.config["sched_fifo"].empty());
+    EXPECT_GE(r.duration_ns, 30 * kMsec);
+    EXPECT_FALSE(p.interrupted());
+}
+
+}  // namespace
+}  // namespace locksim::real::test

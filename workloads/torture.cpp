@@ -1,0 +1,146 @@
+#include "workloads/torture.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ss/error.h"
+#include "ss/services.h"
+
+namespace locksim {
+
+namespace {
+
+bool same_decision(const ss::AvDecision &a, const ss::AvDecision &b) {
+    return a.allowed == b.allowed && a.auditallow == b.auditallow && a.auditdeny == b.auditdeny &&
+           a.flags == b.flags;
+}
+
+}  // namespace
+
+std::string TortureStats::pipe_text() const {
+    std::string s = "pipe:";
+    for (uint64_t n : pipe)
+        s += fmt::format(" {}", n);
+    return s;
+}
+
+Torture::Torture(SecurityServer &server, TortureConfig cfg) : server_(server), cfg_(cfg) {
+    const ss::PolicyState &st = server.setup_state();
+    const ss::PolicyBase &p = st.p();
+    nbools_ = st.db.cond->bools.nprim;
+    if (nbools_ == 0) throw UserError("torture: the policy has no booleans to toggle");
+    seq0_ = st.seqno;
+    latest_ = seq0_;
+    ss::PolicyState on, off;
+    std::vector<int> ones(nbools_, 1), zeros(nbools_, 0);
+    if (ss::set_bools_cond_dup(st, ones, &on) || ss::set_bools_cond_dup(on, zeros, &off))
+        throw UserError("torture: cannot set the policy's booleans");
+
+    // Queries from the conditional rules: a domain context for the source type and an object
+    // context for the target, kept when both are valid and the decision depends on booleans.
+    const char *level = st.db.mls() ? ":s0" : "";
+    st.db.cond->te_cond_avtab.for_each([&](const ss::AvtabNode &n) {
+        if (queries_.size() >= cfg_.queries) return;
+        std::string s =
+            fmt::format("system_u:system_r:{}{}", p.types.name_of(n.key.source_type), level);
+        std::string t =
+            fmt::format("system_u:object_r:{}{}", p.types.name_of(n.key.target_type), level);
+        Query q{0, 0, n.key.target_class};
+        if (ss::context_to_sid(st, s, &q.ssid) || ss::context_to_sid(st, t, &q.tsid)) return;
+        ss::AvDecision a, b;
+        ss::compute_av(on, q.ssid, q.tsid, q.tclass, &a);
+        ss::compute_av(off, q.ssid, q.tsid, q.tclass, &b);
+        if (same_decision(a, b)) return;
+        if (std::any_of(queries_.begin(), queries_.end(), [&](const Query &o) {
+                return o.ssid == q.ssid && o.tsid == q.tsid && o.tclass == q.tclass;
+            }))
+            return;
+        queries_.push_back(q);
+    });
+    if (queries_.empty())
+        throw UserError(
+            "torture: no access decision of the policy depends on its booleans "
+            "(with system_u:system_r / object_r contexts)");
+    for (const Query &q : queries_) {
+        const ss::PolicyState *states[3] = {&st, &on, &off};
+        for (size_t i = 0; i < 3; ++i) {
+            ss::AvDecision d;
+            ss::compute_av(*states[i], q.ssid, q.tsid, q.tclass, &d);
+            expect_[i].push_back(d);
+        }
+    }
+}
+
+const ss::AvDecision &Torture::expected(uint32_t seqno, size_t q) const {
+    if (seqno == seq0_) return expect_[0][q];
+    return expect_[(seqno - seq0_) % 2 == 1 ? 1 : 2][q];
+}
+
+void Torture::create_tasks() {
+    for (int i = 0; i < cfg_.readers; ++i)
+        kernel::create_task({fmt::format("torture_reader{}", i)}, [this, i] { reader(i); });
+    kernel::create_task({"torture_writer"}, [this] { writer(); });
+}
+
+void Torture::reader(int) {
+    static const kernel::Label kRead("torture_read");
+    const size_t nq = queries_.size();
+    std::vector<ss::AvDecision> got(nq);
+    while (!kernel::kthread_should_stop()) {
+        uint32_t seq_begin = 0, seq_end = 0, latest = 0;
+        {
+            kernel::OpScope op(kRead);
+            server_.read_policy([&](const ss::PolicyState &st) {
+                seq_begin = st.seqno;
+                kernel::compute(kRead, [&] {
+                    for (size_t q = 0; q < nq; ++q)
+                        ss::compute_av(st, queries_[q].ssid, queries_[q].tsid, queries_[q].tclass,
+                                       &got[q]);
+                });
+                if (cfg_.reader_hold > 0) kernel::ndelay(cfg_.reader_hold);
+                seq_end = st.seqno;
+                latest = latest_.load();
+                return 0;
+            });
+        }
+        uint64_t bad = seq_begin != seq_end ? 1 : 0;
+        for (size_t q = 0; q < nq && !bad; ++q)
+            if (!same_decision(got[q], expected(seq_begin, q))) ++bad;
+        ++reads_;
+        decisions_ += nq;
+        mixed_ += bad;
+        const uint32_t age = latest > seq_begin ? latest - seq_begin : 0;
+        ++pipe_[std::min<size_t>(age, TortureStats::kPipe - 1)];
+    }
+}
+
+void Torture::writer() {
+    std::vector<int> ones(nbools_, 1), zeros(nbools_, 0);
+    for (uint64_t k = 1; !kernel::kthread_should_stop(); ++k) {
+        uint32_t seqno = 0;
+        if (server_.set_bools(k % 2 ? ones : zeros, &seqno) == 0) {
+            latest_ = seqno;
+            ++commits_;
+        }
+        kernel::sleep_for(cfg_.writer_period);
+    }
+}
+
+TortureStats Torture::finish(const kernel::RunResults &r) const {
+    TortureStats s;
+    s.reads = reads_;
+    s.decisions = decisions_;
+    s.mixed = mixed_;
+    s.commits = commits_;
+    for (size_t i = 0; i < s.pipe.size(); ++i)
+        s.pipe[i] = pipe_[i];
+    s.freed = r.count_violations("rcu_free_in_use") + r.count_violations("rcu_free_published");
+    if (s.mixed) s.failures.push_back(fmt::format("{} mixed reads", s.mixed));
+    for (const kernel::Violation &v : r.violations)
+        s.failures.push_back(fmt::format("{}: {}", v.kind, v.message));
+    if (s.reads == 0) s.failures.push_back("no read completed");
+    return s;
+}
+
+}  // namespace locksim
