@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "../strategies/broken_strategy.h"
 #include "real_test_util.h"
 #include "ss/policydb.h"
 #include "strategies/catalog.h"
@@ -87,44 +88,13 @@ INSTANTIATE_TEST_SUITE_P(Strategies, Shipped, ::testing::ValuesIn(strategy_names
                              return s;
                          });
 
-// rcu-cond-dup without its grace period: the old version is freed right after publishing.
-class FreesWithoutGracePeriod final : public strategies::StrategyBase {
-  public:
-    FreesWithoutGracePeriod(ss::PolicyState st, const CoreConfig &core)
-        : StrategyBase("broken-no-grace-period", std::move(st), core, true) {}
-
-  protected:
-    int read_section(ReadFn fn) override {
-        kernel::rcu_read_lock();
-        int rc = fn(policy_rcu()->st);
-        kernel::rcu_read_unlock();
-        return rc;
-    }
-    int write_bools(std::span<const int> values, uint32_t *seqno) override {
-        kernel::mutex_lock(policy_mutex_);
-        strategies::PolicyVersion *old = policy_locked();
-        ss::PolicyState st;
-        int rc = ss::set_bools_cond_dup(old->st, values, &st);
-        strategies::PolicyVersion *next = new_version(std::move(st), kernel::Gfp::Kernel);
-        next->base_mem = old->base_mem;
-        old->base_mem = nullptr;
-        *seqno = next->st.seqno;
-        replace_policy(next);
-        notify_policy_change(*seqno);
-        free_version(old);  // BUG: readers may still hold it
-        kernel::mutex_unlock(policy_mutex_);
-        return rc;
-    }
-    int write_load(std::span<const uint8_t>, uint32_t *) override { return -EINVAL; }
-};
-
 // Runs the broken strategy and exits: 3 when the torture caught it, 0 when it did not. A
 // sanitizer's report is a catch as well: AddressSanitizer ends the process at the first bad
 // access, ThreadSanitizer turns the exit status into 66 at exit when it reported.
 [[noreturn]] void run_broken_and_exit() {
     Outcome o = torture(
         [](ss::PolicyState st, const CoreConfig &core) {
-            return std::make_unique<FreesWithoutGracePeriod>(std::move(st), core);
+            return std::make_unique<strategies::test::FreesWithoutGracePeriod>(std::move(st), core);
         },
         300 * kMsec);
     std::fprintf(stderr, "torture: %s\n%s", o.stats.failed() ? "FAILED" : "passed",

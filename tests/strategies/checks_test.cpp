@@ -3,6 +3,7 @@
 // the same base class, are reported.
 #include <gtest/gtest.h>
 
+#include "broken_strategy.h"
 #include "ss/error.h"
 #include "strategies/catalog.h"
 #include "strategies/strategy.h"
@@ -13,37 +14,6 @@ namespace {
 
 using kernel::kMsec;
 using kernel::kUsec;
-
-// rcu-cond-dup without the grace period: the old version is freed right after publishing.
-class FreesWithoutGracePeriod final : public StrategyBase {
-  public:
-    FreesWithoutGracePeriod(ss::PolicyState st, const CoreConfig &core)
-        : StrategyBase("broken-no-grace-period", std::move(st), core, true) {}
-
-  protected:
-    int read_section(ReadFn fn) override {
-        kernel::rcu_read_lock();
-        int rc = fn(policy_rcu()->st);
-        kernel::rcu_read_unlock();
-        return rc;
-    }
-    int write_bools(std::span<const int> values, uint32_t *seqno) override {
-        kernel::mutex_lock(policy_mutex_);
-        PolicyVersion *old = policy_locked();
-        ss::PolicyState st;
-        int rc =
-            kernel::compute("dup", [&] { return ss::set_bools_cond_dup(old->st, values, &st); });
-        PolicyVersion *next = new_version(std::move(st), kernel::Gfp::Kernel);
-        next->base_mem = old->base_mem;
-        old->base_mem = nullptr;
-        *seqno = next->st.seqno;
-        replace_policy(next);
-        free_version(old);  // BUG: readers may still hold it
-        kernel::mutex_unlock(policy_mutex_);
-        return rc;
-    }
-    int write_load(std::span<const uint8_t>, uint32_t *) override { return -EINVAL; }
-};
 
 // rwlock whose writer takes a sleeping lock inside its spinning section.
 class SleepsUnderSpinlock final : public StrategyBase {

@@ -1,0 +1,45 @@
+// A deliberately broken strategy the self-checks must catch, shared by the simulator's checks
+// and the real platform's torture test: rcu-cond-dup without its grace period, so the old
+// version is freed right after the new one is published.
+#pragma once
+
+#include <cerrno>
+
+#include "kernel/kernel.h"
+#include "ss/services.h"
+#include "strategies/strategy.h"
+
+namespace locksim::strategies::test {
+
+class FreesWithoutGracePeriod final : public StrategyBase {
+  public:
+    FreesWithoutGracePeriod(ss::PolicyState st, const CoreConfig &core)
+        : StrategyBase("broken-no-grace-period", std::move(st), core, true) {}
+
+  protected:
+    int read_section(ReadFn fn) override {
+        kernel::rcu_read_lock();
+        int rc = fn(policy_rcu()->st);
+        kernel::rcu_read_unlock();
+        return rc;
+    }
+    int write_bools(std::span<const int> values, uint32_t *seqno) override {
+        kernel::mutex_lock(policy_mutex_);
+        PolicyVersion *old = policy_locked();
+        ss::PolicyState st;
+        int rc =
+            kernel::compute("dup", [&] { return ss::set_bools_cond_dup(old->st, values, &st); });
+        PolicyVersion *next = new_version(std::move(st), kernel::Gfp::Kernel);
+        next->base_mem = old->base_mem;
+        old->base_mem = nullptr;
+        *seqno = next->st.seqno;
+        replace_policy(next);
+        notify_policy_change(*seqno);
+        free_version(old);  // BUG: readers may still hold it
+        kernel::mutex_unlock(policy_mutex_);
+        return rc;
+    }
+    int write_load(std::span<const uint8_t>, uint32_t *) override { return -EINVAL; }
+};
+
+}  // namespace locksim::strategies::test
