@@ -71,8 +71,7 @@ class RcuFullCopyServer final : public StrategyBase {
                 ++copy.seqno;
             });
             next = new_version(std::move(copy), gfp);
-            next->base_mem = new_base_charge(
-                static_cast<int64_t>(image.size()) - cond_policy_bytes(*next->st.db.cond), gfp);
+            new_base_charge(next, static_cast<int64_t>(image.size()), gfp);
             *seqno = next->st.seqno;
             replace_policy(next);  // rcu_assign_pointer
         }
