@@ -36,12 +36,7 @@ class RcuFullCopyServer final : public StrategyBase {
           policy_write_lock_("policy_write_lock") {}
 
   protected:
-    int read_section(ReadFn fn) override {
-        kernel::rcu_read_lock();
-        int rc = fn(policy_rcu()->st);
-        kernel::rcu_read_unlock();
-        return rc;
-    }
+    int read_section(ReadFn fn) override { return rcu_read_section(fn); }
 
     int write_bools(std::span<const int> values, uint32_t *seqno) override {
         static const kernel::Label kWrite("policydb_write");

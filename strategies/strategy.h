@@ -64,6 +64,14 @@ class StrategyBase : public SecurityServer {
     virtual int write_bools(std::span<const int> values, uint32_t *seqno) = 0;
     virtual int write_load(std::span<const uint8_t> image, uint32_t *seqno) = 0;
 
+    // The RCU reader every RCU design shares: rcu_read_lock, rcu_dereference, fn, unlock.
+    int rcu_read_section(ReadFn fn) {
+        kernel::rcu_read_lock();
+        int rc = fn(policy_rcu()->st);
+        kernel::rcu_read_unlock();
+        return rc;
+    }
+
     // --- the published policy ---
     // Read side of an RCU strategy (inside rcu_read_lock).
     PolicyVersion *policy_rcu() const { return kernel::rcu_dereference(policy_); }
