@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "sim/sim_platform.h"
 #include "ss/error.h"
@@ -216,12 +217,13 @@ void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
     next->state = TaskState::Running;
     next->cpu = c.id;
     next->slice_used = 0;
+    Time wake_extra = std::exchange(next->wake_extra, 0);
     c.need_resched = false;
     c.resched_tail = false;
     ++c.stats.context_switches;
     report_qs(c);  // a context switch is a quiescent state
     trace_event("cpu{} switch to {}", c.id, next->params.name);
-    Time cost = cfg_.profile.primitive.context_switch + extra +
+    Time cost = cfg_.profile.primitive.context_switch + extra + wake_extra +
                 (was_idle ? cfg_.profile.primitive.idle_exit : 0);
     start_act(c, Act::Switching, cost);
 }
@@ -282,8 +284,9 @@ void SimPlatform::wake(Task *t, int from_cpu, Time extra) {
     enqueue(c, t, false);
     trace_event("wake {} on cpu{}", t->params.name, target);
     bool remote = from_cpu >= 0 && from_cpu != target;
+    t->wake_extra = extra;
     if (!c.curr) {
-        switch_in(c, t, extra + (remote ? cfg_.profile.primitive.ipi : 0));
+        switch_in(c, t, remote ? cfg_.profile.primitive.ipi : 0);
         return;
     }
     if (t->rank > c.curr->rank) request_resched(c, from_cpu);

@@ -152,7 +152,8 @@ class SimPlatform final : public kernel::Platform {
         int cpu = -1;  // current or last CPU
         int timer_cpu = -1;
         uint64_t timer_gen = 0;
-        Time remaining = 0;  // rest of a preempted span
+        Time remaining = 0;   // rest of a preempted span
+        Time wake_extra = 0;  // wake-up cost (timer interrupt, IPI) paid at the next switch-in
         int64_t rq_key = 0;
         Time slice_used = 0;
         int preempt_count = 0;
