@@ -74,6 +74,13 @@ class AvcPolicy : public ::testing::Test {
         EXPECT_EQ(context_to_sid(*st_, c, &s), 0) << c;
         return s;
     }
+    // unconfined_t reading etc_t files: the pair most tests use.
+    void SetUp() override {
+        s = sid("unconfined_u:unconfined_r:unconfined_t:s0");
+        t = sid("system_u:object_r:etc_t:s0");
+        file = cls("file");
+    }
+    uint32_t s = 0, t = 0, file = 0;
     uint32_t cls(const char *name) { return st_->p().classes.find(name)->value; }
     uint32_t perm(const char *c, const char *p) {
         const ClassDatum *cd = st_->p().classes.find(c);
@@ -86,9 +93,7 @@ PolicyState *AvcPolicy::st_ = nullptr;
 
 TEST_F(AvcPolicy, HasPermMissThenHitAndTheAuditDecision) {
     AvcCache avc;
-    uint32_t s = sid("unconfined_u:unconfined_r:unconfined_t:s0");
-    uint32_t t = sid("system_u:object_r:etc_t:s0");
-    uint32_t file = cls("file"), read = perm("file", "read");
+    uint32_t read = perm("file", "read");
     AvDecision direct;
     ASSERT_EQ(compute_av(*st_, s, t, file, &direct), 0);
     ASSERT_TRUE(direct.allowed & read);
@@ -111,9 +116,7 @@ TEST_F(AvcPolicy, HasPermMissThenHitAndTheAuditDecision) {
 }
 
 TEST_F(AvcPolicy, VariantsDecideAlikeAndCountDifferently) {
-    uint32_t s = sid("unconfined_u:unconfined_r:unconfined_t:s0");
-    uint32_t t = sid("system_u:object_r:etc_t:s0");
-    uint32_t file = cls("file"), read = perm("file", "read");
+    uint32_t read = perm("file", "read");
     WorkCounts counts[2][2];
     for (int a = 0; a < 2; ++a)
         for (int p = 0; p < 2; ++p) {
@@ -137,9 +140,7 @@ TEST_F(AvcPolicy, VariantsDecideAlikeAndCountDifferently) {
 
 TEST_F(AvcPolicy, PermissiveDomainIsGrantedAndCached) {
     AvcCache avc;
-    uint32_t s = sid("unconfined_u:unconfined_r:unconfined_t:s0");
-    uint32_t t = sid("system_u:object_r:etc_t:s0");
-    uint32_t file = cls("file"), bit = perm("file", "entrypoint");
+    uint32_t bit = perm("file", "entrypoint");
     AvDecision d;
     ASSERT_EQ(compute_av(*st_, s, t, file, &d), 0);
     ASSERT_FALSE(d.allowed & bit);
@@ -157,8 +158,6 @@ TEST_F(AvcPolicy, PermissiveDomainIsGrantedAndCached) {
 
 TEST_F(AvcPolicy, StaleDecisionAfterPolicyChangeIsNotCached) {
     AvcCache avc;
-    uint32_t s = sid("unconfined_u:unconfined_r:unconfined_t:s0");
-    uint32_t t = sid("system_u:object_r:etc_t:s0");
     avc_ss_reset(avc, st_->seqno + 1);  // a newer policy was announced
     AvDecision out;
     EXPECT_EQ(avc_has_perm_noaudit(avc, *st_, s, t, cls("file"), perm("file", "read"), 0, &out), 0);
