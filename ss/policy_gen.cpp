@@ -339,6 +339,14 @@ class Generator {
         cond_evaluate_nodes(*c_, true);
     }
 
+    static ConstraintExpr cexpr(uint32_t type, uint32_t attr = 0, uint32_t op = 0) {
+        ConstraintExpr e;
+        e.expr_type = type;
+        e.attr = attr;
+        e.op = op;
+        return e;
+    }
+
     void constraints() {
         uint32_t n = o_.constraints ? o_.constraints : b_->classes.nprim * 2;
         std::vector<ClassDatum *> cls = b_->classes.val_to_struct();
@@ -346,33 +354,18 @@ class Generator {
             ClassDatum *c = cls[rng_.below(static_cast<uint32_t>(cls.size()))];
             Constraint con;
             con.permissions = 1u << rng_.below(c->permissions.nprim);
-            // (u1 == u2) or (t1 == { some attributes })
-            ConstraintExpr users;
-            users.expr_type = CEXPR_ATTR;
-            users.attr = CEXPR_USER;
-            users.op = CEXPR_EQ;
-            ConstraintExpr names;
-            names.expr_type = CEXPR_NAMES;
-            names.attr = CEXPR_TYPE;
-            names.op = CEXPR_EQ;
+            // (u1 == u2) or (t1 == { some domains }), and with MLS sometimes (l1 dom l2)
+            ConstraintExpr names = cexpr(CEXPR_NAMES, CEXPR_TYPE, CEXPR_EQ);
             for (uint32_t k = 0; k < 1 + rng_.below(4); ++k)
                 names.names.set_bit(rng_.skewed(ndomains_), true);
             names.type_names = std::make_unique<TypeSet>();
             names.type_names->types = names.names;
-            ConstraintExpr op;
-            op.expr_type = CEXPR_OR;
-            con.expr.push_back(std::move(users));
+            con.expr.push_back(cexpr(CEXPR_ATTR, CEXPR_USER, CEXPR_EQ));
             con.expr.push_back(std::move(names));
-            con.expr.push_back(std::move(op));
+            con.expr.push_back(cexpr(CEXPR_OR));
             if (o_.mls && rng_.chance(40)) {
-                ConstraintExpr dom;
-                dom.expr_type = CEXPR_ATTR;
-                dom.attr = CEXPR_L1L2;
-                dom.op = CEXPR_DOM;
-                ConstraintExpr both;
-                both.expr_type = CEXPR_AND;
-                con.expr.push_back(std::move(dom));
-                con.expr.push_back(std::move(both));
+                con.expr.push_back(cexpr(CEXPR_ATTR, CEXPR_L1L2, CEXPR_DOM));
+                con.expr.push_back(cexpr(CEXPR_AND));
             }
             c->constraints.push_back(std::move(con));
         }
