@@ -25,10 +25,7 @@ RcuCondDupServer::RcuCondDupServer(std::string name, ss::PolicyState st, const C
     : StrategyBase(std::move(name), std::move(st), core, true), expedited_(expedited) {}
 
 int RcuCondDupServer::read_section(ReadFn fn) {
-    kernel::rcu_read_lock();
-    int rc = fn(policy_rcu()->st);
-    kernel::rcu_read_unlock();
-    return rc;
+    return rcu_read_section(fn);
 }
 
 int RcuCondDupServer::write_bools(std::span<const int> values, uint32_t *seqno) {

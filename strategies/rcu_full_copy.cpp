@@ -36,12 +36,7 @@ class RcuFullCopyServer final : public StrategyBase {
           policy_write_lock_("policy_write_lock") {}
 
   protected:
-    int read_section(ReadFn fn) override {
-        kernel::rcu_read_lock();
-        int rc = fn(policy_rcu()->st);
-        kernel::rcu_read_unlock();
-        return rc;
-    }
+    int read_section(ReadFn fn) override { return rcu_read_section(fn); }
 
     int write_bools(std::span<const int> values, uint32_t *seqno) override {
         static const kernel::Label kWrite("policydb_write");
@@ -71,8 +66,7 @@ class RcuFullCopyServer final : public StrategyBase {
                 ++copy.seqno;
             });
             next = new_version(std::move(copy), gfp);
-            next->base_mem = new_base_charge(
-                static_cast<int64_t>(image.size()) - cond_policy_bytes(*next->st.db.cond), gfp);
+            new_base_charge(next, static_cast<int64_t>(image.size()), gfp);
             *seqno = next->st.seqno;
             replace_policy(next);  // rcu_assign_pointer
         }

@@ -26,6 +26,15 @@ int64_t cond_policy_bytes(const ss::CondPolicy &cond) {
     return bytes;
 }
 
+int64_t policy_base_bytes(const ss::Policydb &db, int64_t image_bytes) {
+    constexpr int64_t kRuleOnDisk = 12;  // key (4 x u16) + datum (u32)
+    const ss::Avtab &te = db.b().te_avtab;
+    const int64_t rules = static_cast<int64_t>(te.nel() + db.cond->te_cond_avtab.nel());
+    return static_cast<int64_t>(te.nel()) * static_cast<int64_t>(sizeof(ss::AvtabNode)) +
+           static_cast<int64_t>(te.nslot()) * static_cast<int64_t>(sizeof(ss::AvtabNode *)) +
+           std::max<int64_t>(image_bytes - rules * kRuleOnDisk, 0);
+}
+
 namespace {
 
 // The serialised size of a policy: what a full copy writes and reads back, and our stand-in
@@ -46,9 +55,9 @@ StrategyBase::StrategyBase(std::string name, ss::PolicyState initial, const Core
       avc_(*this, core, platform_) {
     initial.config.level_check = core.level_check;
     if (!initial.sidtab) throw std::invalid_argument("policy state without a SID table");
-    const int64_t total = image_bytes(initial.db);
+    const int64_t image = image_bytes(initial.db);
     PolicyVersion *v = new_version(std::move(initial), kernel::Gfp::Kernel);
-    v->base_mem = new_base_charge(total - cond_policy_bytes(*v->st.db.cond), kernel::Gfp::Kernel);
+    new_base_charge(v, image, kernel::Gfp::Kernel);
     replace_policy(v);
 }
 
@@ -75,10 +84,9 @@ PolicyVersion *StrategyBase::new_version(ss::PolicyState st, kernel::Gfp gfp) {
     return v;
 }
 
-void *StrategyBase::new_base_charge(int64_t bytes, kernel::Gfp gfp) {
-    void *token = kernel::kmalloc(sizeof(void *), gfp);
-    kernel::kmem_charge(token, std::max<int64_t>(bytes, 0));
-    return token;
+void StrategyBase::new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel::Gfp gfp) {
+    v->base_mem = kernel::kmalloc(sizeof(void *), gfp);
+    kernel::kmem_charge(v->base_mem, policy_base_bytes(v->st.db, image_bytes));
 }
 
 void StrategyBase::free_version(PolicyVersion *v) {
@@ -200,9 +208,8 @@ PolicyVersion *StrategyBase::prepare_load(std::span<const uint8_t> image, const 
     ss::PolicyState next;
     *rc = kernel::compute(kConvert, [&] { return ss::load_policy(&old.st, std::move(db), &next); });
     if (*rc) return nullptr;
-    const int64_t total = static_cast<int64_t>(image.size());
     PolicyVersion *v = new_version(std::move(next), kernel::Gfp::Kernel);
-    v->base_mem = new_base_charge(total - cond_policy_bytes(*v->st.db.cond), kernel::Gfp::Kernel);
+    new_base_charge(v, static_cast<int64_t>(image.size()), kernel::Gfp::Kernel);
     return v;
 }
 

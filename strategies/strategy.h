@@ -28,6 +28,9 @@ struct PolicyVersion {
 
 // Bytes of a conditional state (boolean table, conditional avtab, conditional node list).
 int64_t cond_policy_bytes(const ss::CondPolicy &cond);
+// Bytes of a policy base in memory: the unconditional avtab's nodes and slots, plus what its
+// binary image of `image_bytes` holds besides the rules (symbols, ebitmaps, constraints ...).
+int64_t policy_base_bytes(const ss::Policydb &db, int64_t image_bytes);
 
 class StrategyBase : public SecurityServer {
   public:
@@ -61,6 +64,14 @@ class StrategyBase : public SecurityServer {
     virtual int write_bools(std::span<const int> values, uint32_t *seqno) = 0;
     virtual int write_load(std::span<const uint8_t> image, uint32_t *seqno) = 0;
 
+    // The RCU reader every RCU design shares: rcu_read_lock, rcu_dereference, fn, unlock.
+    int rcu_read_section(ReadFn fn) {
+        kernel::rcu_read_lock();
+        int rc = fn(policy_rcu()->st);
+        kernel::rcu_read_unlock();
+        return rc;
+    }
+
     // --- the published policy ---
     // Read side of an RCU strategy (inside rcu_read_lock).
     PolicyVersion *policy_rcu() const { return kernel::rcu_dereference(policy_); }
@@ -73,8 +84,9 @@ class StrategyBase : public SecurityServer {
     // --- versions in accounted memory ---
     // A version object (kmalloc with `gfp`) charged with its conditional state's bytes.
     PolicyVersion *new_version(ss::PolicyState st, kernel::Gfp gfp);
-    // A new charge for a whole policy base of `bytes` (a full copy or a newly read policy).
-    static void *new_base_charge(int64_t bytes, kernel::Gfp gfp);
+    // A new charge for the policy base of `v` (a full copy or a newly read policy), whose
+    // binary image has `image_bytes`; `v` owns it.
+    static void new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel::Gfp gfp);
     // Frees the version, its conditional state and the base charge when it owns it.
     void free_version(PolicyVersion *v);
     // call_rcu(free_version): freed after a grace period, from the callback context.
@@ -86,7 +98,7 @@ class StrategyBase : public SecurityServer {
     // security_load_policy's first half, the same for every design and run outside the policy
     // lock with the writer mutex held: policydb_read of the image, the booleans preserved by
     // name and the live SID table conversion from `old`. The result is a version charged with
-    // the new policy's bytes (the image size stands for the in-memory size), or nullptr with
+    // the new policy's bytes (policy_base_bytes + cond_policy_bytes), or nullptr with
     // *rc set.
     PolicyVersion *prepare_load(std::span<const uint8_t> image, const PolicyVersion &old, int *rc);
     // After the swap: the old SID table stops mirroring and is frozen (inserts get -ESTALE).

@@ -17,12 +17,7 @@ class FreesWithoutGracePeriod final : public StrategyBase {
         : StrategyBase("broken-no-grace-period", std::move(st), core, true) {}
 
   protected:
-    int read_section(ReadFn fn) override {
-        kernel::rcu_read_lock();
-        int rc = fn(policy_rcu()->st);
-        kernel::rcu_read_unlock();
-        return rc;
-    }
+    int read_section(ReadFn fn) override { return rcu_read_section(fn); }
     int write_bools(std::span<const int> values, uint32_t *seqno) override {
         kernel::mutex_lock(policy_mutex_);
         PolicyVersion *old = policy_locked();

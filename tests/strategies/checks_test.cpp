@@ -104,6 +104,23 @@ TEST_P(Shipped, RunsCleanWithLongReaders) {
 INSTANTIATE_TEST_SUITE_P(Strategies, Shipped, ::testing::ValuesIn(all_strategy_cases()),
                          [](const auto &info) { return info.param.label(); });
 
+// A reader that finds the SID table frozen under it (-ESTALE) runs again on the new policy.
+TEST(ReadSide, StaleIsRetried) {
+    sim::SimPlatform sim(sim_config(2, kMsec));
+    kernel::PlatformScope scope(sim);
+    CoreConfig core;
+    auto server = make_security_server("rcu-cond-dup", {}, fixture_state(core), core);
+    int calls = 0, rc = 0;
+    sim.create_task({"reader"}, [&] {
+        rc = server->read_policy(
+            [&](const ss::PolicyState &) { return ++calls == 1 ? -ESTALE : 7; });
+    });
+    kernel::RunResults r = sim.run();
+    EXPECT_EQ(rc, 7);
+    EXPECT_EQ(calls, 2);
+    EXPECT_TRUE(r.violations.empty()) << violations_text(r);
+}
+
 // --- the registry ---------------------------------------------------------------------------
 
 TEST(Registry, EveryCatalogEntryBuildsAndNamesItself) {
