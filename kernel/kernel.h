@@ -336,16 +336,27 @@ inline void acquire(const LockBase &l, LockMode m, const char *what, Loc loc) {
 inline void release(const LockBase &l, LockMode m, const char *what, Loc loc) {
     l.platform().lock_release(l.object(), m, {what, loc});
 }
-inline void irq_off(const LockBase &l, const char *what, Loc loc) {
+// The _irq variants disable interrupts before taking the lock (so a waiter spins with them
+// off, as spin_lock_irq does) and enable them after releasing it.
+inline void acquire_irq(const LockBase &l, LockMode m, const char *what, Loc loc) {
     l.platform().local_irq_disable({what, loc});
+    acquire(l, m, what, loc);
 }
-inline void irq_on(const LockBase &l, const char *what, Loc loc) {
+inline void release_irq(const LockBase &l, LockMode m, const char *what, Loc loc) {
+    release(l, m, what, loc);
     l.platform().local_irq_enable({what, loc});
 }
-inline unsigned long irq_save(const LockBase &l, const char *what, Loc loc) {
+inline unsigned long acquire_irqsave(const LockBase &l, LockMode m, const char *what, Loc loc) {
     unsigned long flags = l.platform().irqs_disabled() ? 1 : 0;
-    irq_off(l, what, loc);
+    acquire_irq(l, m, what, loc);
     return flags;
+}
+inline void release_irqrestore(const LockBase &l, LockMode m, unsigned long flags, const char *what,
+                               Loc loc) {
+    if (flags)
+        release(l, m, what, loc);
+    else
+        release_irq(l, m, what, loc);
 }
 }  // namespace detail
 
@@ -359,21 +370,16 @@ inline bool spin_trylock(Spinlock &l, Loc loc = Loc::current()) {
     return l.platform().lock_try(l.object(), LockMode::Exclusive, {"spin_trylock", loc});
 }
 inline void spin_lock_irq(Spinlock &l, Loc loc = Loc::current()) {
-    detail::irq_off(l, "spin_lock_irq", loc);
-    detail::acquire(l, LockMode::Exclusive, "spin_lock_irq", loc);
+    detail::acquire_irq(l, LockMode::Exclusive, "spin_lock_irq", loc);
 }
 inline void spin_unlock_irq(Spinlock &l, Loc loc = Loc::current()) {
-    detail::release(l, LockMode::Exclusive, "spin_unlock_irq", loc);
-    detail::irq_on(l, "spin_unlock_irq", loc);
+    detail::release_irq(l, LockMode::Exclusive, "spin_unlock_irq", loc);
 }
 [[nodiscard]] inline unsigned long spin_lock_irqsave(Spinlock &l, Loc loc = Loc::current()) {
-    unsigned long flags = detail::irq_save(l, "spin_lock_irqsave", loc);
-    detail::acquire(l, LockMode::Exclusive, "spin_lock_irqsave", loc);
-    return flags;
+    return detail::acquire_irqsave(l, LockMode::Exclusive, "spin_lock_irqsave", loc);
 }
 inline void spin_unlock_irqrestore(Spinlock &l, unsigned long flags, Loc loc = Loc::current()) {
-    detail::release(l, LockMode::Exclusive, "spin_unlock_irqrestore", loc);
-    if (!flags) detail::irq_on(l, "spin_unlock_irqrestore", loc);
+    detail::release_irqrestore(l, LockMode::Exclusive, flags, "spin_unlock_irqrestore", loc);
 }
 
 inline void read_lock(RwLock &l, Loc loc = Loc::current()) {
@@ -389,29 +395,22 @@ inline void write_unlock(RwLock &l, Loc loc = Loc::current()) {
     detail::release(l, LockMode::Exclusive, "write_unlock", loc);
 }
 inline void read_lock_irq(RwLock &l, Loc loc = Loc::current()) {
-    detail::irq_off(l, "read_lock_irq", loc);
-    detail::acquire(l, LockMode::Shared, "read_lock_irq", loc);
+    detail::acquire_irq(l, LockMode::Shared, "read_lock_irq", loc);
 }
 inline void read_unlock_irq(RwLock &l, Loc loc = Loc::current()) {
-    detail::release(l, LockMode::Shared, "read_unlock_irq", loc);
-    detail::irq_on(l, "read_unlock_irq", loc);
+    detail::release_irq(l, LockMode::Shared, "read_unlock_irq", loc);
 }
 inline void write_lock_irq(RwLock &l, Loc loc = Loc::current()) {
-    detail::irq_off(l, "write_lock_irq", loc);
-    detail::acquire(l, LockMode::Exclusive, "write_lock_irq", loc);
+    detail::acquire_irq(l, LockMode::Exclusive, "write_lock_irq", loc);
 }
 inline void write_unlock_irq(RwLock &l, Loc loc = Loc::current()) {
-    detail::release(l, LockMode::Exclusive, "write_unlock_irq", loc);
-    detail::irq_on(l, "write_unlock_irq", loc);
+    detail::release_irq(l, LockMode::Exclusive, "write_unlock_irq", loc);
 }
 [[nodiscard]] inline unsigned long write_lock_irqsave(RwLock &l, Loc loc = Loc::current()) {
-    unsigned long flags = detail::irq_save(l, "write_lock_irqsave", loc);
-    detail::acquire(l, LockMode::Exclusive, "write_lock_irqsave", loc);
-    return flags;
+    return detail::acquire_irqsave(l, LockMode::Exclusive, "write_lock_irqsave", loc);
 }
 inline void write_unlock_irqrestore(RwLock &l, unsigned long flags, Loc loc = Loc::current()) {
-    detail::release(l, LockMode::Exclusive, "write_unlock_irqrestore", loc);
-    if (!flags) detail::irq_on(l, "write_unlock_irqrestore", loc);
+    detail::release_irqrestore(l, LockMode::Exclusive, flags, "write_unlock_irqrestore", loc);
 }
 
 inline void down_read(RwSem &s, Loc loc = Loc::current()) {

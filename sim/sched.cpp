@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "sim/sim_platform.h"
 #include "ss/error.h"
@@ -216,12 +217,13 @@ void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
     next->state = TaskState::Running;
     next->cpu = c.id;
     next->slice_used = 0;
+    Time wake_extra = std::exchange(next->wake_extra, 0);
     c.need_resched = false;
     c.resched_tail = false;
     ++c.stats.context_switches;
     report_qs(c);  // a context switch is a quiescent state
     trace_event("cpu{} switch to {}", c.id, next->params.name);
-    Time cost = cfg_.profile.primitive.context_switch + extra +
+    Time cost = cfg_.profile.primitive.context_switch + extra + wake_extra +
                 (was_idle ? cfg_.profile.primitive.idle_exit : 0);
     start_act(c, Act::Switching, cost);
 }
@@ -282,8 +284,9 @@ void SimPlatform::wake(Task *t, int from_cpu, Time extra) {
     enqueue(c, t, false);
     trace_event("wake {} on cpu{}", t->params.name, target);
     bool remote = from_cpu >= 0 && from_cpu != target;
+    t->wake_extra = extra;
     if (!c.curr) {
-        switch_in(c, t, extra + (remote ? cfg_.profile.primitive.ipi : 0));
+        switch_in(c, t, remote ? cfg_.profile.primitive.ipi : 0);
         return;
     }
     if (t->rank > c.curr->rank) request_resched(c, from_cpu);
@@ -444,6 +447,12 @@ void SimPlatform::tick(Cpu &c) {
     }
 }
 
+void SimPlatform::on_warmup_end(void *self, uint64_t) {
+    auto *p = static_cast<SimPlatform *>(self);
+    p->trace_event("warmup end");
+    p->reset_stats();
+}
+
 void SimPlatform::on_stop(void *self, uint64_t) {
     auto *p = static_cast<SimPlatform *>(self);
     p->stop_ = true;
@@ -570,6 +579,8 @@ kernel::RunResults SimPlatform::run() {
     for (Cpu &c : cpus_)
         engine_.schedule(jiffy_, on_tick, this, static_cast<uint64_t>(c.id));
     engine_.schedule(cfg_.duration, on_stop, this, 0);
+    if (cfg_.warmup > 0 && cfg_.warmup < cfg_.duration)
+        engine_.schedule(cfg_.warmup, on_warmup_end, this, 0);
     for (auto &t : tasks_)
         if (t->state == TaskState::New) wake(t.get(), -1, 0);
     try {

@@ -72,12 +72,19 @@ class Ebitmap {
         using iterator_category = std::forward_iterator_tag;
         using value_type = uint32_t;
         using difference_type = std::ptrdiff_t;
+        using pointer = const uint32_t *;
+        using reference = uint32_t;
         BitIterator() = default;
         explicit BitIterator(const EbitmapNode *n) : node_(n) { seek(0); }
         uint32_t operator*() const { return node_->startbit + word_ * kEbitmapUnitSize + bit_; }
         BitIterator &operator++() {
             advance();
             return *this;
+        }
+        BitIterator operator++(int) {
+            BitIterator old = *this;
+            advance();
+            return old;
         }
         bool operator==(const BitIterator &o) const {
             return node_ == o.node_ && (node_ == nullptr || (word_ == o.word_ && bit_ == o.bit_));

@@ -1,55 +1,11 @@
-// MLS checks and the MLS part of new contexts (the kernel's mls.c), plus the context validity
-// check declared in policydb.h.
+// The MLS part of new and converted contexts (the kernel's mls.c); the validity checks are in
+// policydb.cpp.
 #include "ss/mls.h"
 
 #include <algorithm>
 #include <cerrno>
 
 namespace locksim::ss {
-
-bool mls_level_isvalid(const PolicyBase &p, const MlsLevel &l, LevelCheck how) {
-    if (!l.sens || l.sens > p.levels.nprim) return false;
-    // The kernel finds the sensitivity's datum by name (a hash lookup), then checks that every
-    // category of the level is allowed with it and known to the policy.
-    const LevelDatum *lev = p.levels.find(p.levels.name_of(l.sens));
-    if (!lev) return false;
-    if (how == LevelCheck::BitByBit)
-        return ebitmap_contains_bitwise(lev->level.cat, l.cat, p.cats.nprim);
-    return ebitmap_contains(lev->level.cat, l.cat, p.cats.nprim);
-}
-
-bool mls_range_isvalid(const PolicyBase &p, const MlsRange &r, LevelCheck how) {
-    return mls_level_isvalid(p, r.level[0], how) && mls_level_isvalid(p, r.level[1], how) &&
-           mls_level_dom(r.level[1], r.level[0]);
-}
-
-namespace {
-
-bool mls_context_isvalid(const PolicyBase &p, const Context &c, LevelCheck how) {
-    if (!p.mls) return true;
-    if (!mls_range_isvalid(p, c.range, how)) return false;
-    if (c.role == OBJECT_R_VAL) return true;
-    // The user must be cleared for the whole range.
-    const UserDatum *u = c.user ? p.users.by_value(c.user) : nullptr;
-    return u && mls_range_contains(u->range, c.range);
-}
-
-}  // namespace
-
-bool policydb_context_isvalid(const PolicyBase &p, const Context &c, LevelCheck how) {
-    if (c.is_invalid()) return false;
-    if (!c.role || c.role > p.roles.nprim) return false;
-    if (!c.user || c.user > p.users.nprim) return false;
-    if (!c.type || c.type > p.types.nprim) return false;
-    if (c.role != OBJECT_R_VAL) {
-        // The role must be authorised for the type, the user for the role.
-        const RoleDatum *role = p.roles.by_value(c.role);
-        if (!role || !role->types.get_bit(c.type - 1)) return false;
-        const UserDatum *user = p.users.by_value(c.user);
-        if (!user || !user->roles.get_bit(c.role - 1)) return false;
-    }
-    return mls_context_isvalid(p, c, how);
-}
 
 void mls_context_cpy(Context &dst, const Context &src) {
     dst.range.level[0] = src.range.level[0];

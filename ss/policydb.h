@@ -407,7 +407,11 @@ Policydb policydb_read(std::span<const uint8_t> data, std::string_view source = 
 Policydb policydb_read_file(const std::string &path);
 
 // Writes a binary policy of `version` (0: the version it was read as). Versions 24..33.
-// Features the target version cannot express are dropped the way libsepol drops them.
+// Features the target version cannot express are dropped the way libsepol drops them
+// (filename transitions below 25, non-process role transitions below 26, object defaults
+// below 27/28, Infiniband contexts below 31, glblub below 32); extended-permission rules below
+// 30 are refused with a UserError, as libsepol refuses them. The output is a function of the
+// structures: write(read(write(read(x)))) == write(read(x)).
 std::vector<uint8_t> policydb_write(const Policydb &p, uint32_t version = 0);
 void policydb_write_file(const Policydb &p, const std::string &path, uint32_t version = 0);
 

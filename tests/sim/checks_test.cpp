@@ -41,6 +41,13 @@ RunResults run_case(const std::function<void(Shared &)> &body,
     return r;
 }
 
+void nested(Mutex &outer, Mutex &inner) {
+    mutex_lock(outer);
+    mutex_lock(inner);
+    mutex_unlock(inner);
+    mutex_unlock(outer);
+}
+
 }  // namespace
 
 TEST(Checks, SleepInAtomic) {
@@ -79,35 +86,18 @@ TEST(Checks, SleepInAtomic) {
 }
 
 TEST(Checks, LockOrderInversion) {
-    auto broken = run_case(
-        [](Shared &s) {
-            mutex_lock(s.mutex);
-            mutex_lock(s.other);
-            mutex_unlock(s.other);
-            mutex_unlock(s.mutex);
-        },
-        [](Shared &s) {
-            msleep(2);  // never concurrent: the order alone is the bug, as lockdep sees it
-            mutex_lock(s.other);
-            mutex_lock(s.mutex);
-            mutex_unlock(s.mutex);
-            mutex_unlock(s.other);
-        });
+    auto broken =
+        run_case([](Shared &s) { nested(s.mutex, s.other); },
+                 [](Shared &s) {
+                     msleep(2);  // never concurrent: the order alone is the bug, as lockdep sees it
+                     nested(s.other, s.mutex);
+                 });
     EXPECT_EQ(broken.count_violations("lock_order"), 1u);
-    auto correct = run_case(
-        [](Shared &s) {
-            mutex_lock(s.mutex);
-            mutex_lock(s.other);
-            mutex_unlock(s.other);
-            mutex_unlock(s.mutex);
-        },
-        [](Shared &s) {
-            msleep(2);
-            mutex_lock(s.mutex);
-            mutex_lock(s.other);
-            mutex_unlock(s.other);
-            mutex_unlock(s.mutex);
-        });
+    auto correct = run_case([](Shared &s) { nested(s.mutex, s.other); },
+                            [](Shared &s) {
+                                msleep(2);
+                                nested(s.mutex, s.other);
+                            });
     EXPECT_TRUE(correct.violations.empty());
 }
 

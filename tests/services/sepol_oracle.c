@@ -1,0 +1,139 @@
+/* libsepol as the oracle for the services tests. */
+#include "sepol_oracle.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sepol/context.h>
+#include <sepol/debug.h>
+#include <sepol/policydb/conditional.h>
+#include <sepol/policydb/policydb.h>
+#include <sepol/policydb/services.h>
+#include <sepol/policydb/sidtab.h>
+
+static policydb_t policy;
+static sidtab_t sids;
+static int loaded;
+
+void so_unload(void) {
+    if (!loaded) return;
+    sepol_sidtab_destroy(&sids);
+    policydb_destroy(&policy);
+    loaded = 0;
+}
+
+int so_load(const char *path) {
+    so_unload();
+    sepol_debug(0);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return -1;
+    struct policy_file pf;
+    policy_file_init(&pf);
+    pf.type = PF_USE_STDIO;
+    pf.fp = fp;
+    if (policydb_init(&policy)) {
+        fclose(fp);
+        return -1;
+    }
+    int rc = policydb_read(&policy, &pf, 0);
+    fclose(fp);
+    if (rc) {
+        policydb_destroy(&policy);
+        return -1;
+    }
+    sepol_sidtab_init(&sids);
+    sepol_set_policydb(&policy);
+    sepol_set_sidtab(&sids);
+    loaded = 1;
+    return 0;
+}
+
+void so_reset_sids(void) {
+    sepol_sidtab_destroy(&sids);
+    sepol_sidtab_init(&sids);
+}
+
+static int to_sid(const char *con, sepol_security_id_t *sid) {
+    return sepol_context_to_sid(con, strlen(con), sid) ? -1 : 0;
+}
+
+unsigned so_class_value(const char *name) {
+    class_datum_t *c = hashtab_search(policy.p_classes.table, (hashtab_key_t)name);
+    return c ? c->s.value : 0;
+}
+
+unsigned so_sid(const char *con) {
+    sepol_security_id_t sid;
+    return to_sid(con, &sid) ? 0 : sid;
+}
+
+int so_compute_av_sid(unsigned ssid, unsigned tsid, unsigned tclass, unsigned *allowed,
+                      unsigned *auditallow, unsigned *auditdeny) {
+    struct sepol_av_decision avd;
+    int rc = sepol_compute_av(ssid, tsid, (sepol_security_class_t)tclass, 0, &avd);
+    if (rc) return rc < 0 ? rc : -rc;
+    *allowed = avd.allowed;
+    *auditallow = avd.auditallow;
+    *auditdeny = avd.auditdeny;
+    return 0;
+}
+
+int so_create_sid(unsigned ssid, unsigned tsid, unsigned tclass, char **out) {
+    sepol_security_id_t nsid;
+    int rc = sepol_transition_sid(ssid, tsid, (sepol_security_class_t)tclass, &nsid);
+    if (rc) return rc < 0 ? rc : -rc;
+    size_t len;
+    rc = sepol_sid_to_context(nsid, out, &len);
+    return rc ? -EINVAL : 0;
+}
+
+int so_compute_av(const char *scon, const char *tcon, unsigned tclass, unsigned *allowed,
+                  unsigned *auditallow, unsigned *auditdeny) {
+    sepol_security_id_t ssid, tsid;
+    if (to_sid(scon, &ssid) || to_sid(tcon, &tsid)) return -1;
+    return so_compute_av_sid(ssid, tsid, tclass, allowed, auditallow, auditdeny);
+}
+
+int so_create(const char *scon, const char *tcon, unsigned tclass, char **out) {
+    sepol_security_id_t ssid, tsid;
+    if (to_sid(scon, &ssid) || to_sid(tcon, &tsid)) return -1;
+    return so_create_sid(ssid, tsid, tclass, out);
+}
+
+int so_valid(const char *con) {
+    return sepol_check_context(con) == 0;
+}
+
+int so_set_bool(const char *name, int value) {
+    cond_bool_datum_t *b = hashtab_search(policy.p_bools.table, (hashtab_key_t)name);
+    if (!b) return -1;
+    b->state = value ? 1 : 0;
+    return evaluate_conds(&policy) ? -1 : 0;
+}
+
+int so_get_user_sids(const char *fromcon, const char *user, char ***out, unsigned *n) {
+    sepol_security_id_t from, *list = NULL;
+    uint32_t nel = 0;
+    if (to_sid(fromcon, &from)) return -1;
+    char *u = strdup(user);
+    int rc = sepol_get_user_sids(from, u, &list, &nel);
+    free(u);
+    if (rc) return rc < 0 ? rc : -rc;
+    char **strs = calloc(nel ? nel : 1, sizeof(char *));
+    for (uint32_t i = 0; i < nel; ++i) {
+        size_t len;
+        if (sepol_sid_to_context(list[i], &strs[i], &len)) strs[i] = strdup("?");
+    }
+    free(list);
+    *out = strs;
+    *n = nel;
+    return 0;
+}
+
+void so_free_strings(char **strs, unsigned n) {
+    for (unsigned i = 0; i < n; ++i)
+        free(strs[i]);
+    free(strs);
+}

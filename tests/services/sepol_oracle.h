@@ -1,0 +1,55 @@
+/* A plain C interface to libsepol's security server (static libsepol, tests only), so that C++
+ * tests can compare decisions without including libsepol's headers (one of which has a member
+ * named `bool`). One policy at a time. */
+#ifndef LOCKSIM_TESTS_SEPOL_ORACLE_H
+#define LOCKSIM_TESTS_SEPOL_ORACLE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Loads a binary policy; 0 or -1. Replaces any loaded one. */
+int so_load(const char *path);
+void so_unload(void);
+
+/* Empties libsepol's SID table (its context lookup is a linear scan, so the tests keep it
+ * short); earlier SIDs become unknown. */
+void so_reset_sids(void);
+
+/* Class value by name, 0 when unknown. */
+unsigned so_class_value(const char *name);
+
+/* The libsepol SID of a context string, 0 when libsepol rejects it. */
+unsigned so_sid(const char *con);
+/* sepol_compute_av on two SIDs: 0 or libsepol's negative errno. */
+int so_compute_av_sid(unsigned ssid, unsigned tsid, unsigned tclass, unsigned *allowed,
+                      unsigned *auditallow, unsigned *auditdeny);
+/* sepol_transition_sid + sepol_sid_to_context on two SIDs: 0 with *out malloc'ed, or libsepol's
+ * negative errno. */
+int so_create_sid(unsigned ssid, unsigned tsid, unsigned tclass, char **out);
+
+/* sepol_compute_av on two context strings: 0, -1 for an invalid context, else libsepol's
+ * negative errno. */
+int so_compute_av(const char *scon, const char *tcon, unsigned tclass, unsigned *allowed,
+                  unsigned *auditallow, unsigned *auditdeny);
+
+/* sepol_transition_sid then sepol_sid_to_context: 0 with *out malloc'ed, -1 for an invalid
+ * input context, else libsepol's negative errno. */
+int so_create(const char *scon, const char *tcon, unsigned tclass, char **out);
+
+/* 1 when libsepol accepts the context (sepol_check_context). */
+int so_valid(const char *con);
+
+/* Sets a boolean by name and re-evaluates the conditional rules; 0 or -1 (unknown). */
+int so_set_bool(const char *name, int value);
+
+/* sepol_get_user_sids: 0 with *out an array of *n malloc'ed strings (free with so_free_strings),
+ * -1 for an invalid context, else libsepol's negative errno. */
+int so_get_user_sids(const char *fromcon, const char *user, char ***out, unsigned *n);
+void so_free_strings(char **strs, unsigned n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
