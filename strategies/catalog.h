@@ -1,7 +1,7 @@
 // The names, one-line summaries and options of every locking strategy, so that scenarios can be
 // validated and `locksim list strategies` can describe them without building one. Each strategy
-// file (strategies/<name>.cpp) implements what its entry here promises; strategies/registry.h
-// builds them.
+// file (strategies/<name>.cpp) implements what its entry here promises; make_security_server
+// (strategies/security_server.h, strategies/registry.cpp) builds them.
 #pragma once
 
 #include <string>

@@ -5,6 +5,18 @@
 //
 // Workloads call only this interface. Setup-time lookups (which domains, users and booleans a
 // policy has) go through `setup_state()`, outside any simulated section and before tasks run.
+//
+// Typical use on the simulator:
+//
+//     sim::SimPlatform sim(cfg);
+//     kernel::PlatformScope scope(sim);  // the server creates its locks on this platform
+//     auto server = make_security_server("rcu-cond-dup", options,
+//                                        make_policy_state(ss::policydb_read_file(path), core),
+//                                        core);
+//     sim.create_task({"login"}, [&] { server->get_user_sids(sid, "user_u", &sids); });
+//     kernel::RunResults r = sim.run();
+//
+// The server keeps the platform it was built on and may be destroyed after the run.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +24,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ss/avc.h"
@@ -24,39 +38,81 @@ namespace locksim {
 struct CoreConfig {
     ss::LevelCheck level_check = ss::LevelCheck::Contains;
     ss::AvcConfig avc;
-    uint32_t avc_slots = 512;
+    uint32_t avc_slots = 512;  // a power of two
     uint32_t avc_threshold = 512;
     uint32_t sid_string_cache = 256;
+};
+
+// The state a server starts from: `db` with a SID table of core.sid_string_cache entries and
+// core.level_check.
+ss::PolicyState make_policy_state(ss::Policydb db, const CoreConfig &core);
+
+// A non-owning reference to a callable, for the read-side callbacks (no allocation per call).
+template <class Sig>
+class FunctionRef;
+template <class R, class... A>
+class FunctionRef<R(A...)> {
+  public:
+    template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
+             std::is_invocable_r_v<R, F &, A...>)
+        FunctionRef(F &&f)  // NOLINT: implicit from lambdas on purpose
+        : obj_(const_cast<void *>(static_cast<const void *>(&f))), call_([](void *o, A... a) -> R {
+              return (*static_cast<std::remove_reference_t<F> *>(o))(std::forward<A>(a)...);
+          }) {}
+    R operator()(A... a) const { return call_(obj_, std::forward<A>(a)...); }
+
+  private:
+    void *obj_;
+    R (*call_)(void *, A...);
 };
 
 class SecurityServer {
   public:
     virtual ~SecurityServer() = default;
 
+    virtual std::string_view name() const = 0;
+
     // --- read side (what hooks call) ---
     // avc_has_perm: an AVC hit costs the lookup; a miss runs compute_av in the strategy's read
-    // section and inserts the decision. 0 or -EACCES.
-    virtual int avc_has_perm(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_t requested) = 0;
+    // section and inserts the decision. 0 or -EACCES; `avd` (optional) receives the decision
+    // used, whose seqno says which policy version it came from.
+    virtual int avc_has_perm(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_t requested,
+                             ss::AvDecision *avd = nullptr) = 0;
     virtual int compute_av(uint32_t ssid, uint32_t tsid, uint32_t tclass, ss::AvDecision *avd) = 0;
     virtual int context_to_sid(std::string_view context, uint32_t *sid) = 0;
     virtual int sid_to_context(uint32_t sid, std::string *out) = 0;
     virtual int transition_sid(uint32_t ssid, uint32_t tsid, uint32_t tclass,
                                std::string_view objname, uint32_t *out_sid) = 0;
+    // security_get_user_sids: the candidates in the read section, then a process transition
+    // check per candidate through the AVC (AVC_STRICT), as the kernel does.
     virtual int get_user_sids(uint32_t fromsid, std::string_view username,
                               std::vector<uint32_t> *sids) = 0;
 
+    // Runs `fn` on the current policy inside the strategy's read-side section, as every
+    // read-side service above does (retried when it returns -ESTALE, the frozen SID table of a
+    // policy being replaced). `fn` must charge its work with kernel::compute().
+    using ReadFn = FunctionRef<int(const ss::PolicyState &)>;
+    virtual int read_policy(ReadFn fn) = 0;
+
     // --- write side ---
-    // security_set_bools: `values[i]` for boolean i + 1 (the whole vector, as selinuxfs commits).
-    virtual int set_bools(std::span<const int> values) = 0;
-    // security_load_policy with a binary policy image.
-    virtual int load_policy(std::span<const uint8_t> image) = 0;
+    // security_set_bools: `values[i]` for boolean i + 1 (the whole vector, as selinuxfs
+    // commits). Runs as the operation "set_bools". `seqno` (optional) receives the sequence
+    // number of the committed policy.
+    virtual int set_bools(std::span<const int> values, uint32_t *seqno = nullptr) = 0;
+    // security_load_policy with a binary policy image, as the operation "load_policy".
+    // -EINVAL for a malformed image.
+    virtual int load_policy(std::span<const uint8_t> image, uint32_t *seqno = nullptr) = 0;
 
     // The state as it is now, for setup and for checks after a run; never from a running task.
     virtual const ss::PolicyState &setup_state() const = 0;
+    // The AVC's counters (lookups, hits, misses, reclaims ...).
+    virtual ss::AvcStats avc_stats() const = 0;
 };
 
 // Builds the named strategy (strategies/catalog.h) over a policy state, on the current platform.
-// Throws UserError on an unknown name.
+// `options` are checked against the catalog (unknown names and bad values are UserErrors) and
+// the catalog's defaults fill the rest. Throws UserError on an unknown name.
 std::unique_ptr<SecurityServer> make_security_server(const std::string &strategy,
                                                      const Params &options, ss::PolicyState initial,
                                                      const CoreConfig &core);

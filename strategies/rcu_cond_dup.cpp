@@ -1,0 +1,81 @@
+// rcu-cond-dup: the design merged in Linux 5.10 (Stephen Smalley, "selinux: convert policy
+// read-write lock to RCU", 1b8b31a2e612, and "selinux: refactor changing booleans",
+// c7c556f1e81b; after KaiGai Kohei's 2004 RCU proposal).
+//
+// Reader: rcu_read_lock(); policy = rcu_dereference(state->policy); the service;
+//   rcu_read_unlock(). Preemptible under PREEMPT_RCU, preempt-off otherwise. A reader that
+//   must add a SID to a SID table frozen by a policy load gets -ESTALE and retries with the
+//   new policy.
+// set_bools: under policy_mutex: kmemdup of the policy struct (a shallow copy sharing the
+//   policy base and the SID table) + cond_policydb_dup (boolean table, conditional avtab and
+//   conditional node list deep-copied), new boolean states, evaluate_cond_nodes, seqno + 1,
+//   rcu_assign_pointer, avc_ss_reset, synchronize_rcu (or the expedited one, by the option
+//   grace_period), free the old conditional state and struct. Nothing atomic but the AVC flush.
+// load_policy: under policy_mutex: policydb_read, booleans preserved, live SID table
+//   conversion (readers' inserts mirrored into the new table); freeze the old table and
+//   rcu_assign_pointer; avc_ss_reset; synchronize_rcu; free the old policy.
+// Trades: readers never wait and copies are only the conditional state, but setsebool waits
+//   a grace period and memory holds two conditional states until it ends.
+#include "strategies/rcu_cond_dup.h"
+
+namespace locksim::strategies {
+
+RcuCondDupServer::RcuCondDupServer(std::string name, ss::PolicyState st, const CoreConfig &core,
+                                   bool expedited)
+    : StrategyBase(std::move(name), std::move(st), core, true), expedited_(expedited) {}
+
+int RcuCondDupServer::read_section(ReadFn fn) {
+    return rcu_read_section(fn);
+}
+
+int RcuCondDupServer::write_bools(std::span<const int> values, uint32_t *seqno) {
+    static const kernel::Label kDup("cond_policydb_dup");
+    kernel::mutex_lock(policy_mutex_);
+    PolicyVersion *old = policy_locked();
+    PolicyVersion *next = kernel::knew<PolicyVersion>(kernel::Gfp::Kernel);  // kmemdup
+    int rc =
+        kernel::compute(kDup, [&] { return ss::set_bools_cond_dup(old->st, values, &next->st); });
+    if (rc) {
+        kernel::kdelete(next);
+        kernel::mutex_unlock(policy_mutex_);
+        return rc;
+    }
+    kernel::kmem_charge(next, cond_policy_bytes(*next->st.db.cond));
+    next->base_mem = old->base_mem;  // the shared base now belongs to the new version
+    old->base_mem = nullptr;
+    *seqno = next->st.seqno;
+    replace_policy(next);  // rcu_assign_pointer
+    notify_policy_change(*seqno);
+    retire_bools(old);
+    kernel::mutex_unlock(policy_mutex_);
+    return 0;
+}
+
+void RcuCondDupServer::retire_bools(PolicyVersion *old) {
+    grace_period(expedited_);
+    free_version(old);  // cond_policydb_destroy_dup + kfree
+}
+
+int RcuCondDupServer::write_load(std::span<const uint8_t> image, uint32_t *seqno) {
+    kernel::mutex_lock(policy_mutex_);
+    PolicyVersion *old = policy_locked();
+    int rc;
+    if (PolicyVersion *next = prepare_load(image, *old, &rc)) {
+        commit_load(*old);  // sidtab_freeze_begin .. end around the publication
+        replace_policy(next);
+        *seqno = next->st.seqno;
+        notify_policy_change(*seqno);
+        grace_period(expedited_);
+        free_version(old);
+    }
+    kernel::mutex_unlock(policy_mutex_);
+    return rc;
+}
+
+std::unique_ptr<StrategyBase> make_rcu_cond_dup(ss::PolicyState st, const CoreConfig &core,
+                                                const Params &options) {
+    return std::make_unique<RcuCondDupServer>("rcu-cond-dup", std::move(st), core,
+                                              expedited_grace_period(options));
+}
+
+}  // namespace locksim::strategies

@@ -1,0 +1,33 @@
+// rcu-cond-dup-async: not merged anywhere; the 5.10 design (rcu_cond_dup.cpp) with the old
+// conditional state freed by call_rcu instead of synchronize_rcu + free.
+//
+// Reader: as rcu-cond-dup (rcu_read_lock, rcu_dereference, -ESTALE retry).
+// set_bools: under policy_mutex: shallow copy + cond_policydb_dup, new states, evaluate,
+//   rcu_assign_pointer, avc_ss_reset, call_rcu(free old conditional state); returns without
+//   waiting. load_policy is rcu-cond-dup's (it still waits: a policy load is rare).
+// Trades: setsebool returns in the time of the copy instead of a grace period, but each
+//   toggle's old conditional state stays allocated until its callback runs, so a burst of
+//   toggles holds one copy per toggle in flight (peak memory grows with the burst), and the
+//   frees run in softirq-like callback context.
+#include "strategies/rcu_cond_dup.h"
+
+namespace locksim::strategies {
+namespace {
+
+class RcuCondDupAsyncServer final : public RcuCondDupServer {
+  public:
+    RcuCondDupAsyncServer(ss::PolicyState st, const CoreConfig &core)
+        : RcuCondDupServer("rcu-cond-dup-async", std::move(st), core, false) {}
+
+  protected:
+    void retire_bools(PolicyVersion *old) override { free_version_rcu(old); }
+};
+
+}  // namespace
+
+std::unique_ptr<StrategyBase> make_rcu_cond_dup_async(ss::PolicyState st, const CoreConfig &core,
+                                                      const Params &) {
+    return std::make_unique<RcuCondDupAsyncServer>(std::move(st), core);
+}
+
+}  // namespace locksim::strategies

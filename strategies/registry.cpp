@@ -1,0 +1,92 @@
+// make_security_server: catalog name -> strategy file, with the options checked against the
+// catalog. Adding a design: its file, its catalog entry, and one line in kMakers.
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "ss/error.h"
+#include "strategies/catalog.h"
+#include "strategies/strategy.h"
+
+namespace locksim {
+
+namespace {
+
+using Maker = std::unique_ptr<strategies::StrategyBase> (*)(ss::PolicyState, const CoreConfig &,
+                                                            const Params &);
+struct MakerEntry {
+    const char *name;
+    Maker make;
+};
+constexpr MakerEntry kMakers[] = {
+    {"rwlock", strategies::make_rwlock},
+    {"rwsem", strategies::make_rwsem},
+    {"rcu-full-copy", strategies::make_rcu_full_copy},
+    {"rcu-cond-dup", strategies::make_rcu_cond_dup},
+    {"rcu-cond-dup-async", strategies::make_rcu_cond_dup_async},
+    {"percpu-rwsem", strategies::make_percpu_rwsem},
+    {"seqlock", strategies::make_seqlock},
+};
+
+Params checked_options(const StrategyInfo &info, const Params &given) {
+    Params p = Params::with_defaults(info.options);
+    for (const auto &[key, value] : given.values()) {
+        const ParamSpec *spec = nullptr;
+        for (const auto &s : info.options)
+            if (s.name == key) spec = &s;
+        if (!spec) {
+            std::vector<std::string> names;
+            for (const auto &s : info.options)
+                names.push_back(s.name);
+            std::string hint = closest_name(key, names);
+            throw UserError(fmt::format("strategy '{}' has no option '{}'{}", info.name, key,
+                                        hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+        }
+        if (auto why = check_param(*spec, value))
+            throw UserError(fmt::format("strategy '{}', option '{}': {}", info.name, key, *why));
+        p.set(key, value);
+    }
+    return p;
+}
+
+}  // namespace
+
+ss::PolicyState make_policy_state(ss::Policydb db, const CoreConfig &core) {
+    return ss::policy_state_create(std::move(db), core.sid_string_cache,
+                                   ss::ServiceConfig{core.level_check});
+}
+
+std::unique_ptr<SecurityServer> make_security_server(const std::string &strategy,
+                                                     const Params &options, ss::PolicyState initial,
+                                                     const CoreConfig &core) {
+    const StrategyInfo *info = find_strategy_info(strategy);
+    if (!info) {
+        std::vector<std::string> names;
+        for (const auto &s : strategy_catalog())
+            names.push_back(s.name);
+        std::string hint = closest_name(strategy, names);
+        throw UserError(fmt::format("unknown strategy '{}'{}", strategy,
+                                    hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+    if (core.avc_slots == 0 || (core.avc_slots & (core.avc_slots - 1)))
+        throw UserError(
+            fmt::format("core.avc_slots must be a power of two, not {}", core.avc_slots));
+    if (initial.sidtab && initial.sidtab->cache_size() != core.sid_string_cache)
+        throw std::invalid_argument(
+            "the policy state's SID string cache differs from core.sid_string_cache; build it "
+            "with make_policy_state");
+    Params opts = checked_options(*info, options);
+    for (const MakerEntry &m : kMakers)
+        if (strategy == m.name) return m.make(std::move(initial), core, opts);
+    throw std::logic_error(fmt::format("strategy '{}' is in the catalog but not built", strategy));
+}
+
+namespace strategies {
+
+bool expedited_grace_period(const Params &options) {
+    return options.get_string("grace_period") == "expedited";
+}
+
+}  // namespace strategies
+
+}  // namespace locksim

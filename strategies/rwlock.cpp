@@ -1,0 +1,64 @@
+// rwlock: the security server's locking before Linux 5.10 (security/selinux/ss/services.c as
+// of v5.9, `policy_rwlock`; selinuxfs serialising writers with its mutex).
+//
+// Reader: read_lock(&policy_rwlock) around every read-side service — a queued rwlock, so the
+//   reader spins with preemption off while it waits and holds it with preemption off for the
+//   whole lookup (a get_user_sids candidate loop included); new readers queue behind a waiting
+//   writer.
+// set_bools: policy_mutex, then write_lock_irq(&policy_rwlock) for the whole update in place
+//   (boolean states, evaluate_cond_nodes, seqno): interrupts and preemption off on the writer's
+//   CPU, every reader spinning; avc_ss_reset after the unlock.
+// load_policy: policy_mutex; policydb_read and the live SID table conversion outside the
+//   policy lock; write_lock_irq only for the swap; the old policy is freed at once (no reader
+//   can hold it).
+// Trades: the simplest design and no copies, paid for in preempt-off latency on every CPU that
+//   reads while anything holds the lock.
+#include "strategies/strategy.h"
+
+namespace locksim::strategies {
+namespace {
+
+class RwlockServer final : public StrategyBase {
+  public:
+    RwlockServer(ss::PolicyState st, const CoreConfig &core)
+        : StrategyBase("rwlock", std::move(st), core, false), policy_rwlock_("policy_rwlock") {}
+
+  protected:
+    int read_section(ReadFn fn) override {
+        kernel::read_lock(policy_rwlock_);
+        int rc = fn(policy_locked()->st);
+        kernel::read_unlock(policy_rwlock_);
+        return rc;
+    }
+
+    int write_bools(std::span<const int> values, uint32_t *seqno) override {
+        return set_bools_exclusive(values, seqno, [&](FunctionRef<void()> update) {
+            kernel::write_lock_irq(policy_rwlock_);
+            update();
+            kernel::write_unlock_irq(policy_rwlock_);
+        });
+    }
+
+    int write_load(std::span<const uint8_t> image, uint32_t *seqno) override {
+        return load_exclusive(
+            image, seqno,
+            [&](FunctionRef<void()> swap) {
+                kernel::write_lock_irq(policy_rwlock_);
+                swap();
+                kernel::write_unlock_irq(policy_rwlock_);
+            },
+            false);
+    }
+
+  private:
+    kernel::RwLock policy_rwlock_;
+};
+
+}  // namespace
+
+std::unique_ptr<StrategyBase> make_rwlock(ss::PolicyState st, const CoreConfig &core,
+                                          const Params &) {
+    return std::make_unique<RwlockServer>(std::move(st), core);
+}
+
+}  // namespace locksim::strategies

@@ -1,0 +1,60 @@
+// rwsem: Peter Enderborg's 2018 series, v1 (policy_rwlock turned into a sleeping
+// reader-writer semaphore).
+//
+// Reader: down_read(&policy_rwsem) around every read-side service: sleeping, preemptible; a
+//   reader that finds a writer holding or waiting sleeps until the writer is done.
+// set_bools: policy_mutex, then down_write(&policy_rwsem) for the whole update in place;
+//   readers sleep while it runs; avc_ss_reset after up_write.
+// load_policy: policy_mutex; policydb_read and the SID table conversion outside; down_write
+//   only for the swap; the old policy freed at once.
+// Trades: no preempt-off reader section, but readers still block for every write (and pay a
+//   sleep and a wake-up when they do); read-side calls from atomic context become impossible.
+#include "strategies/strategy.h"
+
+namespace locksim::strategies {
+namespace {
+
+class RwsemServer final : public StrategyBase {
+  public:
+    RwsemServer(ss::PolicyState st, const CoreConfig &core)
+        : StrategyBase("rwsem", std::move(st), core, false), policy_rwsem_("policy_rwsem") {}
+
+  protected:
+    int read_section(ReadFn fn) override {
+        kernel::down_read(policy_rwsem_);
+        int rc = fn(policy_locked()->st);
+        kernel::up_read(policy_rwsem_);
+        return rc;
+    }
+
+    int write_bools(std::span<const int> values, uint32_t *seqno) override {
+        return set_bools_exclusive(values, seqno, [&](FunctionRef<void()> update) {
+            kernel::down_write(policy_rwsem_);
+            update();
+            kernel::up_write(policy_rwsem_);
+        });
+    }
+
+    int write_load(std::span<const uint8_t> image, uint32_t *seqno) override {
+        return load_exclusive(
+            image, seqno,
+            [&](FunctionRef<void()> swap) {
+                kernel::down_write(policy_rwsem_);
+                swap();
+                kernel::up_write(policy_rwsem_);
+            },
+            false);
+    }
+
+  private:
+    kernel::RwSem policy_rwsem_;
+};
+
+}  // namespace
+
+std::unique_ptr<StrategyBase> make_rwsem(ss::PolicyState st, const CoreConfig &core,
+                                         const Params &) {
+    return std::make_unique<RwsemServer>(std::move(st), core);
+}
+
+}  // namespace locksim::strategies

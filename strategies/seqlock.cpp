@@ -1,0 +1,99 @@
+// seqlock: not merged anywhere; readers run without taking any lock and retry when a writer
+// overlapped them (include/linux/seqlock.h: read_seqbegin / read_seqretry, with
+// read_seqlock_excl as the fallback).
+//
+// Reader: rcu_read_lock (so a policy replaced by a load is freed only after a grace period);
+//   then up to max_retries times: read_seqbegin (spinning preemptibly while a write is in
+//   progress), rcu_dereference(policy), the service, read_seqretry; after max_retries
+//   overlapped attempts, read_seqlock_excl — the writer's spinlock, preemption off — around
+//   the service; rcu_read_unlock.
+// set_bools: policy_mutex; write_seqlock (spinlock, preemption off, sequence odd) around the
+//   update in place; write_sequnlock; avc_ss_reset.
+// load_policy: policy_mutex; read and convert outside; write_seqlock only for the swap;
+//   freeze the old SID table; avc_ss_reset; synchronize_rcu; free the old policy.
+// Trades: readers never block a writer and the write section is short (no copy at all), but a
+//   reader redoes its whole lookup when a toggle overlaps it (a long get_user_sids may retry
+//   until it falls back to the lock and holds preemption off for its whole length), and the
+//   policy code must survive reading a half-updated policy before the retry — the kernel's
+//   policydb code was never written for that. (The simulation runs each lookup atomically on
+//   the host, so it shows the retries and their cost, not torn reads.)
+#include <atomic>
+
+#include "strategies/strategy.h"
+
+namespace locksim::strategies {
+namespace {
+
+constexpr kernel::Time kSeqSpin = 200;  // one cpu_relax round while the sequence is odd
+
+class SeqlockServer final : public StrategyBase {
+  public:
+    SeqlockServer(ss::PolicyState st, const CoreConfig &core, int64_t max_retries)
+        : StrategyBase("seqlock", std::move(st), core, true),
+          max_retries_(max_retries),
+          lock_("policy_seqlock") {}
+
+  protected:
+    int read_section(ReadFn fn) override {
+        static const kernel::Label kSpin("read_seqbegin");
+        kernel::rcu_read_lock();
+        int rc = 0;
+        for (int64_t tries = 0;; ++tries) {
+            if (tries == max_retries_) {  // read_seqlock_excl
+                kernel::spin_lock(lock_);
+                rc = fn(policy_rcu()->st);
+                kernel::spin_unlock(lock_);
+                break;
+            }
+            uint64_t seq;
+            while ((seq = seq_.load(std::memory_order_acquire)) & 1)
+                kernel::ndelay(kSeqSpin, kSpin);
+            rc = fn(policy_rcu()->st);
+            if (seq_.load(std::memory_order_acquire) == seq) break;  // read_seqretry
+        }
+        kernel::rcu_read_unlock();
+        return rc;
+    }
+
+    int write_bools(std::span<const int> values, uint32_t *seqno) override {
+        return set_bools_exclusive(values, seqno, [&](FunctionRef<void()> update) {
+            write_seqlock();
+            update();
+            write_sequnlock();
+        });
+    }
+
+    int write_load(std::span<const uint8_t> image, uint32_t *seqno) override {
+        return load_exclusive(
+            image, seqno,
+            [&](FunctionRef<void()> swap) {
+                write_seqlock();
+                swap();
+                write_sequnlock();
+            },
+            true);
+    }
+
+  private:
+    void write_seqlock() {
+        kernel::spin_lock(lock_);
+        seq_.fetch_add(1, std::memory_order_release);
+    }
+    void write_sequnlock() {
+        seq_.fetch_add(1, std::memory_order_release);
+        kernel::spin_unlock(lock_);
+    }
+
+    int64_t max_retries_;
+    kernel::Spinlock lock_;
+    std::atomic<uint64_t> seq_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<StrategyBase> make_seqlock(ss::PolicyState st, const CoreConfig &core,
+                                           const Params &options) {
+    return std::make_unique<SeqlockServer>(std::move(st), core, options.get_int("max_retries"));
+}
+
+}  // namespace locksim::strategies

@@ -1,0 +1,250 @@
+#include "strategies/strategy.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <stdexcept>
+
+#include "ss/conditional.h"
+#include "ss/error.h"
+
+namespace locksim::strategies {
+
+using kernel::Label;
+
+int64_t cond_policy_bytes(const ss::CondPolicy &cond) {
+    int64_t bytes = static_cast<int64_t>(sizeof(ss::CondPolicy));
+    bytes += static_cast<int64_t>(cond.te_cond_avtab.nel()) *
+             static_cast<int64_t>(sizeof(ss::AvtabNode));
+    bytes += static_cast<int64_t>(cond.te_cond_avtab.nslot()) *
+             static_cast<int64_t>(sizeof(ss::AvtabNode *));
+    for (const auto &b : cond.bools.entries())
+        bytes += static_cast<int64_t>(sizeof(ss::BoolDatum) + b->name.size() + 1);
+    for (const ss::CondNode &n : cond.cond_list)
+        bytes += static_cast<int64_t>(sizeof(ss::CondNode) + n.expr.size() * sizeof(ss::CondExpr) +
+                                      (n.true_list.size() + n.false_list.size()) *
+                                          sizeof(ss::AvtabNode *));
+    return bytes;
+}
+
+int64_t policy_base_bytes(const ss::Policydb &db, int64_t image_bytes) {
+    constexpr int64_t kRuleOnDisk = 12;  // key (4 x u16) + datum (u32)
+    const ss::Avtab &te = db.b().te_avtab;
+    const int64_t rules = static_cast<int64_t>(te.nel() + db.cond->te_cond_avtab.nel());
+    return static_cast<int64_t>(te.nel()) * static_cast<int64_t>(sizeof(ss::AvtabNode)) +
+           static_cast<int64_t>(te.nslot()) * static_cast<int64_t>(sizeof(ss::AvtabNode *)) +
+           std::max<int64_t>(image_bytes - rules * kRuleOnDisk, 0);
+}
+
+namespace {
+
+// The serialised size of a policy: what a full copy writes and reads back, and our stand-in
+// for its in-memory size.
+int64_t image_bytes(const ss::Policydb &db) {
+    uint32_t v = std::max<uint32_t>(db.version(), 24);  // the oldest version the writer emits
+    return static_cast<int64_t>(ss::policydb_write(db, v).size());
+}
+
+}  // namespace
+
+StrategyBase::StrategyBase(std::string name, ss::PolicyState initial, const CoreConfig &core,
+                           bool rcu_published)
+    : platform_(kernel::current()),
+      policy_mutex_("policy_mutex", platform_),
+      name_(std::move(name)),
+      rcu_published_(rcu_published),
+      avc_(*this, core, platform_) {
+    initial.config.level_check = core.level_check;
+    if (!initial.sidtab) throw std::invalid_argument("policy state without a SID table");
+    const int64_t image = image_bytes(initial.db);
+    PolicyVersion *v = new_version(std::move(initial), kernel::Gfp::Kernel);
+    new_base_charge(v, image, kernel::Gfp::Kernel);
+    replace_policy(v);
+}
+
+StrategyBase::~StrategyBase() {
+    kernel::PlatformScope scope(platform_);
+    reclaim_.flush();
+    if (PolicyVersion *v = policy_locked()) {
+        if (rcu_published_) kernel::rcu_assign_pointer<PolicyVersion>(policy_, nullptr);
+        free_version(v);
+    }
+}
+
+// ---------------------------------------------------------------- versions and memory
+
+PolicyVersion *StrategyBase::replace_policy(PolicyVersion *v) {
+    if (rcu_published_) return kernel::rcu_replace_pointer(policy_, v);
+    return policy_.raw().exchange(v, std::memory_order_acq_rel);
+}
+
+PolicyVersion *StrategyBase::new_version(ss::PolicyState st, kernel::Gfp gfp) {
+    PolicyVersion *v = kernel::knew<PolicyVersion>(gfp);
+    v->st = std::move(st);
+    kernel::kmem_charge(v, cond_policy_bytes(*v->st.db.cond));
+    return v;
+}
+
+void StrategyBase::new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel::Gfp gfp) {
+    v->base_mem = kernel::kmalloc(sizeof(void *), gfp);
+    kernel::kmem_charge(v->base_mem, policy_base_bytes(v->st.db, image_bytes));
+}
+
+void StrategyBase::free_version(PolicyVersion *v) {
+    kernel::kfree(v->base_mem);
+    kernel::kdelete(v);
+}
+
+void StrategyBase::free_version_rcu(PolicyVersion *v) {
+    reclaim_.defer(v, [this, v] { free_version(v); });
+}
+
+// ---------------------------------------------------------------- read side
+
+int StrategyBase::read_policy(ReadFn fn) {
+    for (;;) {
+        int rc = read_section(fn);
+        if (rc != -ESTALE) return rc;  // the SID table was frozen under us: use the new policy
+    }
+}
+
+const ss::PolicyState &StrategyBase::setup_state() const {
+    return policy_locked()->st;
+}
+
+int StrategyBase::avc_has_perm(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_t requested,
+                               ss::AvDecision *avd) {
+    ss::AvDecision local;
+    return avc_.has_perm(ssid, tsid, tclass, requested, avd ? avd : &local);
+}
+
+int StrategyBase::compute_av(uint32_t ssid, uint32_t tsid, uint32_t tclass, ss::AvDecision *avd) {
+    static const Label kLabel("compute_av");
+    return read_policy([&](const ss::PolicyState &st) {
+        return kernel::compute(kLabel, [&] { return ss::compute_av(st, ssid, tsid, tclass, avd); });
+    });
+}
+
+int StrategyBase::context_to_sid(std::string_view context, uint32_t *sid) {
+    static const Label kLabel("context_to_sid");
+    return read_policy([&](const ss::PolicyState &st) {
+        return kernel::compute(kLabel, [&] { return ss::context_to_sid(st, context, sid); });
+    });
+}
+
+int StrategyBase::sid_to_context(uint32_t sid, std::string *out) {
+    static const Label kLabel("sid_to_context");
+    return read_policy([&](const ss::PolicyState &st) {
+        return kernel::compute(kLabel, [&] { return ss::sid_to_context(st, sid, out); });
+    });
+}
+
+int StrategyBase::transition_sid(uint32_t ssid, uint32_t tsid, uint32_t tclass,
+                                 std::string_view objname, uint32_t *out_sid) {
+    static const Label kLabel("transition_sid");
+    return read_policy([&](const ss::PolicyState &st) {
+        return kernel::compute(
+            kLabel, [&] { return ss::transition_sid(st, ssid, tsid, tclass, out_sid, objname); });
+    });
+}
+
+int StrategyBase::get_user_sids(uint32_t fromsid, std::string_view username,
+                                std::vector<uint32_t> *sids) {
+    static const Label kLabel("get_user_sids");
+    std::vector<uint32_t> candidates;
+    uint32_t process_class = 0, transition = 0;
+    int rc = read_policy([&](const ss::PolicyState &st) {
+        return kernel::compute(kLabel, [&] {
+            process_class = st.p().process_class;
+            transition = ss::process_transition_perm(st.p());
+            return ss::get_user_sids_candidates(st, fromsid, username, &candidates);
+        });
+    });
+    sids->clear();
+    if (rc) return rc;
+    // Outside the policy's read section: a permission check per candidate, through the AVC.
+    for (uint32_t sid : candidates) {
+        ss::AvDecision avd;
+        if (transition && avc_.has_perm_noaudit(fromsid, sid, process_class, transition,
+                                                ss::AVC_STRICT, &avd) == 0)
+            sids->push_back(sid);
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------- write side
+
+int StrategyBase::set_bools(std::span<const int> values, uint32_t *seqno) {
+    static const Label kOp("set_bools");
+    kernel::OpScope op(kOp);
+    uint32_t s = 0;
+    int rc = write_bools(values, &s);
+    if (rc == 0 && seqno) *seqno = s;
+    return rc;
+}
+
+int StrategyBase::load_policy(std::span<const uint8_t> image, uint32_t *seqno) {
+    static const Label kOp("load_policy");
+    kernel::OpScope op(kOp);
+    uint32_t s = 0;
+    int rc = write_load(image, &s);
+    if (rc == 0 && seqno) *seqno = s;
+    return rc;
+}
+
+PolicyVersion *StrategyBase::prepare_load(std::span<const uint8_t> image, const PolicyVersion &old,
+                                          int *rc) {
+    static const Label kRead("policydb_read");
+    static const Label kConvert("sidtab_convert");
+    ss::Policydb db;
+    *rc = kernel::compute(kRead, [&] {
+        try {
+            db = ss::policydb_read(image, "load_policy");
+            return 0;
+        } catch (const UserError &) {
+            return -EINVAL;
+        }
+    });
+    if (*rc) return nullptr;
+    ss::PolicyState next;
+    *rc = kernel::compute(kConvert, [&] { return ss::load_policy(&old.st, std::move(db), &next); });
+    if (*rc) return nullptr;
+    PolicyVersion *v = new_version(std::move(next), kernel::Gfp::Kernel);
+    new_base_charge(v, static_cast<int64_t>(image.size()), kernel::Gfp::Kernel);
+    return v;
+}
+
+int StrategyBase::set_bools_exclusive(std::span<const int> values, uint32_t *seqno,
+                                      Exclusive exclusive) {
+    static const Label kSet("set_bools_inplace");
+    kernel::mutex_lock(policy_mutex_);
+    int rc = 0;
+    exclusive([&] {
+        PolicyVersion *p = policy_locked();
+        rc = kernel::compute(kSet, [&] { return ss::set_bools_inplace(p->st, values); });
+        *seqno = p->st.seqno;
+    });
+    if (!rc) notify_policy_change(*seqno);
+    kernel::mutex_unlock(policy_mutex_);
+    return rc;
+}
+
+int StrategyBase::load_exclusive(std::span<const uint8_t> image, uint32_t *seqno,
+                                 Exclusive exclusive, bool wait_grace_period) {
+    kernel::mutex_lock(policy_mutex_);
+    PolicyVersion *old = policy_locked();
+    int rc;
+    if (PolicyVersion *next = prepare_load(image, *old, &rc)) {
+        exclusive([&] {
+            replace_policy(next);
+            *seqno = next->st.seqno;
+        });
+        commit_load(*old);
+        notify_policy_change(*seqno);
+        if (wait_grace_period) kernel::synchronize_rcu();
+        free_version(old);
+    }
+    kernel::mutex_unlock(policy_mutex_);
+    return rc;
+}
+
+}  // namespace locksim::strategies

@@ -1,0 +1,155 @@
+// What every strategy shares: the read-side services written once over a virtual read
+// section, the AVC in front, the published policy version with its accounted memory, and the
+// load_policy steps every design performs the same way. A strategy file supplies its read
+// section and its writer paths (set_bools, load_policy), kernel-style, against kernel/kernel.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "kernel/kernel.h"
+#include "strategies/avc.h"
+#include "strategies/rcu_reclaim.h"
+#include "strategies/security_server.h"
+
+namespace locksim::strategies {
+
+// One policy version (the kernel's struct selinux_policy), in accounted memory: the object is
+// charged with its conditional state's bytes; `base_mem` holds the charge for the policy base
+// (everything but the conditional state) and belongs to exactly one version: a shallow copy
+// takes it over from the version it copies, so freeing the old version frees only what it
+// alone owned, and the peak shows what a copy really cost.
+struct PolicyVersion {
+    ss::PolicyState st;
+    void *base_mem = nullptr;
+};
+
+// Bytes of a conditional state (boolean table, conditional avtab, conditional node list).
+int64_t cond_policy_bytes(const ss::CondPolicy &cond);
+// Bytes of a policy base in memory: the unconditional avtab's nodes and slots, plus what its
+// binary image of `image_bytes` holds besides the rules (symbols, ebitmaps, constraints ...).
+int64_t policy_base_bytes(const ss::Policydb &db, int64_t image_bytes);
+
+class StrategyBase : public SecurityServer {
+  public:
+    // `rcu_published`: the policy pointer is published under RCU (readers may hold an old
+    // version until a grace period ends); otherwise a lock keeps readers out while it changes.
+    StrategyBase(std::string name, ss::PolicyState initial, const CoreConfig &core,
+                 bool rcu_published);
+    ~StrategyBase() override;
+
+    std::string_view name() const final { return name_; }
+    int avc_has_perm(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_t requested,
+                     ss::AvDecision *avd) final;
+    int compute_av(uint32_t ssid, uint32_t tsid, uint32_t tclass, ss::AvDecision *avd) final;
+    int context_to_sid(std::string_view context, uint32_t *sid) final;
+    int sid_to_context(uint32_t sid, std::string *out) final;
+    int transition_sid(uint32_t ssid, uint32_t tsid, uint32_t tclass, std::string_view objname,
+                       uint32_t *out_sid) final;
+    int get_user_sids(uint32_t fromsid, std::string_view username,
+                      std::vector<uint32_t> *sids) final;
+    int read_policy(ReadFn fn) final;
+    int set_bools(std::span<const int> values, uint32_t *seqno) final;
+    int load_policy(std::span<const uint8_t> image, uint32_t *seqno) final;
+    const ss::PolicyState &setup_state() const final;
+    ss::AvcStats avc_stats() const final { return avc_.stats(); }
+
+  protected:
+    // The strategy's read-side section around `fn(current policy)`; returns what fn returns.
+    virtual int read_section(ReadFn fn) = 0;
+    // The writer paths, each inside its operation scope; on success *seqno is the committed
+    // policy's sequence number. They call notify_policy_change where the kernel does.
+    virtual int write_bools(std::span<const int> values, uint32_t *seqno) = 0;
+    virtual int write_load(std::span<const uint8_t> image, uint32_t *seqno) = 0;
+
+    // The RCU reader every RCU design shares: rcu_read_lock, rcu_dereference, fn, unlock.
+    int rcu_read_section(ReadFn fn) {
+        kernel::rcu_read_lock();
+        int rc = fn(policy_rcu()->st);
+        kernel::rcu_read_unlock();
+        return rc;
+    }
+
+    // --- the published policy ---
+    // Read side of an RCU strategy (inside rcu_read_lock).
+    PolicyVersion *policy_rcu() const { return kernel::rcu_dereference(policy_); }
+    // Under the lock that keeps writers (or readers and writers) out.
+    PolicyVersion *policy_locked() const { return kernel::rcu_dereference_protected(policy_); }
+    // Makes `v` current and returns the previous version: rcu_replace_pointer for an RCU
+    // strategy, a plain store under the writer's exclusive lock otherwise.
+    PolicyVersion *replace_policy(PolicyVersion *v);
+
+    // --- versions in accounted memory ---
+    // A version object (kmalloc with `gfp`) charged with its conditional state's bytes.
+    PolicyVersion *new_version(ss::PolicyState st, kernel::Gfp gfp);
+    // A new charge for the policy base of `v` (a full copy or a newly read policy), whose
+    // binary image has `image_bytes`; `v` owns it.
+    static void new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel::Gfp gfp);
+    // Frees the version, its conditional state and the base charge when it owns it.
+    void free_version(PolicyVersion *v);
+    // call_rcu(free_version): freed after a grace period, from the callback context.
+    void free_version_rcu(PolicyVersion *v);
+
+    // avc_ss_reset and the rest of selinux_notify_policy_change.
+    void notify_policy_change(uint32_t seqno) { avc_.ss_reset(seqno); }
+
+    // security_load_policy's first half, the same for every design and run outside the policy
+    // lock with the writer mutex held: policydb_read of the image, the booleans preserved by
+    // name and the live SID table conversion from `old`. The result is a version charged with
+    // the new policy's bytes (policy_base_bytes + cond_policy_bytes), or nullptr with
+    // *rc set.
+    PolicyVersion *prepare_load(std::span<const uint8_t> image, const PolicyVersion &old, int *rc);
+    // After the swap: the old SID table stops mirroring and is frozen (inserts get -ESTALE).
+    static void commit_load(const PolicyVersion &old) { ss::commit_load_policy(old.st); }
+
+    // The writer paths of the designs that change the policy in place under an exclusive
+    // section: `exclusive(step)` takes the strategy's write side, runs `step`, releases it.
+    using Exclusive = FunctionRef<void(FunctionRef<void()>)>;
+    // policy_mutex; exclusive { set_bools_inplace }; avc_ss_reset.
+    int set_bools_exclusive(std::span<const int> values, uint32_t *seqno, Exclusive exclusive);
+    // policy_mutex; prepare_load outside; exclusive { swap }; freeze the old SID table;
+    // avc_ss_reset; free the old version (after a grace period when readers may still hold
+    // it without the write side excluding them).
+    int load_exclusive(std::span<const uint8_t> image, uint32_t *seqno, Exclusive exclusive,
+                       bool wait_grace_period);
+
+    kernel::Platform &platform_;
+    // Serialises writers (selinuxfs's sel_mutex before 5.10, policy_mutex since).
+    kernel::Mutex policy_mutex_;
+
+  private:
+    std::string name_;
+    bool rcu_published_;
+    kernel::RcuPointer<PolicyVersion> policy_;
+    RcuReclaimer reclaim_;
+    Avc avc_;
+};
+
+// The strategy files' constructors (registry.cpp maps catalog names to them).
+std::unique_ptr<StrategyBase> make_rwlock(ss::PolicyState st, const CoreConfig &core,
+                                          const Params &options);
+std::unique_ptr<StrategyBase> make_rwsem(ss::PolicyState st, const CoreConfig &core,
+                                         const Params &options);
+std::unique_ptr<StrategyBase> make_rcu_full_copy(ss::PolicyState st, const CoreConfig &core,
+                                                 const Params &options);
+std::unique_ptr<StrategyBase> make_rcu_cond_dup(ss::PolicyState st, const CoreConfig &core,
+                                                const Params &options);
+std::unique_ptr<StrategyBase> make_rcu_cond_dup_async(ss::PolicyState st, const CoreConfig &core,
+                                                      const Params &options);
+std::unique_ptr<StrategyBase> make_percpu_rwsem(ss::PolicyState st, const CoreConfig &core,
+                                                const Params &options);
+std::unique_ptr<StrategyBase> make_seqlock(ss::PolicyState st, const CoreConfig &core,
+                                           const Params &options);
+
+// synchronize_rcu or synchronize_rcu_expedited, by the catalog's grace_period option.
+bool expedited_grace_period(const Params &options);
+inline void grace_period(bool expedited) {
+    if (expedited)
+        kernel::synchronize_rcu_expedited();
+    else
+        kernel::synchronize_rcu();
+}
+
+}  // namespace locksim::strategies

@@ -1,0 +1,182 @@
+// The simulator's self-checks on strategies: the shipped ones run clean under toggles and a
+// reload (replay_test.cpp asserts that too); deliberately broken ones, written here against
+// the same base class, are reported.
+#include <gtest/gtest.h>
+
+#include "ss/error.h"
+#include "strategies/catalog.h"
+#include "strategies/strategy.h"
+#include "strategy_test_util.h"
+
+namespace locksim::strategies::test {
+namespace {
+
+using kernel::kMsec;
+using kernel::kUsec;
+
+// rcu-cond-dup without the grace period: the old version is freed right after publishing.
+class FreesWithoutGracePeriod final : public StrategyBase {
+  public:
+    FreesWithoutGracePeriod(ss::PolicyState st, const CoreConfig &core)
+        : StrategyBase("broken-no-grace-period", std::move(st), core, true) {}
+
+  protected:
+    int read_section(ReadFn fn) override { return rcu_read_section(fn); }
+    int write_bools(std::span<const int> values, uint32_t *seqno) override {
+        kernel::mutex_lock(policy_mutex_);
+        PolicyVersion *old = policy_locked();
+        ss::PolicyState st;
+        int rc =
+            kernel::compute("dup", [&] { return ss::set_bools_cond_dup(old->st, values, &st); });
+        PolicyVersion *next = new_version(std::move(st), kernel::Gfp::Kernel);
+        next->base_mem = old->base_mem;
+        old->base_mem = nullptr;
+        *seqno = next->st.seqno;
+        replace_policy(next);
+        free_version(old);  // BUG: readers may still hold it
+        kernel::mutex_unlock(policy_mutex_);
+        return rc;
+    }
+    int write_load(std::span<const uint8_t>, uint32_t *) override { return -EINVAL; }
+};
+
+// rwlock whose writer takes a sleeping lock inside its spinning section.
+class SleepsUnderSpinlock final : public StrategyBase {
+  public:
+    SleepsUnderSpinlock(ss::PolicyState st, const CoreConfig &core)
+        : StrategyBase("broken-sleep-in-atomic", std::move(st), core, false), lock_("broken") {}
+
+  protected:
+    int read_section(ReadFn fn) override {
+        kernel::read_lock(lock_);
+        int rc = fn(policy_locked()->st);
+        kernel::read_unlock(lock_);
+        return rc;
+    }
+    int write_bools(std::span<const int> values, uint32_t *seqno) override {
+        return set_bools_exclusive(values, seqno, [&](FunctionRef<void()> update) {
+            kernel::write_lock_irq(lock_);
+            kernel::mutex_lock(extra_);  // BUG: may sleep with a spinning lock held
+            update();
+            kernel::mutex_unlock(extra_);
+            kernel::write_unlock_irq(lock_);
+        });
+    }
+    int write_load(std::span<const uint8_t>, uint32_t *) override { return -EINVAL; }
+
+  private:
+    kernel::RwLock lock_;
+    kernel::Mutex extra_{"broken_extra"};
+};
+
+// Readers that stay 40 us in their read section and a toggling writer, 4 CPUs.
+kernel::RunResults run_toggles(const std::function<std::unique_ptr<SecurityServer>()> &make) {
+    sim::SimConfig cfg = sim_config(4, 10 * kMsec, 3);
+    cfg.hz = 1000;
+    sim::SimPlatform sim(cfg);
+    kernel::PlatformScope scope(sim);
+    std::unique_ptr<SecurityServer> server = make();
+    const uint32_t nbools = server->setup_state().db.cond->bools.nprim;
+    for (int i = 0; i < 3; ++i)
+        sim.create_task({"reader" + std::to_string(i)}, [&] {
+            while (!kernel::kthread_should_stop()) {
+                server->read_policy([](const ss::PolicyState &) {
+                    kernel::ndelay(40 * kUsec);
+                    return 0;
+                });
+                kernel::ndelay(5 * kUsec);
+            }
+        });
+    sim.create_task({"setsebool"}, [&] {
+        for (int n = 0; !kernel::kthread_should_stop(); ++n) {
+            std::vector<int> values(nbools, n & 1);
+            EXPECT_EQ(server->set_bools(values), 0);
+            kernel::sleep_for(300 * kUsec);
+        }
+    });
+    return sim.run();
+}
+
+ss::PolicyState fixture_state(const CoreConfig &core) {
+    return make_policy_state(ss::policydb_read(read_bytes(fixture("cond.33"))), core);
+}
+
+TEST(Checks, FreeWithoutGracePeriodIsReported) {
+    CoreConfig core;
+    kernel::RunResults r = run_toggles(
+        [&] { return std::make_unique<FreesWithoutGracePeriod>(fixture_state(core), core); });
+    EXPECT_GT(r.count_violations("rcu_free_in_use"), 0u) << violations_text(r);
+}
+
+TEST(Checks, SleepUnderSpinlockIsReported) {
+    CoreConfig core;
+    kernel::RunResults r = run_toggles(
+        [&] { return std::make_unique<SleepsUnderSpinlock>(fixture_state(core), core); });
+    EXPECT_GT(r.count_violations("sleep_in_atomic"), 0u) << violations_text(r);
+}
+
+class Shipped : public ::testing::TestWithParam<StrategyCase> {};
+
+TEST_P(Shipped, RunsCleanWithLongReaders) {
+    CoreConfig core;
+    kernel::RunResults r = run_toggles([&] {
+        return make_security_server(GetParam().name, GetParam().options, fixture_state(core), core);
+    });
+    EXPECT_TRUE(r.violations.empty()) << violations_text(r);
+    EXPECT_GT(r.ops["set_bools"].completed, 3u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, Shipped, ::testing::ValuesIn(all_strategy_cases()),
+                         [](const auto &info) { return info.param.label(); });
+
+// A reader that finds the SID table frozen under it (-ESTALE) runs again on the new policy.
+TEST(ReadSide, StaleIsRetried) {
+    sim::SimPlatform sim(sim_config(2, kMsec));
+    kernel::PlatformScope scope(sim);
+    CoreConfig core;
+    auto server = make_security_server("rcu-cond-dup", {}, fixture_state(core), core);
+    int calls = 0, rc = 0;
+    sim.create_task({"reader"}, [&] {
+        rc = server->read_policy(
+            [&](const ss::PolicyState &) { return ++calls == 1 ? -ESTALE : 7; });
+    });
+    kernel::RunResults r = sim.run();
+    EXPECT_EQ(rc, 7);
+    EXPECT_EQ(calls, 2);
+    EXPECT_TRUE(r.violations.empty()) << violations_text(r);
+}
+
+// --- the registry ---------------------------------------------------------------------------
+
+TEST(Registry, EveryCatalogEntryBuildsAndNamesItself) {
+    sim::SimPlatform sim(sim_config(2, kMsec));
+    kernel::PlatformScope scope(sim);
+    CoreConfig core;
+    for (const auto &info : strategy_catalog()) {
+        auto server = make_security_server(info.name, {}, fixture_state(core), core);
+        EXPECT_EQ(server->name(), info.name);
+    }
+}
+
+TEST(Registry, BadNamesAndOptionsAreUserErrors) {
+    sim::SimPlatform sim(sim_config(2, kMsec));
+    kernel::PlatformScope scope(sim);
+    CoreConfig core;
+    EXPECT_THROW(make_security_server("rcu-ful-copy", {}, fixture_state(core), core), UserError);
+    Params unknown;
+    unknown.set("grace", std::string("normal"));
+    EXPECT_THROW(make_security_server("rcu-cond-dup", unknown, fixture_state(core), core),
+                 UserError);
+    Params bad;
+    bad.set("copy", std::string("lazy"));
+    EXPECT_THROW(make_security_server("rcu-full-copy", bad, fixture_state(core), core), UserError);
+    Params range;
+    range.set("max_retries", int64_t{0});
+    EXPECT_THROW(make_security_server("seqlock", range, fixture_state(core), core), UserError);
+    CoreConfig odd = core;
+    odd.avc_slots = 100;
+    EXPECT_THROW(make_security_server("rwlock", {}, fixture_state(odd), odd), UserError);
+}
+
+}  // namespace
+}  // namespace locksim::strategies::test

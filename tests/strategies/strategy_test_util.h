@@ -1,0 +1,104 @@
+// Shared pieces of the strategy tests: policies, simulator configurations and servers.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kernel/results.h"
+#include "sim/sim_platform.h"
+#include "ss/policydb.h"
+#include "strategies/security_server.h"
+
+namespace locksim::strategies::test {
+
+inline std::vector<uint8_t> read_bytes(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline std::string fixture(const std::string &name) {
+    return std::string(LOCKSIM_FIXTURE_DIR) + "/" + name;
+}
+
+inline std::string debian_default() {
+    return std::string(LOCKSIM_POLICY_DIR) + "/default.policy.33";
+}
+
+inline sim::SimConfig sim_config(int cpus, kernel::Time duration, uint64_t seed = 1) {
+    sim::SimConfig c;
+    c.cpus = cpus;
+    c.duration = duration;
+    c.seed = seed;
+    c.profile = sim::find_profile("x86-modern");
+    c.keep_longest = 400;
+    return c;
+}
+
+// A strategy with options given as "key=value" pairs of strings or integers.
+struct StrategyCase {
+    std::string name;
+    Params options;
+    std::string label() const {
+        std::string s = name;
+        for (const auto &[k, v] : options.values()) {
+            s += "_" + k + "_";
+            if (const auto *str = std::get_if<std::string>(&v))
+                s += *str;
+            else if (const auto *i = std::get_if<int64_t>(&v))
+                s += std::to_string(*i);
+        }
+        for (char &c : s)
+            if (c == '-') c = '_';
+        return s;
+    }
+};
+
+inline void PrintTo(const StrategyCase &c, std::ostream *os) {
+    *os << c.label();
+}
+
+inline StrategyCase with(std::string name, const std::string &key = {}, ParamValue value = {}) {
+    StrategyCase c{std::move(name), {}};
+    if (!key.empty()) c.options.set(key, std::move(value));
+    return c;
+}
+
+// Every shipped strategy, and each non-default option value once.
+inline std::vector<StrategyCase> all_strategy_cases() {
+    return {with("rwlock"),
+            with("rwsem"),
+            with("rcu-full-copy", "copy", std::string("atomic")),
+            with("rcu-full-copy", "copy", std::string("sleepable")),
+            with("rcu-full-copy", "grace_period", std::string("expedited")),
+            with("rcu-cond-dup"),
+            with("rcu-cond-dup", "grace_period", std::string("expedited")),
+            with("rcu-cond-dup-async"),
+            with("percpu-rwsem"),
+            with("seqlock"),
+            with("seqlock", "max_retries", int64_t{1})};
+}
+
+// The longest preempt-off interval whose operation label is not `except`; when every kept
+// interval has that label, the shortest kept one (an upper bound).
+inline kernel::Time longest_preempt_off_except(const kernel::RunResults &r,
+                                               const std::string &except) {
+    for (const auto &iv : r.preempt_off.longest)
+        if (iv.label != except) return iv.length;
+    return r.preempt_off.longest.empty() ? 0 : r.preempt_off.longest.back().length;
+}
+
+inline std::string violations_text(const kernel::RunResults &r) {
+    std::string s;
+    for (const auto &v : r.violations)
+        s += v.kind + ": " + v.message + "\n";
+    return s;
+}
+
+}  // namespace locksim::strategies::test
