@@ -71,17 +71,17 @@ void write_hgrm(const fs::path &dir, const analysis::ResultsFile &results) {
             write_text(dir / "hgrm" / fmt::format("{}-{}.hgrm", stem, safe_name(what)),
                        hist.percentile_table(1000.0));
         };
-        dump(detail.at("preempt_off").at("length"), "preempt_off");
-        dump(detail.at("irqs_off").at("length"), "irqs_off");
+        dump(detail.at("preempt_off").at("length_ns"), "preempt_off");
+        dump(detail.at("irqs_off").at("length_ns"), "irqs_off");
         kernel::Histogram probe;
-        for (const auto &[task, h] : detail.at("wakeup_latency").items())
+        for (const auto &[task, h] : detail.at("wakeup_latency_ns").items())
             probe.merge(h.get<kernel::Histogram>());
         if (probe.count()) {
             write_text(dir / "hgrm" / fmt::format("{}-probe_wakeup.hgrm", stem),
                        probe.percentile_table(1000.0));
         }
         for (const auto &[label, op] : detail.at("ops").items())
-            dump(op.at("latency"), "op-" + label);
+            dump(op.at("latency_ns"), "op-" + label);
     }
 }
 
@@ -93,13 +93,13 @@ void print_run_detail(const nlohmann::json &run) {
     for (const auto &iv : d.at("preempt_off").at("longest")) {
         if (n++ == 8) break;
         fmt::print("  {:>10}  cpu {:<3} {:<18} {:<22} {} -> {}\n",
-                   analysis::human_ns(iv.value("length", int64_t{0})), iv.value("cpu", 0),
+                   analysis::human_ns(iv.value("length_ns", int64_t{0})), iv.value("cpu", 0),
                    iv.value("task", ""), iv.value("label", ""), iv.value("start_site", ""),
                    iv.value("end_site", ""));
     }
     fmt::print("operations\n");
     for (const auto &[label, op] : d.at("ops").items()) {
-        kernel::Histogram h = op.at("latency").get<kernel::Histogram>();
+        kernel::Histogram h = op.at("latency_ns").get<kernel::Histogram>();
         fmt::print("  {:<22} {:>9} done  p50 {:>9}  p99 {:>9}  max {:>9}  lock wait {:>9}\n", label,
                    op.value("completed", uint64_t{0}),
                    analysis::human_ns(h.value_at_percentile(50)),

@@ -23,7 +23,7 @@ void spawn_login(const WorkloadSpec &spec, WorkloadEnv &env) {
         spec.label);
     const kernel::Time period = spec.params.get_duration_ns("period");
     spawn_tasks(spec, env, false, [=, &server = env.server](int index) {
-        static const kernel::Label kOp("login");
+        static const kernel::Label kOp("login.get_user_sids");
         kernel::Time next = kernel::now();
         size_t i = static_cast<size_t>(index);
         std::vector<uint32_t> sids;

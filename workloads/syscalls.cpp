@@ -54,8 +54,8 @@ void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
     s->w_sock = s->sock ? p.get_int("socket") : 0;
     s->think = p.get_duration_ns("think");
     spawn_tasks(spec, env, false, [s, &server = env.server](int index) {
-        static const kernel::Label kRw("syscall.read_write"), kOpen("syscall.open_stat"),
-            kSock("syscall.socket");
+        static const kernel::Label kRw("syscalls.read_write"), kOpen("syscalls.open_stat"),
+            kSock("syscalls.socket");
         const uint32_t self = s->domain_sids[static_cast<size_t>(index) % s->domain_sids.size()];
         const int64_t total = s->w_rw + s->w_open + s->w_sock;
         while (!kernel::kthread_should_stop()) {

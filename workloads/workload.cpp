@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "ss/error.h"
+#include "workloads/catalog.h"
 
 namespace locksim {
 
@@ -11,7 +12,11 @@ bool is_writer_op(std::string_view label) {
 }
 
 bool is_reader_op(std::string_view label) {
-    return !is_writer_op(label) && label != kOpAvcRefill;
+    size_t dot = label.find('.');
+    if (dot == std::string_view::npos) return false;
+    std::string_view kind = label.substr(0, dot);
+    return kind != "setsebool" && kind != "load_policy" && kind != "probe" &&
+           find_workload_info(kind) != nullptr;
 }
 
 void spawn_tasks(const WorkloadSpec &spec, WorkloadEnv &env, bool probe,

@@ -23,8 +23,9 @@ inline constexpr const char *kOpSetsebool = "setsebool";
 inline constexpr const char *kOpLoadPolicy = "load_policy";
 // The AVC misses that follow a policy change's flush (recorded by the security server).
 inline constexpr const char *kOpAvcRefill = "avc_refill";
-// Operations of the write side, and the read-side operations workloads record (every other
-// label a workload records: syscall.*, aim7.*, journald.*, login, avc_pressure.*).
+// Operations of the write side, and the read-side operations workloads record: each labelled
+// "<workload kind>.<operation>" (syscalls.read_write, login.get_user_sids, ...). Labels the
+// security server records inside them (avc_miss, set_bools, ...) are neither.
 bool is_writer_op(std::string_view label);
 bool is_reader_op(std::string_view label);
 
