@@ -16,6 +16,13 @@ struct CommandRegistrar {
     explicit CommandRegistrar(CommandAdder adder) { command_adders().push_back(std::move(adder)); }
 };
 
+// A subcommand shared by several files (e.g. `list`): found by name, or created with `help`
+// and required to have a subcommand of its own.
+CLI::App *shared_subcommand(CLI::App &app, const std::string &name, const std::string &help);
+
+inline constexpr const char *kListHelp =
+    "List what a scenario can name: strategies, workloads, profiles";
+
 // Exit statuses shared by every command.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;

@@ -48,8 +48,7 @@ void print_params(const std::vector<ParamSpec> &specs, bool verbose) {
 }
 
 CommandRegistrar reg([](CLI::App &app) {
-    auto *list = app.add_subcommand("list", "List what a scenario can name");
-    list->require_subcommand(1);
+    auto *list = shared_subcommand(app, "list", kListHelp);
     auto verbose = std::make_shared<bool>(false);
     auto *strategies = list->add_subcommand("strategies", "Locking strategies");
     strategies->add_flag("-v,--verbose", *verbose, "Also print each option");

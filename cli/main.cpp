@@ -13,6 +13,14 @@ std::vector<CommandAdder> &command_adders() {
     return adders;
 }
 
+CLI::App *shared_subcommand(CLI::App &app, const std::string &name, const std::string &help) {
+    auto found = app.get_subcommands([&](CLI::App *sub) { return sub->get_name() == name; });
+    if (!found.empty()) return found.front();
+    auto *cmd = app.add_subcommand(name, help);
+    cmd->require_subcommand(1);
+    return cmd;
+}
+
 }  // namespace locksim::cli
 
 int main(int argc, char **argv) {

@@ -7,19 +7,9 @@
 namespace locksim::cli {
 namespace {
 
-// The shared `list` command: created by the first file that needs it, so that each kind of
-// list (profiles, strategies, ...) stays in its own file.
-CLI::App *list_command(CLI::App &app) {
-    auto found = app.get_subcommands([](CLI::App *sub) { return sub->get_name() == "list"; });
-    if (!found.empty()) return found.front();
-    auto *list = app.add_subcommand("list", "List what locksim knows: profiles, strategies, ...");
-    list->require_subcommand(1);
-    return list;
-}
-
 CommandRegistrar reg([](CLI::App &app) {
-    auto *cmd =
-        list_command(app)->add_subcommand("profiles", "CPU profiles of the simulator's cost model");
+    auto *cmd = shared_subcommand(app, "list", kListHelp)
+                    ->add_subcommand("profiles", "CPU profiles of the simulator's cost model");
     auto verbose = std::make_shared<bool>(false);
     cmd->add_flag("-v,--verbose", *verbose, "Also say how each profile was derived");
     cmd->callback([verbose] {

@@ -177,10 +177,28 @@ void SimPlatform::trace_line(std::string line) {
     trace_.push_back(fmt::format("{:>12} {}", engine_.now(), line));
 }
 
+void SimPlatform::reset_stats() {
+    const Time now = engine_.now();
+    for (auto &op : op_stats_) op = kernel::OpStats{};
+    wakeup_.clear();
+    preempt_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
+    irqs_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
+    for (LockClass &c : classes_) c.stats = kernel::LockStats{.kind = c.stats.kind};
+    rcu_stats_ = kernel::RcuStats{};
+    const int64_t live = mem_.live_bytes;
+    mem_ = kernel::MemStats{.live_bytes = live, .peak_bytes = live};
+    for (Cpu &c : cpus_) {
+        c.stats = kernel::CpuStats{};
+        c.busy_since = now;
+    }
+    compute_ns_.clear();
+    stats_since_ = now;
+}
+
 kernel::RunResults SimPlatform::collect() {
     kernel::RunResults r;
     r.platform = "sim";
-    r.duration_ns = cfg_.duration;
+    r.duration_ns = cfg_.duration - stats_since_;
     r.seed = cfg_.seed;
     r.events = engine_.events_processed();
     r.config = {{"cpus", std::to_string(cfg_.cpus)},

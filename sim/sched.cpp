@@ -447,6 +447,12 @@ void SimPlatform::tick(Cpu &c) {
     }
 }
 
+void SimPlatform::on_warmup_end(void *self, uint64_t) {
+    auto *p = static_cast<SimPlatform *>(self);
+    p->trace_event("warmup end");
+    p->reset_stats();
+}
+
 void SimPlatform::on_stop(void *self, uint64_t) {
     auto *p = static_cast<SimPlatform *>(self);
     p->stop_ = true;
@@ -573,6 +579,8 @@ kernel::RunResults SimPlatform::run() {
     for (Cpu &c : cpus_)
         engine_.schedule(jiffy_, on_tick, this, static_cast<uint64_t>(c.id));
     engine_.schedule(cfg_.duration, on_stop, this, 0);
+    if (cfg_.warmup > 0 && cfg_.warmup < cfg_.duration)
+        engine_.schedule(cfg_.warmup, on_warmup_end, this, 0);
     for (auto &t : tasks_)
         if (t->state == TaskState::New) wake(t.get(), -1, 0);
     try {

@@ -55,6 +55,9 @@ enum class PreemptModel : uint8_t { Full, None };
 struct SimConfig {
     int cpus = 4;
     Time duration = kernel::kSec;
+    // Statistics gathered before this time are dropped (self-check violations are kept): the
+    // caches and queues settle first. Part of `duration`, not added to it.
+    Time warmup = 0;
     uint64_t seed = 1;
     CpuProfile profile;  // default: zero work costs, default primitive costs
     CostModel cost_model = CostModel::Counted;
@@ -235,6 +238,8 @@ class SimPlatform final : public kernel::Platform {
     static void on_tick(void *self, uint64_t arg);
     static void on_resched_ipi(void *self, uint64_t arg);
     static void on_stop(void *self, uint64_t arg);
+    static void on_warmup_end(void *self, uint64_t arg);
+    void reset_stats();
     void cpu_event(Cpu &c, uint64_t gen);
     void start_act(Cpu &c, Act act, Time duration);
     void execute(Cpu &c);
@@ -339,6 +344,7 @@ class SimPlatform final : public kernel::Platform {
     std::map<std::string, kernel::Histogram> wakeup_;
     std::map<std::string, Time> compute_ns_;
     kernel::IntervalStats preempt_off_, irqs_off_;
+    Time stats_since_ = 0;  // start of the measured period (the end of the warm-up)
     kernel::RcuStats rcu_stats_;
     std::vector<kernel::Violation> violations_;
     std::set<std::string> violation_keys_;

@@ -75,7 +75,7 @@ struct OutputSpec {
 // "workload.setsebool.period", ...) and the values it takes; points are the cross product.
 struct SweepAxis {
     std::string field;
-    std::vector<std::string> values;  // each as TOML text, e.g. "8" or "\"expedited\""
+    std::vector<std::string> values;         // each as TOML text, e.g. "8" or "\"expedited\""
     std::vector<std::pair<int, int>> where;  // line and column of each value in the file
 };
 

@@ -1,0 +1,227 @@
+// `locksim run|compare|sweep FILE`: run a scenario and write its results.
+//   run      one strategy (--strategy, default the scenario's first), with a detailed report:
+//            the longest preempt-off sections with their labels and sites, per-operation
+//            latency, lock statistics, violations;
+//   compare  every strategy of the scenario side by side (the mailing-list table);
+//   sweep    every point of the scenario's [sweep] grid, points in parallel; --shard I/N runs
+//            one slice for a batch scheduler, `locksim merge` joins the slices.
+// Results go to the scenario's output directory (or -o): results.json, results.csv and one
+// .hgrm percentile file per histogram. Ctrl-C stops starting new runs and keeps what finished.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/results_file.h"
+#include "analysis/table.h"
+#include "cli/command.h"
+#include "kernel/results.h"
+#include "runner/runner.h"
+#include "ss/error.h"
+
+namespace locksim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_sigint(int) {
+    g_interrupted.store(true);
+}
+
+enum class Mode { Run, Compare, Sweep };
+
+struct RunArgs {
+    std::string file;
+    std::string out_dir;
+    std::vector<std::string> strategies;
+    std::vector<int64_t> seeds;
+    std::string shard;
+    int threads = 0;
+    bool quiet = false;
+};
+
+void write_text(const fs::path &path, const std::string &text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) throw UserError(fmt::format("{}: cannot write", path.string()));
+}
+
+std::string safe_name(std::string s) {
+    for (char &c : s)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+    return s;
+}
+
+// One .hgrm file per histogram of each run: preempt-off, IRQs-off, probe wake-up, and the
+// latency of every operation.
+void write_hgrm(const fs::path &dir, const analysis::ResultsFile &results) {
+    fs::create_directories(dir / "hgrm");
+    for (const auto &run : results.runs) {
+        const auto &detail = run.at("detail");
+        std::string stem = fmt::format("{:03}-{}-seed{}", run.value("index", 0),
+                                       safe_name(run.value("label", "")), run.value("seed", 0));
+        auto dump = [&](const nlohmann::json &h, const std::string &what) {
+            kernel::Histogram hist = h.get<kernel::Histogram>();
+            if (hist.count() == 0) return;
+            write_text(dir / "hgrm" / fmt::format("{}-{}.hgrm", stem, safe_name(what)),
+                       hist.percentile_table(1000.0));
+        };
+        dump(detail.at("preempt_off").at("length_ns"), "preempt_off");
+        dump(detail.at("irqs_off").at("length_ns"), "irqs_off");
+        kernel::Histogram probe;
+        for (const auto &[task, h] : detail.at("wakeup_latency_ns").items())
+            probe.merge(h.get<kernel::Histogram>());
+        if (probe.count()) {
+            write_text(dir / "hgrm" / fmt::format("{}-probe_wakeup.hgrm", stem),
+                       probe.percentile_table(1000.0));
+        }
+        for (const auto &[label, op] : detail.at("ops").items())
+            dump(op.at("latency_ns"), "op-" + label);
+    }
+}
+
+void print_run_detail(const nlohmann::json &run) {
+    const auto &d = run.at("detail");
+    fmt::print("\n{} (seed {}): longest preempt-off sections\n", run.value("label", ""),
+               run.value("seed", 0));
+    int n = 0;
+    for (const auto &iv : d.at("preempt_off").at("longest")) {
+        if (n++ == 8) break;
+        fmt::print("  {:>10}  cpu {:<3} {:<18} {:<22} {} -> {}\n",
+                   analysis::human_ns(iv.value("length_ns", int64_t{0})), iv.value("cpu", 0),
+                   iv.value("task", ""), iv.value("label", ""), iv.value("start_site", ""),
+                   iv.value("end_site", ""));
+    }
+    fmt::print("operations\n");
+    for (const auto &[label, op] : d.at("ops").items()) {
+        kernel::Histogram h = op.at("latency_ns").get<kernel::Histogram>();
+        fmt::print("  {:<22} {:>9} done  p50 {:>9}  p99 {:>9}  max {:>9}  lock wait {:>9}\n", label,
+                   op.value("completed", uint64_t{0}),
+                   analysis::human_ns(h.value_at_percentile(50)),
+                   analysis::human_ns(h.value_at_percentile(99)), analysis::human_ns(h.max()),
+                   analysis::human_ns(op.value("lock_wait_ns", int64_t{0})));
+    }
+    if (!d.at("violations").empty()) {
+        fmt::print("violations\n");
+        for (const auto &v : d.at("violations"))
+            fmt::print("  {}: {}\n", v.value("kind", ""), v.value("message", ""));
+    }
+}
+
+std::pair<size_t, size_t> parse_shard(const std::string &text) {
+    size_t slash = text.find('/');
+    try {
+        if (slash != std::string::npos) {
+            size_t i = std::stoul(text.substr(0, slash)), n = std::stoul(text.substr(slash + 1));
+            if (n > 0 && i < n) return {i, n};
+        }
+    } catch (const std::exception &) {
+    }
+    throw UserError(fmt::format("--shard: '{}' is not I/N with 0 <= I < N", text));
+}
+
+void run_command(Mode mode, const RunArgs &a) {
+    Scenario scenario = load_scenario(a.file);
+    if (!a.seeds.empty()) scenario.seeds = a.seeds;
+    if (!a.strategies.empty()) {
+        std::vector<StrategySpec> chosen;
+        for (const auto &name : a.strategies) {
+            auto it = std::find_if(scenario.strategies.begin(), scenario.strategies.end(),
+                                   [&](const StrategySpec &s) { return s.label == name; });
+            if (it == scenario.strategies.end())
+                throw UserError(
+                    fmt::format("{}: the scenario has no strategy labelled '{}'", a.file, name));
+            chosen.push_back(*it);
+        }
+        scenario.strategies = chosen;
+    } else if (mode == Mode::Run) {
+        scenario.strategies.resize(1);
+    }
+    std::vector<Scenario> points =
+        mode == Mode::Sweep ? expand_sweep(scenario) : std::vector<Scenario>{scenario};
+    if (mode != Mode::Sweep) points[0].sweep.clear();
+    std::vector<RunJob> jobs = plan_runs(points);
+    std::string shard_text;
+    if (!a.shard.empty()) {
+        auto [i, n] = parse_shard(a.shard);
+        std::vector<RunJob> slice;
+        for (const auto &j : jobs)
+            if (j.index % n == i) slice.push_back(j);
+        jobs = std::move(slice);
+        shard_text = a.shard;
+    }
+    const bool tty = isatty(STDERR_FILENO) && !a.quiet;
+    RunOptions options;
+    options.threads = a.threads;
+    options.interrupted = &g_interrupted;
+    if (tty) {
+        options.progress = [](size_t done, size_t total) {
+            const int width = 40;
+            int filled = static_cast<int>(width * done / std::max<size_t>(total, 1));
+            fmt::print(stderr, "\r[{}{}] {}/{} runs", std::string(filled, '#'),
+                       std::string(width - filled, '.'), done, total);
+            if (done == total) fmt::print(stderr, "\n");
+        };
+    }
+    auto previous = std::signal(SIGINT, on_sigint);
+    analysis::ResultsFile results = run_jobs(scenario, points, jobs, options);
+    std::signal(SIGINT, previous);
+    if (!shard_text.empty()) results.scenario["shard"] = shard_text;
+
+    fs::path dir = !a.out_dir.empty()             ? fs::path(a.out_dir)
+                   : !scenario.output.dir.empty() ? fs::path(scenario.output.dir)
+                                                  : fs::path("results") / scenario.name;
+    fs::create_directories(dir);
+    const auto &formats = scenario.output.formats;
+    auto wants = [&](const char *f) { return std::count(formats.begin(), formats.end(), f) > 0; };
+    std::vector<analysis::RunSummary> summaries = results.summaries(dir.string());
+    if (wants("table") && !a.quiet) {
+        if (!scenario.description.empty()) fmt::print("{}\n\n", scenario.description);
+        fmt::print("{}", analysis::format_table(summaries));
+        if (mode == Mode::Run)
+            for (const auto &run : results.runs)
+                print_run_detail(run);
+    }
+    // results.json is always written: pick, merge and report read it.
+    analysis::save_results(results, (dir / "results.json").string());
+    if (wants("csv")) write_text(dir / "results.csv", analysis::format_csv(summaries));
+    if (wants("hgrm")) write_hgrm(dir, results);
+    if (!a.quiet) fmt::print("\nresults: {}\n", (dir / "results.json").string());
+    if (g_interrupted.load()) {
+        fmt::print(stderr, "interrupted: {} of {} runs finished and were kept\n",
+                   results.runs.size(), jobs.size());
+        throw CLI::RuntimeError(130);
+    }
+}
+
+void add_mode(CLI::App &app, Mode mode, const char *name, const char *help) {
+    auto a = std::make_shared<RunArgs>();
+    auto *cmd = app.add_subcommand(name, help);
+    cmd->add_option("scenario", a->file, "Scenario file (TOML)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option("-o,--out", a->out_dir,
+                    "Results directory (default: the scenario's output.dir, "
+                    "else results/<scenario name>)");
+    cmd->add_option("-s,--strategy", a->strategies, "Only these strategies (by label)");
+    cmd->add_option("--seed", a->seeds, "Seeds to run instead of the scenario's");
+    cmd->add_option("-j,--threads", a->threads, "Runs in parallel (default: all cores)");
+    cmd->add_flag("-q,--quiet", a->quiet, "No table, no progress");
+    if (mode == Mode::Sweep)
+        cmd->add_option("--shard", a->shard, "Run slice I of N (0-based), e.g. 0/4");
+    cmd->callback([mode, a] { run_command(mode, *a); });
+}
+
+CommandRegistrar reg([](CLI::App &app) {
+    add_mode(app, Mode::Run, "run", "Run one strategy of a scenario, with a detailed report");
+    add_mode(app, Mode::Compare, "compare", "Run every strategy of a scenario side by side");
+    add_mode(app, Mode::Sweep, "sweep", "Run every point of a scenario's sweep grid");
+});
+
+}  // namespace
+}  // namespace locksim::cli

@@ -1,0 +1,271 @@
+#include "runner/runner.h"
+
+#include <fmt/core.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+
+#include <filesystem>
+#include <mutex>
+
+#include "sim/sim_platform.h"
+#include "ss/error.h"
+#include "ss/policy_gen.h"
+#include "ss/policydb.h"
+#include "ss/services.h"
+#include "strategies/security_server.h"
+#include "workloads/policy_facts.h"
+#include "workloads/workload.h"
+
+#ifndef LOCKSIM_POLICY_DIR
+#define LOCKSIM_POLICY_DIR ".cache/policies"
+#endif
+
+namespace locksim {
+
+using nlohmann::json;
+
+std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec) {
+    auto read_file = [](const std::string &path) {
+        return ss::policydb_write(ss::policydb_read_file(path));
+    };
+    switch (spec.source) {
+        case PolicySpec::Source::DebianDefault:
+        case PolicySpec::Source::DebianMls: {
+            const char *env = std::getenv("LOCKSIM_POLICY_DIR");
+            std::filesystem::path dir = env ? env : LOCKSIM_POLICY_DIR;
+            auto path =
+                dir / (spec.source == PolicySpec::Source::DebianDefault ? "default.policy.33"
+                                                                        : "mls.policy.33");
+            if (!std::filesystem::exists(path))
+                throw UserError(
+                    fmt::format("{}: the Debian policy is not built; run scripts/setup.sh "
+                                "(or set LOCKSIM_POLICY_DIR)",
+                                path.string()));
+            return read_file(path.string());
+        }
+        case PolicySpec::Source::File:
+            return read_file(spec.path);
+        case PolicySpec::Source::Synthetic: {
+            const SyntheticPolicySpec &s = spec.synthetic;
+            ss::GenOptions o;
+            o.types = static_cast<uint32_t>(s.types);
+            o.booleans = static_cast<uint32_t>(s.booleans);
+            o.attributes = s.attributes < 0 ? 0 : static_cast<uint32_t>(s.attributes);
+            o.rules = s.rules < 0 ? 0 : static_cast<uint32_t>(s.rules);
+            o.users = static_cast<uint32_t>(s.users);
+            o.roles = static_cast<uint32_t>(s.roles);
+            o.categories = static_cast<uint32_t>(s.categories);
+            o.mls = s.mls;
+            o.seed = static_cast<uint64_t>(s.seed);
+            return ss::policydb_write(ss::policy_generate(o));
+        }
+    }
+    throw std::logic_error("unknown policy source");
+}
+
+std::vector<RunJob> plan_runs(const std::vector<Scenario> &points) {
+    std::vector<RunJob> jobs;
+    for (const auto &p : points)
+        for (const auto &st : p.strategies)
+            for (int64_t seed : p.seeds)
+                jobs.push_back({jobs.size(), &p, &st, seed});
+    return jobs;
+}
+
+namespace {
+
+sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
+    sim::SimConfig c;
+    c.cpus = s.machine.cpus;
+    c.duration = s.duration_ns;
+    c.warmup = s.warmup_ns;
+    c.seed = static_cast<uint64_t>(seed);
+    c.profile = sim::find_profile(s.machine.profile);
+    c.cost_model = s.cost_model == "measured" ? sim::CostModel::Measured : sim::CostModel::Counted;
+    if (s.cost_model == "measured") c.profile.measured_scale = s.measured_scale;
+    c.preempt = s.machine.preemption == PreemptionModel::Full ? sim::PreemptModel::Full
+                                                              : sim::PreemptModel::None;
+    c.preempt_rcu = s.machine.preempt_rcu;
+    c.hz = s.machine.hz;
+    return c;
+}
+
+CoreConfig core_config(const CoreVariants &v) {
+    CoreConfig c;
+    c.level_check = v.mls_isvalid_bitwise ? ss::LevelCheck::BitByBit : ss::LevelCheck::Contains;
+    c.avc.audit = v.avc_audit_always ? ss::AvcAudit::Always : ss::AvcAudit::Needed;
+    c.avc.path = v.avc_slow_path_inline ? ss::AvcPath::Inline : ss::AvcPath::OutOfLine;
+    c.avc_slots = static_cast<uint32_t>(v.avc_slots);
+    c.avc_threshold = static_cast<uint32_t>(v.avc_threshold);
+    c.sid_string_cache = static_cast<uint32_t>(v.sid_string_cache);
+    return c;
+}
+
+kernel::Histogram merged(const std::map<std::string, kernel::Histogram> &hs) {
+    kernel::Histogram h;
+    for (const auto &[name, one] : hs)
+        h.merge(one);
+    return h;
+}
+
+}  // namespace
+
+analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &strategy,
+                               int64_t seed, const Scenario &point) {
+    analysis::RunSummary s;
+    s.strategy = strategy.name;
+    s.label = strategy.label;
+    s.platform = r.platform;
+    s.seed = static_cast<uint64_t>(seed);
+    s.point = point.point;
+    const kernel::Histogram &po = r.preempt_off.length;
+    s.preempt_off_max_ns = po.max();
+    s.preempt_off_p99_ns = po.value_at_percentile(99);
+    s.preempt_off_p50_ns = po.value_at_percentile(50);
+    s.preempt_off_count = po.count();
+    if (!r.preempt_off.longest.empty()) {
+        s.preempt_off_worst_label = r.preempt_off.longest.front().label;
+        s.preempt_off_worst_site = r.preempt_off.longest.front().start_site;
+    }
+    const kernel::Histogram &io = r.irqs_off.length;
+    s.irqs_off_max_ns = io.max();
+    s.irqs_off_p99_ns = io.value_at_percentile(99);
+    s.irqs_off_count = io.count();
+    kernel::Histogram probe = merged(r.wakeup_latency);
+    s.probe_max_ns = probe.max();
+    s.probe_p99_ns = probe.value_at_percentile(99);
+    s.probe_p50_ns = probe.value_at_percentile(50);
+    s.probe_count = probe.count();
+    if (auto it = r.ops.find(kOpSetsebool); it != r.ops.end()) {
+        const kernel::OpStats &t = it->second;
+        s.toggle_count = t.completed;
+        s.toggle_p50_ns = t.latency.value_at_percentile(50);
+        s.toggle_max_ns = t.latency.max();
+        s.toggle_mean_ns = static_cast<int64_t>(t.latency.mean());
+        s.toggle_readers_blocked_ns = t.caused_wait_ns;
+        s.toggle_preempt_off_ns = t.preempt_off_ns;
+        s.toggle_irqs_off_ns = t.irqs_off_ns;
+        s.toggle_gp_wait_ns = t.gp_wait_ns;
+        s.toggle_bytes_allocated = t.bytes_allocated;
+        s.toggle_peak_live_bytes = t.peak_live_bytes;
+    }
+    if (auto it = r.ops.find(kOpAvcRefill); it != r.ops.end())
+        s.toggle_avc_refill_ns = it->second.latency.sum();
+    kernel::Histogram reader;
+    for (const auto &[label, op] : r.ops) {
+        if (!is_reader_op(label)) continue;
+        reader.merge(op.latency);
+        s.ops += op.completed;
+    }
+    s.reader_count = reader.count();
+    s.reader_p50_ns = reader.value_at_percentile(50);
+    s.reader_p99_ns = reader.value_at_percentile(99);
+    s.reader_max_ns = reader.max();
+    const double seconds = static_cast<double>(point.duration_ns - point.warmup_ns) / 1e9;
+    s.ops_per_sec = seconds > 0 ? static_cast<double>(s.ops) / seconds : 0;
+    s.peak_memory_bytes = r.memory.peak_bytes;
+    s.violations = r.violations.size();
+    std::map<std::string, uint64_t> kinds;
+    for (const auto &v : r.violations)
+        ++kinds[v.kind];
+    s.violation_kinds.assign(kinds.begin(), kinds.end());
+    return s;
+}
+
+json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunResults *raw) {
+    const Scenario &point = *job.point;
+    sim::SimPlatform platform(sim_config(point, job.seed));
+    kernel::RunResults results;
+    {
+        kernel::PlatformScope scope(platform);
+        const CoreConfig core = core_config(point.core);
+        ss::ServiceConfig service;
+        service.level_check = core.level_check;
+        ss::PolicyState initial = ss::policy_state_create(
+            ss::policydb_read(image, "scenario policy"), core.sid_string_cache, service);
+        std::unique_ptr<SecurityServer> server = make_security_server(
+            job.strategy->name, job.strategy->options, std::move(initial), core);
+        PolicyFacts facts(server->setup_state());
+        WorkloadEnv env{*server, facts, point.machine.cpus, [&image] { return image; }, nullptr};
+        for (const auto &w : point.workloads)
+            spawn_workload(w, env);
+        results = platform.run();
+        server.reset();  // frees the policy states while the platform is current
+    }
+    json item = analysis::summary_to_json(summarize(results, *job.strategy, job.seed, point));
+    item["index"] = job.index;
+    item["detail"] = results;
+    if (raw) *raw = std::move(results);
+    return item;
+}
+
+json scenario_json(const Scenario &s) {
+    json strategies = json::array();
+    for (const auto &st : s.strategies)
+        strategies.push_back(st.label);
+    json workloads = json::array();
+    for (const auto &w : s.workloads)
+        workloads.push_back(w.label);
+    json sweep = json::object();
+    for (const auto &a : s.sweep)
+        sweep[a.field] = a.values;
+    return {{"name", s.name},
+            {"description", s.description},
+            {"file", s.file},
+            {"duration_ns", s.duration_ns},
+            {"warmup_ns", s.warmup_ns},
+            {"seeds", s.seeds},
+            {"cost_model", s.cost_model},
+            {"machine",
+             {{"cpus", s.machine.cpus},
+              {"profile", s.machine.profile},
+              {"preemption", preemption_name(s.machine.preemption)},
+              {"preempt_rcu", s.machine.preempt_rcu},
+              {"hz", s.machine.hz}}},
+            {"strategies", strategies},
+            {"workloads", workloads},
+            {"sweep", sweep}};
+}
+
+analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scenario> &points,
+                               const std::vector<RunJob> &jobs, const RunOptions &options) {
+    // One policy image per distinct policy source among the points.
+    std::map<std::string, std::vector<uint8_t>> images;
+    auto key = [](const PolicySpec &p) {
+        const auto &s = p.synthetic;
+        return fmt::format("{}|{}|{},{},{},{},{},{},{},{},{}", static_cast<int>(p.source), p.path,
+                           s.types, s.booleans, s.attributes, s.rules, s.users, s.roles,
+                           s.categories, s.mls, s.seed);
+    };
+    for (const auto &job : jobs) {
+        std::string k = key(job.point->policy);
+        if (!images.count(k)) images[k] = scenario_policy_image(job.point->policy);
+    }
+    (void)points;
+    std::vector<json> items(jobs.size());
+    std::vector<char> ran(jobs.size(), 0);
+    std::atomic<size_t> done{0};
+    std::mutex progress_mutex;
+    std::optional<tbb::global_control> limit;
+    if (options.threads > 0)
+        limit.emplace(tbb::global_control::max_allowed_parallelism,
+                      static_cast<size_t>(options.threads));
+    tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t i) {
+        if (options.interrupted && options.interrupted->load()) return;
+        items[i] = run_job(jobs[i], images.at(key(jobs[i].point->policy)));
+        ran[i] = 1;
+        size_t n = ++done;
+        if (options.progress) {
+            std::lock_guard lock(progress_mutex);
+            options.progress(n, jobs.size());
+        }
+    });
+    analysis::ResultsFile out;
+    out.scenario = scenario_json(scenario);
+    out.scenario["complete"] = done.load() == jobs.size();
+    for (size_t i = 0; i < jobs.size(); ++i)
+        if (ran[i]) out.runs.push_back(std::move(items[i]));
+    return out;
+}
+
+}  // namespace locksim

@@ -1,0 +1,55 @@
+// Runs scenarios: for every sweep point, strategy and seed, one simulation of the scenario's
+// workloads on a fresh copy of its policy, summarised into a results file (analysis/
+// results_file.h). Points run in parallel (TBB); each run is single-threaded and, in the counted
+// cost model, a function of (scenario, seed, binary).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/results_file.h"
+#include "kernel/results.h"
+#include "workloads/scenario.h"
+
+namespace locksim {
+
+// The binary image of a scenario's policy: the built Debian policy, a file, or a synthetic
+// policy generated and written by our writer. UserError when it cannot be had.
+std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec);
+
+// One unit of work: a sweep point, a strategy of it, a seed.
+struct RunJob {
+    size_t index = 0;  // position in the whole grid (shards keep it)
+    const Scenario *point = nullptr;
+    const StrategySpec *strategy = nullptr;
+    int64_t seed = 1;
+};
+
+std::vector<RunJob> plan_runs(const std::vector<Scenario> &points);
+
+struct RunOptions {
+    int threads = 0;  // 0: TBB's default
+    std::function<void(size_t done, size_t total)> progress;
+    const std::atomic<bool> *interrupted = nullptr;  // stop starting new runs when set
+};
+
+// Runs one job; the returned JSON is a results-file run (summary keys + "index" + "detail").
+nlohmann::json run_job(const RunJob &job, const std::vector<uint8_t> &image,
+                       kernel::RunResults *raw = nullptr);
+
+// Runs the jobs (a shard of them, or all) and assembles the results file. Runs not started
+// because of an interruption are left out and the file says "complete": false.
+analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scenario> &points,
+                               const std::vector<RunJob> &jobs, const RunOptions &options);
+
+// The summary of one run's raw results (what the table, pick and CSV use).
+analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &strategy,
+                               int64_t seed, const Scenario &point);
+
+// The scenario as recorded in a results file.
+nlohmann::json scenario_json(const Scenario &s);
+
+}  // namespace locksim

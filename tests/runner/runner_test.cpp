@@ -1,0 +1,119 @@
+// End to end: scenarios run every strategy on the Debian policy; results are deterministic;
+// a sharded sweep merges back into the unsharded one; summaries read what the platform recorded.
+#include <gtest/gtest.h>
+
+#include "analysis/results_file.h"
+#include "runner/runner.h"
+#include "ss/error.h"
+
+using namespace locksim;
+
+namespace {
+
+// A small version of the default scenario: every workload kind that reads, a toggle, a probe.
+Scenario small_scenario(const std::string &extra = "", const std::string &strategies = "\"all\"") {
+    return parse_scenario("strategies = " + strategies + R"(
+name = "small"
+duration = "30ms"
+warmup = "2ms"
+[machine]
+cpus = 4
+[policy]
+source = "debian-default"
+[[workload]]
+kind = "syscalls"
+tasks = 4
+[[workload]]
+kind = "login"
+period = "5ms"
+users = ["staff_u"]
+[[workload]]
+kind = "journald"
+rate = 5000
+categories = 64
+[[workload]]
+kind = "avc_pressure"
+triples = 2000
+[[workload]]
+kind = "setsebool"
+period = "7ms"
+booleans = 2
+[[workload]]
+kind = "probe"
+period = "500us"
+)" + extra,
+                          "small.toml");
+}
+
+analysis::ResultsFile run_all(const Scenario &s, std::vector<RunJob> jobs = {}) {
+    std::vector<Scenario> points = expand_sweep(s);
+    if (jobs.empty()) jobs = plan_runs(points);
+    return run_jobs(s, points, jobs, {});
+}
+
+}  // namespace
+
+TEST(Runner, EveryStrategyReportsWithoutViolations) {
+    Scenario s = small_scenario();
+    analysis::ResultsFile r = run_all(s);
+    auto sums = r.summaries("small");
+    ASSERT_EQ(sums.size(), s.strategies.size());
+    for (const auto &sum : sums) {
+        SCOPED_TRACE(sum.label);
+        EXPECT_EQ(sum.violations, 0u);
+        EXPECT_GT(sum.reader_count, 100u);
+        EXPECT_GT(sum.toggle_count, 0u);
+        EXPECT_GT(sum.probe_count, 0u);
+        EXPECT_GT(sum.preempt_off_count, 0u);
+        EXPECT_GT(sum.ops_per_sec, 0);
+        EXPECT_GT(sum.peak_memory_bytes, 0);
+    }
+    EXPECT_TRUE(r.scenario.at("complete").get<bool>());
+}
+
+TEST(Runner, CountedRunsAreDeterministic) {
+    Scenario s = small_scenario();
+    s.strategies.resize(2);
+    EXPECT_EQ(run_all(s).to_json().dump(), run_all(s).to_json().dump());
+}
+
+TEST(Runner, ShardedSweepMergesIntoTheUnshardedOne) {
+    Scenario s = small_scenario(R"(
+[sweep]
+"machine.cpus" = [2, 4]
+"workload.setsebool.period" = ["5ms", "11ms"]
+)",
+                                R"(["rwlock", "rcu-cond-dup"])");
+    std::vector<Scenario> points = expand_sweep(s);
+    std::vector<RunJob> all = plan_runs(points);
+    ASSERT_EQ(all.size(), 8u);
+    analysis::ResultsFile whole = run_jobs(s, points, all, {});
+    std::vector<analysis::ResultsFile> shards;
+    for (size_t i = 0; i < 3; ++i) {
+        std::vector<RunJob> slice;
+        for (const auto &j : all)
+            if (j.index % 3 == i) slice.push_back(j);
+        shards.push_back(run_jobs(s, points, slice, {}));
+        shards.back().scenario["shard"] = std::to_string(i) + "/3";
+    }
+    analysis::ResultsFile merged = analysis::merge_results(shards, {"0", "1", "2"});
+    EXPECT_EQ(merged.to_json().dump(), whole.to_json().dump());
+}
+
+TEST(Runner, RwlockHoldsPreemptionOffForALoginAndRcuDoesNot) {
+    Scenario s = small_scenario();
+    s.strategies = {s.strategies[0], s.strategies[3]};
+    auto sums = run_all(s).summaries("small");
+    const auto &rwlock = sums[0], &rcu = sums[1];
+    ASSERT_EQ(rwlock.strategy, "rwlock");
+    ASSERT_EQ(rcu.strategy, "rcu-cond-dup");
+    EXPECT_GT(rwlock.preempt_off_max_ns, 10 * rcu.preempt_off_max_ns);
+    EXPECT_EQ(rwlock.preempt_off_worst_label, "login.get_user_sids");
+}
+
+TEST(Runner, PolicyImageErrorsAreUserErrors) {
+    PolicySpec p;
+    p.source = PolicySpec::Source::File;
+    p.path = "/nonexistent/policy.33";
+    EXPECT_THROW(scenario_policy_image(p), UserError);
+}

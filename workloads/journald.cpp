@@ -1,0 +1,35 @@
+// journald: a logging daemon receiving messages with SO_PASSSEC. Each message costs the
+// sender's SID -> context string (security_secid_to_secctx), for senders whose contexts carry
+// many categories: the conversion the SID -> string cache exists for.
+#include "workloads/workload.h"
+
+namespace locksim {
+
+void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env) {
+    const Params &p = spec.params;
+    auto senders = std::make_shared<std::vector<uint32_t>>();
+    const auto &domains = env.facts.domains();
+    const int64_t want = p.get_int("senders");
+    const auto categories = static_cast<uint32_t>(p.get_int("categories"));
+    for (size_t i = 0; i < domains.size() && static_cast<int64_t>(senders->size()) < want;
+         i += std::max<size_t>(1, domains.size() / static_cast<size_t>(want))) {
+        std::string ctx = env.facts.domain_context_with_categories(domains[i], categories);
+        if (!ctx.empty()) senders->push_back(setup_sid(env, ctx, spec.label));
+    }
+    if (senders->empty())
+        senders->push_back(setup_sid(env, env.facts.some_domain_context({}), spec.label));
+    const kernel::Time gap = kernel::kSec / p.get_int("rate");
+    spawn_tasks(spec, env, false, [senders, gap, &server = env.server](int) {
+        static const kernel::Label kMsg("journald.message");
+        kernel::Time next = kernel::now();
+        std::string text;
+        while (!kernel::kthread_should_stop()) {
+            next += gap;
+            kernel::sleep_until(next);
+            kernel::OpScope op(kMsg);
+            server.sid_to_context((*senders)[draw(senders->size())], &text);
+        }
+    });
+}
+
+}  // namespace locksim

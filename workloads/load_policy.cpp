@@ -1,0 +1,22 @@
+// load_policy: `load_policy` writing the same binary policy to /sys/fs/selinux/load every
+// `period`: read, booleans preserved, SID table converted, published.
+#include "workloads/workload.h"
+
+namespace locksim {
+
+void spawn_load_policy(const WorkloadSpec &spec, WorkloadEnv &env) {
+    auto image = std::make_shared<std::vector<uint8_t>>(env.policy_image());
+    const kernel::Time period = spec.params.get_duration_ns("period");
+    spawn_tasks(spec, env, false, [image, period, &server = env.server](int) {
+        static const kernel::Label kOp(kOpLoadPolicy);
+        kernel::Time next = kernel::now();
+        while (!kernel::kthread_should_stop()) {
+            next += period;
+            kernel::sleep_until(next);
+            kernel::OpScope op(kOp);
+            server.load_policy(*image);
+        }
+    });
+}
+
+}  // namespace locksim

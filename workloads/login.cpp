@@ -1,0 +1,39 @@
+// login: a login program asking which contexts a user may reach (security_get_user_sids, via
+// /sys/fs/selinux/user) every `period`, from the login program's own domain. For a user with
+// many roles and types this is the longest read-side section of the security server.
+#include <fmt/core.h>
+
+#include "ss/error.h"
+#include "workloads/workload.h"
+
+namespace locksim {
+
+void spawn_login(const WorkloadSpec &spec, WorkloadEnv &env) {
+    auto users = std::make_shared<std::vector<std::string>>(spec.params.get_string_list("users"));
+    const auto known = env.facts.login_users();
+    for (const auto &u : *users)
+        if (std::find(known.begin(), known.end(), u) == known.end())
+            throw UserError(fmt::format("workload '{}': the policy has no user '{}' with a role",
+                                        spec.label, u));
+    if (users->empty()) *users = known;
+    if (users->empty())
+        throw UserError(fmt::format("workload '{}': the policy has no user to log in", spec.label));
+    const uint32_t from = setup_sid(
+        env, env.facts.some_domain_context({"local_login_t", "sshd_t", "init_t", "unconfined_t"}),
+        spec.label);
+    const kernel::Time period = spec.params.get_duration_ns("period");
+    spawn_tasks(spec, env, false, [=, &server = env.server](int index) {
+        static const kernel::Label kOp("login.get_user_sids");
+        kernel::Time next = kernel::now();
+        size_t i = static_cast<size_t>(index);
+        std::vector<uint32_t> sids;
+        while (!kernel::kthread_should_stop()) {
+            next += period;
+            kernel::sleep_until(next);
+            kernel::OpScope op(kOp);
+            server.get_user_sids(from, (*users)[i++ % users->size()], &sids);
+        }
+    });
+}
+
+}  // namespace locksim

@@ -1,0 +1,56 @@
+// What workloads need to know about a policy before they run: class and permission values by
+// name, which types are domains and which are objects, valid contexts for them, users, booleans.
+// Looked up once, at setup, on the server's initial state; never from a running task.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ss/services.h"
+
+namespace locksim {
+
+class PolicyFacts {
+  public:
+    explicit PolicyFacts(const ss::PolicyState &st);
+
+    // Class value by name, 0 when the policy has no such class.
+    uint32_t class_value(std::string_view cls) const;
+    // The access-vector bits of the named permissions of a class (unknown names are skipped).
+    uint32_t perms(std::string_view cls, std::initializer_list<std::string_view> names) const;
+
+    // Types that can run as processes (members of the `domain` attribute, else every type some
+    // role other than object_r may take), and types of objects (members of `file_type`, else
+    // every type). Both sorted by value and never empty for a policy with a type.
+    const std::vector<uint32_t> &domains() const { return domains_; }
+    const std::vector<uint32_t> &objects() const { return objects_; }
+
+    // A valid context string for a process of `type`: a role authorised for it, a user
+    // authorised for the role, and that user's whole MLS range. Empty when none is valid.
+    std::string domain_context(uint32_t type) const;
+    // The same with the low level's categories replaced by every other category up to
+    // `categories` of them (senders with many categories); falls back to domain_context.
+    std::string domain_context_with_categories(uint32_t type, uint32_t categories) const;
+    // "<a user>:object_r:<type>:<the lowest level>".
+    std::string object_context(uint32_t type) const;
+    // The first of `preferred` that names a type with a valid domain context, else the first
+    // domain with one.
+    std::string some_domain_context(std::initializer_list<std::string_view> preferred) const;
+
+    // Users that have at least one role other than object_r.
+    std::vector<std::string> login_users() const;
+    std::vector<std::string> boolean_names() const;
+    std::vector<int> boolean_values() const { return ss::get_bools(st_); }
+    uint32_t boolean_value(std::string_view name) const { return ss::bool_value(st_, name); }
+    const ss::PolicyState &state() const { return st_; }
+
+  private:
+    std::string context_string(const ss::Context &c) const;
+    const ss::PolicyState &st_;
+    std::vector<uint32_t> domains_, objects_;
+};
+
+}  // namespace locksim

@@ -1,0 +1,61 @@
+// setsebool: boolean commits, as `setsebool` writes /sys/fs/selinux/booleans/* then
+// commit_pending_bools: each commit flips `booleans` booleans and hands the whole vector to
+// security_set_bools. Commits come every `period` (periodic), at exponentially distributed
+// intervals of mean `period` (random), or `burst` back to back every `period` (burst).
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "ss/error.h"
+#include "workloads/workload.h"
+
+namespace locksim {
+
+void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env) {
+    const Params &p = spec.params;
+    std::vector<uint32_t> chosen;  // boolean values (1-based) this workload may flip
+    for (const auto &name : p.get_string_list("names")) {
+        uint32_t v = env.facts.boolean_value(name);
+        if (!v)
+            throw UserError(
+                fmt::format("workload '{}': the policy has no boolean '{}'", spec.label, name));
+        chosen.push_back(v);
+    }
+    if (chosen.empty())
+        for (uint32_t v = 1; v <= env.facts.boolean_values().size(); ++v)
+            chosen.push_back(v);
+    if (chosen.empty())
+        throw UserError(
+            fmt::format("workload '{}': the policy has no booleans to toggle", spec.label));
+    if (!env.bools) env.bools = std::make_shared<std::vector<int>>(env.facts.boolean_values());
+    auto choice = std::make_shared<std::vector<uint32_t>>(std::move(chosen));
+    const std::string mode = p.get_string("mode");
+    const kernel::Time period = p.get_duration_ns("period");
+    const int64_t burst = mode == "burst" ? p.get_int("burst") : 1;
+    const auto per_commit = static_cast<size_t>(p.get_int("booleans"));
+    spawn_tasks(spec, env, false, [=, bools = env.bools, &server = env.server](int) {
+        static const kernel::Label kOp(kOpSetsebool);
+        kernel::Time next = kernel::now();
+        while (!kernel::kthread_should_stop()) {
+            if (mode == "random") {
+                // Exponential gap from a uniform draw in (0, 1].
+                double u = (static_cast<double>(kernel::get_random_u64() >> 11) + 1) * 0x1p-53;
+                next += static_cast<kernel::Time>(-std::log(u) * static_cast<double>(period));
+            } else {
+                next += period;
+            }
+            kernel::sleep_until(next);
+            for (int64_t b = 0; b < burst && !kernel::kthread_should_stop(); ++b) {
+                std::vector<int> values = *bools;
+                for (size_t k = 0; k < per_commit; ++k) {
+                    uint32_t v = (*choice)[draw(choice->size())];
+                    values[v - 1] = !values[v - 1];
+                }
+                kernel::OpScope op(kOp);
+                if (server.set_bools(values) == 0) *bools = std::move(values);
+            }
+        }
+    });
+}
+
+}  // namespace locksim

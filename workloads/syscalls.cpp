@@ -1,0 +1,83 @@
+// syscalls: what ordinary processes make the security server do. Each task is a process of one
+// of the policy's domains; between two system calls it spends `think` in user space. The mix:
+//   read_write: file_permission on an open file (one AVC check, almost always a hit);
+//   open_stat:  path walk and open (search on the directory, getattr and open on the file);
+//   socket:     socket creation: the new socket's SID (security_transition_sid with the
+//               kernel's socket defaults, which validates the resulting context, MLS range
+//               included) and the create check.
+#include "workloads/workload.h"
+
+namespace locksim {
+
+namespace {
+
+struct SyscallsSetup {
+    std::vector<uint32_t> domain_sids, object_sids;
+    uint32_t file = 0, dir = 0, sock = 0;
+    uint32_t rw = 0, search = 0, getattr_open = 0, sock_create = 0;
+    int64_t w_rw = 0, w_open = 0, w_sock = 0;
+    kernel::Time think = 0;
+};
+
+std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &types, int64_t n,
+                                bool domains, const std::string &label) {
+    std::vector<uint32_t> sids;
+    // Spread the picks over the whole type list, deterministically.
+    size_t step = std::max<size_t>(1, types.size() / static_cast<size_t>(n));
+    for (size_t i = 0; i < types.size() && sids.size() < static_cast<size_t>(n); i += step) {
+        std::string ctx =
+            domains ? env.facts.domain_context(types[i]) : env.facts.object_context(types[i]);
+        if (!ctx.empty()) sids.push_back(setup_sid(env, ctx, label));
+    }
+    if (sids.empty())
+        sids.push_back(setup_sid(env, env.facts.some_domain_context({"unconfined_t"}), label));
+    return sids;
+}
+
+}  // namespace
+
+void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
+    const Params &p = spec.params;
+    auto s = std::make_shared<SyscallsSetup>();
+    s->domain_sids = pick_sids(env, env.facts.domains(), p.get_int("domains"), true, spec.label);
+    s->object_sids = pick_sids(env, env.facts.objects(), p.get_int("objects"), false, spec.label);
+    s->file = env.facts.class_value("file");
+    s->dir = env.facts.class_value("dir");
+    s->sock = env.facts.class_value("tcp_socket");
+    if (!s->sock) s->sock = env.facts.class_value("unix_stream_socket");
+    s->rw = env.facts.perms("file", {"read", "write"});
+    s->search = env.facts.perms("dir", {"search"});
+    s->getattr_open = env.facts.perms("file", {"getattr", "open"});
+    s->sock_create = env.facts.perms(s->sock ? "tcp_socket" : "unix_stream_socket", {"create"});
+    s->w_rw = p.get_int("read_write");
+    s->w_open = p.get_int("open_stat");
+    s->w_sock = s->sock ? p.get_int("socket") : 0;
+    s->think = p.get_duration_ns("think");
+    spawn_tasks(spec, env, false, [s, &server = env.server](int index) {
+        static const kernel::Label kRw("syscalls.read_write"), kOpen("syscalls.open_stat"),
+            kSock("syscalls.socket");
+        const uint32_t self = s->domain_sids[static_cast<size_t>(index) % s->domain_sids.size()];
+        const int64_t total = s->w_rw + s->w_open + s->w_sock;
+        while (!kernel::kthread_should_stop()) {
+            kernel::sleep_for(s->think);
+            if (total == 0) continue;
+            const uint32_t obj = s->object_sids[draw(s->object_sids.size())];
+            const int64_t r = static_cast<int64_t>(draw(static_cast<size_t>(total)));
+            if (r < s->w_rw) {
+                kernel::OpScope op(kRw);
+                server.avc_has_perm(self, obj, s->file, s->rw);
+            } else if (r < s->w_rw + s->w_open) {
+                kernel::OpScope op(kOpen);
+                server.avc_has_perm(self, obj, s->dir, s->search);
+                server.avc_has_perm(self, obj, s->file, s->getattr_open);
+            } else {
+                kernel::OpScope op(kSock);
+                uint32_t newsid = 0;
+                if (server.transition_sid(self, self, s->sock, {}, &newsid) == 0)
+                    server.avc_has_perm(self, newsid, s->sock, s->sock_create);
+            }
+        }
+    });
+}
+
+}  // namespace locksim

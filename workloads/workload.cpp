@@ -1,0 +1,73 @@
+#include "workloads/workload.h"
+
+#include <fmt/core.h>
+
+#include "ss/error.h"
+#include "workloads/catalog.h"
+
+namespace locksim {
+
+bool is_writer_op(std::string_view label) {
+    return label == kOpSetsebool || label == kOpLoadPolicy;
+}
+
+bool is_reader_op(std::string_view label) {
+    size_t dot = label.find('.');
+    if (dot == std::string_view::npos) return false;
+    std::string_view kind = label.substr(0, dot);
+    return kind != "setsebool" && kind != "load_policy" && kind != "probe" &&
+           find_workload_info(kind) != nullptr;
+}
+
+void spawn_tasks(const WorkloadSpec &spec, WorkloadEnv &env, bool probe,
+                 std::function<void(int index)> body) {
+    const Params &p = spec.params;
+    int tasks = static_cast<int>(spec.tasks == 0 ? env.cpus : spec.tasks);
+    const auto &cpus = p.get_int_list("cpus");
+    for (int64_t c : cpus)
+        if (c >= env.cpus)
+            throw UserError(fmt::format("workload '{}': cpu {} does not exist (the machine has {})",
+                                        spec.label, c, env.cpus));
+    const bool pin = p.get_bool("pin");
+    const kernel::Time start = p.get_duration_ns("start");
+    for (int i = 0; i < tasks; ++i) {
+        kernel::TaskParams tp;
+        tp.name = fmt::format("{}/{}", spec.label, i);
+        tp.policy = p.get_string("sched") == "fifo" ? kernel::Sched::Fifo : kernel::Sched::Other;
+        tp.priority = static_cast<int>(p.get_int("prio"));
+        if (pin) {
+            tp.cpu = cpus.empty() ? i % env.cpus : static_cast<int>(cpus[i % cpus.size()]);
+        } else if (cpus.size() == 1) {
+            tp.cpu = static_cast<int>(cpus[0]);
+        }
+        tp.probe = probe;
+        kernel::create_task(std::move(tp), [body, i, start] {
+            if (start > 0) kernel::sleep_until(start);
+            body(i);
+        });
+    }
+}
+
+uint32_t setup_sid(WorkloadEnv &env, const std::string &context, const std::string &workload) {
+    uint32_t sid = 0;
+    if (context.empty() || ss::context_to_sid(env.server.setup_state(), context, &sid) != 0)
+        throw UserError(
+            fmt::format("workload '{}': the policy has no valid context '{}'", workload, context));
+    return sid;
+}
+
+void spawn_workload(const WorkloadSpec &spec, WorkloadEnv &env) {
+    using Spawner = void (*)(const WorkloadSpec &, WorkloadEnv &);
+    static const std::pair<const char *, Spawner> table[] = {
+        {"syscalls", spawn_syscalls},         {"aim7", spawn_aim7},
+        {"journald", spawn_journald},         {"setsebool", spawn_setsebool},
+        {"load_policy", spawn_load_policy},   {"login", spawn_login},
+        {"avc_pressure", spawn_avc_pressure}, {"probe", spawn_probe},
+    };
+    for (const auto &[name, spawn] : table) {
+        if (spec.kind == name) return spawn(spec, env);
+    }
+    throw UserError(fmt::format("unknown workload '{}'", spec.kind));
+}
+
+}  // namespace locksim

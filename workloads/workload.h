@@ -1,0 +1,67 @@
+// Workloads: named, parametrised task bodies (workloads/catalog.h documents the parameters).
+// spawn_workload creates a workload's tasks on the current kernel::Platform; each task calls
+// the security server the way a kernel hook or selinuxfs write would, inside an operation scope
+// whose label the results report (see kLabel* below).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "strategies/security_server.h"
+#include "workloads/policy_facts.h"
+#include "workloads/scenario.h"
+
+namespace locksim {
+
+// Operation labels, as they appear in results ("ops").
+inline constexpr const char *kOpSetsebool = "setsebool";
+inline constexpr const char *kOpLoadPolicy = "load_policy";
+// The AVC misses that follow a policy change's flush (recorded by the security server).
+inline constexpr const char *kOpAvcRefill = "avc_refill";
+// Operations of the write side, and the read-side operations workloads record: each labelled
+// "<workload kind>.<operation>" (syscalls.read_write, login.get_user_sids, ...). Labels the
+// security server records inside them (avc_miss, set_bools, ...) are neither.
+bool is_writer_op(std::string_view label);
+bool is_reader_op(std::string_view label);
+
+struct WorkloadEnv {
+    SecurityServer &server;
+    const PolicyFacts &facts;
+    int cpus = 1;
+    // The policy as a binary image, for load_policy (built on first use).
+    std::function<std::vector<uint8_t>()> policy_image;
+    // Boolean values as committed so far, shared by every setsebool task.
+    std::shared_ptr<std::vector<int>> bools;
+};
+
+// Throws UserError when the spec names things the policy lacks (an unknown boolean or user).
+void spawn_workload(const WorkloadSpec &spec, WorkloadEnv &env);
+
+// --- shared by the workload files ---
+
+// Creates spec.tasks tasks (0: one per CPU) named "<label>/<i>", applying the common
+// parameters (sched, prio, cpus, pin, start); body(i) runs each after `start`.
+void spawn_tasks(const WorkloadSpec &spec, WorkloadEnv &env, bool probe,
+                 std::function<void(int index)> body);
+// A SID for a context string, made at setup; throws UserError naming the workload on failure.
+uint32_t setup_sid(WorkloadEnv &env, const std::string &context, const std::string &workload);
+// Draws from [0, n) on the calling task's random stream.
+inline size_t draw(size_t n) {
+    return static_cast<size_t>(kernel::get_random_below(n));
+}
+
+void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env);
+void spawn_aim7(const WorkloadSpec &spec, WorkloadEnv &env);
+void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env);
+void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env);
+void spawn_load_policy(const WorkloadSpec &spec, WorkloadEnv &env);
+void spawn_login(const WorkloadSpec &spec, WorkloadEnv &env);
+void spawn_avc_pressure(const WorkloadSpec &spec, WorkloadEnv &env);
+void spawn_probe(const WorkloadSpec &spec, WorkloadEnv &env);
+
+}  // namespace locksim
