@@ -43,6 +43,7 @@ struct RunArgs {
     std::string shard;
     int threads = 0;
     bool quiet = false;
+    std::string platform = "sim";
 };
 
 void write_text(const fs::path &path, const std::string &text) {
@@ -158,6 +159,7 @@ void run_command(Mode mode, const RunArgs &a) {
     const bool tty = isatty(STDERR_FILENO) && !a.quiet;
     RunOptions options;
     options.threads = a.threads;
+    options.platform = a.platform == "real" ? PlatformKind::Real : PlatformKind::Sim;
     options.interrupted = &g_interrupted;
     if (tty) {
         options.progress = [](size_t done, size_t total) {
@@ -211,6 +213,9 @@ void add_mode(CLI::App &app, Mode mode, const char *name, const char *help) {
     cmd->add_option("-s,--strategy", a->strategies, "Only these strategies (by label)");
     cmd->add_option("--seed", a->seeds, "Seeds to run instead of the scenario's");
     cmd->add_option("-j,--threads", a->threads, "Runs in parallel (default: all cores)");
+    cmd->add_option("--platform", a->platform,
+                    "sim (default) or real: host threads with real primitives, one run at a time")
+        ->check(CLI::IsMember({"sim", "real"}));
     cmd->add_flag("-q,--quiet", a->quiet, "No table, no progress");
     if (mode == Mode::Sweep)
         cmd->add_option("--shard", a->shard, "Run slice I of N (0-based), e.g. 0/4");

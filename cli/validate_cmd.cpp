@@ -14,10 +14,10 @@
 #include "cli/command.h"
 #include "kernel/results.h"
 #include "real/real_platform.h"
+#include "runner/runner.h"
 #include "sim/profile.h"
 #include "sim/sim_platform.h"
 #include "ss/error.h"
-#include "ss/policy_gen.h"
 #include "ss/policydb.h"
 #include "strategies/security_server.h"
 #include "workloads/scenario.h"
@@ -36,44 +36,6 @@ struct ValidateArgs {
     bool torture = false;
 };
 
-ss::Policydb scenario_policy(const Scenario &s) {
-    switch (s.policy.source) {
-        case PolicySpec::Source::DebianDefault:
-            return ss::policydb_read_file(std::string(LOCKSIM_POLICY_DIR) + "/default.policy.33");
-        case PolicySpec::Source::DebianMls:
-            return ss::policydb_read_file(std::string(LOCKSIM_POLICY_DIR) + "/mls.policy.33");
-        case PolicySpec::Source::File:
-            return ss::policydb_read_file(s.policy.path);
-        case PolicySpec::Source::Synthetic: {
-            const SyntheticPolicySpec &y = s.policy.synthetic;
-            ss::GenOptions o;
-            o.types = static_cast<uint32_t>(y.types);
-            o.booleans = static_cast<uint32_t>(y.booleans);
-            o.attributes = y.attributes < 0 ? 0 : static_cast<uint32_t>(y.attributes);
-            o.rules = y.rules < 0 ? 0 : static_cast<uint32_t>(y.rules);
-            o.users = static_cast<uint32_t>(y.users);
-            o.roles = static_cast<uint32_t>(y.roles);
-            o.categories = static_cast<uint32_t>(y.categories);
-            o.mls = y.mls;
-            o.seed = static_cast<uint64_t>(y.seed);
-            return ss::policy_generate(o);
-        }
-    }
-    throw UserError("unknown policy source");
-}
-
-CoreConfig scenario_core(const Scenario &s) {
-    CoreConfig c;
-    c.level_check =
-        s.core.mls_isvalid_bitwise ? ss::LevelCheck::BitByBit : ss::LevelCheck::Contains;
-    c.avc.audit = s.core.avc_audit_always ? ss::AvcAudit::Always : ss::AvcAudit::Needed;
-    c.avc.path = s.core.avc_slow_path_inline ? ss::AvcPath::Inline : ss::AvcPath::OutOfLine;
-    c.avc_slots = static_cast<uint32_t>(s.core.avc_slots);
-    c.avc_threshold = static_cast<uint32_t>(s.core.avc_threshold);
-    c.sid_string_cache = static_cast<uint32_t>(s.core.sid_string_cache);
-    return c;
-}
-
 struct Side {
     kernel::RunResults results;
     TortureStats torture;
@@ -85,8 +47,9 @@ template <class P>
 Side run_on(P &platform, const Scenario &s, const StrategySpec &spec, const CoreConfig &core,
             const TortureConfig &tc) {
     kernel::PlatformScope scope(platform);
-    auto server = make_security_server(spec.name, spec.options,
-                                       make_policy_state(scenario_policy(s), core), core);
+    auto server = make_security_server(
+        spec.name, spec.options,
+        make_policy_state(ss::policydb_read(scenario_policy_image(s.policy)), core), core);
     Torture t(*server, tc);
     t.create_tasks();
     Side side;
@@ -107,7 +70,7 @@ void print_row(const std::string &metric, double sim, double real, const char *u
 int validate(const ValidateArgs &a) {
     Scenario s = load_scenario(a.file);
     const Time duration = a.duration_ms > 0 ? a.duration_ms * kernel::kMsec : s.duration_ns;
-    const CoreConfig core = scenario_core(s);
+    const CoreConfig core = core_config(s.core);
     int failed = 0;
 
     if (a.torture) {

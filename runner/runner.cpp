@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "real/real_platform.h"
 #include "sim/sim_platform.h"
 #include "ss/error.h"
 #include "ss/policy_gen.h"
@@ -72,6 +73,17 @@ std::vector<RunJob> plan_runs(const std::vector<Scenario> &points) {
     return jobs;
 }
 
+CoreConfig core_config(const CoreVariants &v) {
+    CoreConfig c;
+    c.level_check = v.mls_isvalid_bitwise ? ss::LevelCheck::BitByBit : ss::LevelCheck::Contains;
+    c.avc.audit = v.avc_audit_always ? ss::AvcAudit::Always : ss::AvcAudit::Needed;
+    c.avc.path = v.avc_slow_path_inline ? ss::AvcPath::Inline : ss::AvcPath::OutOfLine;
+    c.avc_slots = static_cast<uint32_t>(v.avc_slots);
+    c.avc_threshold = static_cast<uint32_t>(v.avc_threshold);
+    c.sid_string_cache = static_cast<uint32_t>(v.sid_string_cache);
+    return c;
+}
+
 namespace {
 
 sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
@@ -87,17 +99,6 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
                                                               : sim::PreemptModel::None;
     c.preempt_rcu = s.machine.preempt_rcu;
     c.hz = s.machine.hz;
-    return c;
-}
-
-CoreConfig core_config(const CoreVariants &v) {
-    CoreConfig c;
-    c.level_check = v.mls_isvalid_bitwise ? ss::LevelCheck::BitByBit : ss::LevelCheck::Contains;
-    c.avc.audit = v.avc_audit_always ? ss::AvcAudit::Always : ss::AvcAudit::Needed;
-    c.avc.path = v.avc_slow_path_inline ? ss::AvcPath::Inline : ss::AvcPath::OutOfLine;
-    c.avc_slots = static_cast<uint32_t>(v.avc_slots);
-    c.avc_threshold = static_cast<uint32_t>(v.avc_threshold);
-    c.sid_string_cache = static_cast<uint32_t>(v.sid_string_cache);
     return c;
 }
 
@@ -172,25 +173,48 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
     return s;
 }
 
-json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunResults *raw) {
+namespace {
+
+// The platform's side of a job: the server, the workloads, the run.
+kernel::RunResults run_on(kernel::Platform &platform,
+                          const std::function<kernel::RunResults()> &run, const RunJob &job,
+                          const std::vector<uint8_t> &image) {
     const Scenario &point = *job.point;
-    sim::SimPlatform platform(sim_config(point, job.seed));
+    kernel::PlatformScope scope(platform);
+    const CoreConfig core = core_config(point.core);
+    ss::ServiceConfig service;
+    service.level_check = core.level_check;
+    ss::PolicyState initial = ss::policy_state_create(ss::policydb_read(image, "scenario policy"),
+                                                      core.sid_string_cache, service);
+    std::unique_ptr<SecurityServer> server =
+        make_security_server(job.strategy->name, job.strategy->options, std::move(initial), core);
+    PolicyFacts facts(server->setup_state());
+    WorkloadEnv env{*server, facts, point.machine.cpus, [&image] { return image; }, nullptr};
+    for (const auto &w : point.workloads)
+        spawn_workload(w, env);
+    kernel::RunResults results = run();
+    server.reset();  // frees the policy states while the platform is current
+    return results;
+}
+
+}  // namespace
+
+json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunResults *raw,
+             PlatformKind kind) {
+    const Scenario &point = *job.point;
     kernel::RunResults results;
-    {
-        kernel::PlatformScope scope(platform);
-        const CoreConfig core = core_config(point.core);
-        ss::ServiceConfig service;
-        service.level_check = core.level_check;
-        ss::PolicyState initial = ss::policy_state_create(
-            ss::policydb_read(image, "scenario policy"), core.sid_string_cache, service);
-        std::unique_ptr<SecurityServer> server = make_security_server(
-            job.strategy->name, job.strategy->options, std::move(initial), core);
-        PolicyFacts facts(server->setup_state());
-        WorkloadEnv env{*server, facts, point.machine.cpus, [&image] { return image; }, nullptr};
-        for (const auto &w : point.workloads)
-            spawn_workload(w, env);
-        results = platform.run();
-        server.reset();  // frees the policy states while the platform is current
+    if (kind == PlatformKind::Real) {
+        real::RealConfig cfg;
+        cfg.cpus = point.machine.cpus;
+        cfg.duration = point.duration_ns;
+        cfg.seed = static_cast<uint64_t>(job.seed);
+        auto platform = real::make_real_platform(cfg);
+        results = run_on(
+            *platform, [&] { return platform->run(); }, job, image);
+    } else {
+        sim::SimPlatform platform(sim_config(point, job.seed));
+        results = run_on(
+            platform, [&] { return platform.run(); }, job, image);
     }
     json item = analysis::summary_to_json(summarize(results, *job.strategy, job.seed, point));
     item["index"] = job.index;
@@ -247,12 +271,13 @@ analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scena
     std::atomic<size_t> done{0};
     std::mutex progress_mutex;
     std::optional<tbb::global_control> limit;
-    if (options.threads > 0)
-        limit.emplace(tbb::global_control::max_allowed_parallelism,
-                      static_cast<size_t>(options.threads));
+    const int threads = options.platform == PlatformKind::Real ? 1 : options.threads;
+    if (threads > 0)
+        limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
     tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t i) {
         if (options.interrupted && options.interrupted->load()) return;
-        items[i] = run_job(jobs[i], images.at(key(jobs[i].point->policy)));
+        items[i] =
+            run_job(jobs[i], images.at(key(jobs[i].point->policy)), nullptr, options.platform);
         ran[i] = 1;
         size_t n = ++done;
         if (options.progress) {

@@ -12,6 +12,7 @@
 
 #include "analysis/results_file.h"
 #include "kernel/results.h"
+#include "strategies/security_server.h"
 #include "workloads/scenario.h"
 
 namespace locksim {
@@ -19,6 +20,9 @@ namespace locksim {
 // The binary image of a scenario's policy: the built Debian policy, a file, or a synthetic
 // policy generated and written by our writer. UserError when it cannot be had.
 std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec);
+
+// The core variants of a scenario as the strategies take them.
+CoreConfig core_config(const CoreVariants &v);
 
 // One unit of work: a sweep point, a strategy of it, a seed.
 struct RunJob {
@@ -30,15 +34,21 @@ struct RunJob {
 
 std::vector<RunJob> plan_runs(const std::vector<Scenario> &points);
 
+// Where a run executes: the simulator, or host threads (real/: real primitives, measured
+// time; runs then go one at a time, since each uses the machine's CPUs).
+enum class PlatformKind { Sim, Real };
+
 struct RunOptions {
-    int threads = 0;  // 0: TBB's default
+    PlatformKind platform = PlatformKind::Sim;
+    int threads = 0;  // 0: TBB's default (always 1 on the real platform)
     std::function<void(size_t done, size_t total)> progress;
     const std::atomic<bool> *interrupted = nullptr;  // stop starting new runs when set
 };
 
 // Runs one job; the returned JSON is a results-file run (summary keys + "index" + "detail").
 nlohmann::json run_job(const RunJob &job, const std::vector<uint8_t> &image,
-                       kernel::RunResults *raw = nullptr);
+                       kernel::RunResults *raw = nullptr,
+                       PlatformKind platform = PlatformKind::Sim);
 
 // Runs the jobs (a shard of them, or all) and assembles the results file. Runs not started
 // because of an interruption are left out and the file says "complete": false.
