@@ -73,7 +73,11 @@ const std::vector<WorkloadInfo> &workload_catalog() {
           count("socket", "weight of socket creation (transition_sid + context validation)", 5, 0,
                 1000),
           count("domains", "distinct source domains drawn from the policy", 16, 1, 100000),
-          count("objects", "distinct target object types drawn from the policy", 64, 1, 100000)}},
+          count("objects", "distinct target object types drawn from the policy", 64, 1, 100000),
+          count("working_set",
+                "objects each task touches (a window of `objects`): small windows mostly hit "
+                "the AVC, large ones miss",
+                8, 1, 100000)}},
         {"aim7",
          "AIM7 high_systime-like mix over many users: process creation, file and socket churn",
          {count("users", "simulated AIM7 users, spread over the tasks", 1500, 1, 1000000),

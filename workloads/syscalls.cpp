@@ -17,6 +17,7 @@ struct SyscallsSetup {
     uint32_t rw = 0, search = 0, getattr_open = 0, sock_create = 0;
     int64_t w_rw = 0, w_open = 0, w_sock = 0;
     kernel::Time think = 0;
+    size_t working_set = 1;
 };
 
 std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &types, int64_t n,
@@ -53,6 +54,7 @@ void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
     s->w_open = p.get_int("open_stat");
     s->w_sock = s->sock ? p.get_int("socket") : 0;
     s->think = p.get_duration_ns("think");
+    s->working_set = std::min(static_cast<size_t>(p.get_int("working_set")), s->object_sids.size());
     spawn_tasks(spec, env, false, [s, &server = env.server](int index) {
         static const kernel::Label kRw("syscalls.read_write"), kOpen("syscalls.open_stat"),
             kSock("syscalls.socket");
@@ -61,7 +63,10 @@ void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
         while (!kernel::kthread_should_stop()) {
             kernel::sleep_for(s->think);
             if (total == 0) continue;
-            const uint32_t obj = s->object_sids[draw(s->object_sids.size())];
+            // The task's working set: a window of the objects that starts at its own offset.
+            const size_t first = static_cast<size_t>(index) * 3;
+            const uint32_t obj =
+                s->object_sids[(first + draw(s->working_set)) % s->object_sids.size()];
             const int64_t r = static_cast<int64_t>(draw(static_cast<size_t>(total)));
             if (r < s->w_rw) {
                 kernel::OpScope op(kRw);
