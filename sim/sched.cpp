@@ -371,15 +371,20 @@ void SimPlatform::advance(Time ns) {
     suspend_current();
 }
 
-void SimPlatform::sleep_until(Time t_abs, Site site) {
+void SimPlatform::might_sleep(Site site) {
     Task *t = cur_;
-    if (!t) throw std::logic_error("sleep outside a task");
-    if (t->preempt_count > 0 || t->irqs_off || t->rcu_nesting > 0)
+    if (t && (t->preempt_count > 0 || t->irqs_off || t->rcu_nesting > 0))
         violation("sleep_in_atomic",
                   fmt::format("sleeping function called from invalid context: {} in {} "
                               "(preempt count {}, irqs {}, rcu nesting {})",
                               site.str(), t->params.name, t->preempt_count,
                               t->irqs_off ? "off" : "on", t->rcu_nesting));
+}
+
+void SimPlatform::sleep_until(Time t_abs, Site site) {
+    Task *t = cur_;
+    if (!t) throw std::logic_error("sleep outside a task");
+    might_sleep(site);
     Time expected = t_abs;
     if (t_abs > engine_.now()) {
         ++t->timer_gen;

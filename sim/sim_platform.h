@@ -95,6 +95,7 @@ class SimPlatform final : public kernel::Platform {
     uint64_t get_random_u64() override;
     void sleep_until(Time t, Site site) override;
     void cond_resched(Site site) override;
+    void might_sleep(Site site) override;
     void charge(Label label, const ss::WorkCounts &counts, Time host_ns) override;
     bool measures_host_time() override { return cfg_.cost_model == CostModel::Measured; }
     void ndelay(Time ns, Label label) override;

@@ -72,6 +72,10 @@ const std::vector<WorkloadInfo> &workload_catalog() {
           count("open_stat", "weight of open/stat (lookup + several checks)", 15, 0, 1000),
           count("socket", "weight of socket creation (transition_sid + context validation)", 5, 0,
                 1000),
+          count("packet_recv",
+                "weight of packet receipt: the peer check made from softirq context (preemption "
+                "off), where the security server must not sleep",
+                5, 0, 1000),
           count("domains", "distinct source domains drawn from the policy", 16, 1, 100000),
           count("objects", "distinct target object types drawn from the policy", 64, 1, 100000),
           count("working_set",
