@@ -1,0 +1,36 @@
+// `locksim list profiles`: the shipped CPU profiles of the simulator's cost model.
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "sim/profile.h"
+
+namespace locksim::cli {
+namespace {
+
+// The shared `list` command: created by the first file that needs it, so that each kind of
+// list (profiles, strategies, ...) stays in its own file.
+CLI::App *list_command(CLI::App &app) {
+    auto found = app.get_subcommands([](CLI::App *sub) { return sub->get_name() == "list"; });
+    if (!found.empty()) return found.front();
+    auto *list = app.add_subcommand("list", "List what locksim knows: profiles, strategies, ...");
+    list->require_subcommand(1);
+    return list;
+}
+
+CommandRegistrar reg([](CLI::App &app) {
+    auto *cmd =
+        list_command(app)->add_subcommand("profiles", "CPU profiles of the simulator's cost model");
+    auto verbose = std::make_shared<bool>(false);
+    cmd->add_flag("-v,--verbose", *verbose, "Also say how each profile was derived");
+    cmd->callback([verbose] {
+        fmt::print("profiles in {}\n", sim::profile_dir().string());
+        for (const auto &name : sim::list_profiles()) {
+            sim::CpuProfile p = sim::find_profile(name);
+            fmt::print("{:<14} {}\n", p.name, p.description);
+            if (*verbose) fmt::print("{:<14} derived: {}\n\n", "", p.derivation);
+        }
+    });
+});
+
+}  // namespace
+}  // namespace locksim::cli

@@ -1,0 +1,557 @@
+// The kernel-like API that lock strategies and workloads are written against.
+//
+// Code written against this header reads like kernel code and runs unchanged on either platform:
+// the discrete-event simulator (sim/, simulated CPUs and time) or host threads (real/). Each
+// platform implements the small virtual interface `Platform`; everything else here is inline
+// glue with kernel names, so a strategy says `read_lock(policy_rwlock)` and
+// `rcu_dereference(policy)` exactly where the kernel patch it models does.
+//
+// Execution model. A task is ordinary blocking C++ code. Between two calls into this API it runs
+// on the host in zero platform time; time passes only inside the calls: `compute()` (real core
+// work, charged by the platform's cost model), `ndelay()`, lock waits, sleeps and the primitive
+// costs of the calls themselves. On the simulator preemption happens inside those calls, exactly
+// where the preempt count is zero and interrupts are on.
+//
+// The current platform is a thread-local pointer installed with PlatformScope; the simulator
+// installs it around a run, the real platform on each of its threads. Lock objects keep the
+// platform they were created on and may be members of strategy objects.
+//
+// Sites: every call that opens or closes an atomic section takes the caller's source location by
+// default, so the preempt-off report names `read_lock @ rwlock.cpp:57` as ftrace would.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <new>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "ss/work_meter.h"
+
+namespace locksim::kernel {
+
+// Time is integer nanoseconds everywhere (DESIGN.md decision 3).
+using Time = int64_t;
+inline constexpr Time kNsec = 1;
+inline constexpr Time kUsec = 1000;
+inline constexpr Time kMsec = 1000 * kUsec;
+inline constexpr Time kSec = 1000 * kMsec;
+
+// An interned name for operations and compute spans ("compute_av", "set_bools"). Interning is
+// process-wide and thread-safe; keep hot-path labels in `static const Label` objects.
+class Label {
+  public:
+    Label() = default;
+    Label(std::string_view name);  // NOLINT: implicit from string literals on purpose
+    Label(const char *name) : Label(std::string_view(name)) {}
+    uint32_t id() const { return id_; }
+    std::string_view name() const;
+    bool empty() const { return id_ == 0; }
+    friend bool operator==(Label a, Label b) { return a.id_ == b.id_; }
+
+  private:
+    uint32_t id_ = 0;  // 0 is the empty label
+};
+
+// The name of a label id (Label::name() of the label with that id).
+std::string_view label_name(uint32_t id);
+
+// Where an atomic section or lock operation was opened or closed.
+struct Site {
+    const char *what = "";
+    std::source_location where{};
+    std::string str() const;  // "read_lock @ rwlock.cpp:57"
+};
+
+enum class Sched : uint8_t { Other, Fifo };
+
+struct TaskParams {
+    std::string name;
+    Sched policy = Sched::Other;
+    int priority = 0;    // SCHED_FIFO priority 1..99 (higher runs first); ignored for Other
+    int cpu = -1;        // pinned to this CPU, or -1 for any
+    bool probe = false;  // a latency probe: the lateness of each sleep_until wake-up is recorded
+};
+
+struct TaskInfo {
+    int id = -1;
+    std::string_view name;
+};
+
+enum class LockKind : uint8_t { Spinlock, Rwlock, Rwsem, Mutex };
+enum class LockMode : uint8_t { Exclusive, Shared };
+std::string_view lock_kind_name(LockKind k);
+
+// The platform's state for one lock; each platform derives its own and owns every lock it
+// creates (lock objects live as long as their platform).
+struct LockObject {
+    LockKind kind;
+    std::string name;
+    LockObject(LockKind k, std::string_view n) : kind(k), name(n) {}
+    virtual ~LockObject() = default;
+};
+
+// Allocation context: Kernel may sleep (GFP_KERNEL), Atomic may not (GFP_ATOMIC).
+enum class Gfp : uint8_t { Kernel, Atomic };
+enum class AllocKind : uint8_t { KmallocKernel, KmallocAtomic, Vmalloc };
+
+// What a platform implements. Strategy and workload code calls the free functions below.
+class Platform {
+  public:
+    virtual ~Platform() = default;
+
+    // --- tasks, time, identity ---
+    virtual void create_task(TaskParams params, std::function<void()> body) = 0;
+    virtual bool should_stop() = 0;  // set when the run's duration is over
+    virtual Time now() = 0;
+    virtual int num_cpus() = 0;
+    virtual int smp_processor_id() = 0;
+    virtual TaskInfo current_task() = 0;
+    virtual uint64_t get_random_u64() = 0;  // per-task stream derived from the run's seed
+    virtual void sleep_until(Time t, Site site) = 0;
+    virtual void cond_resched(Site site) = 0;
+
+    // --- cost of work ---
+    // Charge core work that has just run: `counts` from the work meter, `host_ns` the host time
+    // it took (measured only when measures_host_time()).
+    virtual void charge(Label label, const ss::WorkCounts &counts, Time host_ns) = 0;
+    virtual bool measures_host_time() = 0;
+    virtual void ndelay(Time ns, Label label) = 0;  // busy work of a known length
+
+    // --- preemption and interrupts ---
+    virtual void preempt_disable(Site site) = 0;
+    virtual void preempt_enable(Site site) = 0;
+    virtual void local_irq_disable(Site site) = 0;
+    virtual void local_irq_enable(Site site) = 0;
+    virtual bool irqs_disabled() = 0;
+
+    // --- locks ---
+    virtual LockObject *lock_create(LockKind kind, std::string_view name) = 0;
+    virtual void lock_acquire(LockObject *lock, LockMode mode, Site site) = 0;
+    virtual bool lock_try(LockObject *lock, LockMode mode, Site site) = 0;
+    virtual void lock_release(LockObject *lock, LockMode mode, Site site) = 0;
+
+    // --- RCU ---
+    virtual void rcu_read_lock(Site site) = 0;
+    virtual void rcu_read_unlock(Site site) = 0;
+    virtual void synchronize_rcu(bool expedited, Site site) = 0;
+    virtual void call_rcu(std::function<void()> callback) = 0;
+    // Hooks for the self-checks: a pointer read under RCU, and a pointer (re)published.
+    virtual void rcu_dereferenced(const void *p, Site site) = 0;
+    virtual void rcu_published(const void *old_p, const void *new_p) = 0;
+
+    // --- memory accounting ---
+    virtual void *mem_alloc(size_t bytes, AllocKind kind, Site site) = 0;
+    virtual void mem_free(const void *p, Site site) = 0;
+    virtual void mem_charge(const void *p, int64_t bytes) = 0;
+
+    // --- operation scopes (per-label latency and throughput) ---
+    virtual void op_begin(Label label) = 0;
+    virtual void op_end(Label label) = 0;
+};
+
+// The platform of the calling thread; throws std::logic_error when none is installed.
+Platform &current();
+Platform *current_or_null();
+
+// Installs a platform as the calling thread's current one for the scope's lifetime.
+class PlatformScope {
+  public:
+    explicit PlatformScope(Platform &p);
+    ~PlatformScope();
+    PlatformScope(const PlatformScope &) = delete;
+    PlatformScope &operator=(const PlatformScope &) = delete;
+
+  private:
+    Platform *prev_;
+};
+
+using Loc = std::source_location;
+
+// ---------------------------------------------------------------- tasks, time
+
+inline void create_task(TaskParams params, std::function<void()> body) {
+    current().create_task(std::move(params), std::move(body));
+}
+inline bool kthread_should_stop() {
+    return current().should_stop();
+}
+inline Time now() {
+    return current().now();
+}
+inline int num_online_cpus() {
+    return current().num_cpus();
+}
+inline int smp_processor_id() {
+    return current().smp_processor_id();
+}
+inline TaskInfo current_task() {
+    return current().current_task();
+}
+inline uint64_t get_random_u64() {
+    return current().get_random_u64();
+}
+inline uint64_t get_random_below(uint64_t n) {
+    return n ? get_random_u64() % n : 0;
+}
+
+inline void sleep_until(Time t, Loc loc = Loc::current()) {
+    current().sleep_until(t, {"sleep_until", loc});
+}
+inline void sleep_for(Time ns, Loc loc = Loc::current()) {
+    Platform &p = current();
+    p.sleep_until(p.now() + ns, {"sleep_for", loc});
+}
+inline void msleep(unsigned ms, Loc loc = Loc::current()) {
+    Platform &p = current();
+    p.sleep_until(p.now() + static_cast<Time>(ms) * kMsec, {"msleep", loc});
+}
+inline void cond_resched(Loc loc = Loc::current()) {
+    current().cond_resched({"cond_resched", loc});
+}
+
+// ---------------------------------------------------------------- cost of work
+
+// Runs `fn` (real security-server work) now, on the host, and charges its cost to the calling
+// task: the work units it counted times the CPU profile (`counted`), or its host time times a
+// scale (`measured`). On the simulator the charged time passes preemptibly when the preempt
+// count is zero and interrupts are on, and as one atomic span otherwise.
+template <class F>
+auto compute(Label label, F &&fn) {
+    Platform &p = current();
+    ss::WorkCounts counts;
+    const bool timed = p.measures_host_time();
+    const auto t0 =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    auto host_ns = [&] {
+        return timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - t0)
+                           .count()
+                     : Time{0};
+    };
+    if constexpr (std::is_void_v<std::invoke_result_t<F>>) {
+        {
+            ss::WorkMeterScope meter(&counts);
+            std::forward<F>(fn)();
+        }
+        p.charge(label, counts, host_ns());
+    } else {
+        auto result = [&] {
+            ss::WorkMeterScope meter(&counts);
+            return std::forward<F>(fn)();
+        }();
+        p.charge(label, counts, host_ns());
+        return result;
+    }
+}
+
+// Busy work of a known length (a stand-in for code the core does not model).
+inline void ndelay(Time ns, Label label = {}) {
+    current().ndelay(ns, label);
+}
+
+// ---------------------------------------------------------------- preemption, interrupts
+
+inline void preempt_disable(Loc loc = Loc::current()) {
+    current().preempt_disable({"preempt_disable", loc});
+}
+inline void preempt_enable(Loc loc = Loc::current()) {
+    current().preempt_enable({"preempt_enable", loc});
+}
+inline void local_irq_disable(Loc loc = Loc::current()) {
+    current().local_irq_disable({"local_irq_disable", loc});
+}
+inline void local_irq_enable(Loc loc = Loc::current()) {
+    current().local_irq_enable({"local_irq_enable", loc});
+}
+inline bool irqs_disabled() {
+    return current().irqs_disabled();
+}
+[[nodiscard]] inline unsigned long local_irq_save(Loc loc = Loc::current()) {
+    Platform &p = current();
+    unsigned long flags = p.irqs_disabled() ? 1 : 0;
+    p.local_irq_disable({"local_irq_save", loc});
+    return flags;
+}
+inline void local_irq_restore(unsigned long flags, Loc loc = Loc::current()) {
+    if (!flags) current().local_irq_enable({"local_irq_restore", loc});
+}
+
+// ---------------------------------------------------------------- locks
+
+// A named lock created on a platform. The name is the lock class for lockdep-like order checks
+// and for the lock metrics (locks of one name, e.g. 512 AVC slot locks, share statistics).
+class LockBase {
+  public:
+    LockBase(const LockBase &) = delete;
+    LockBase &operator=(const LockBase &) = delete;
+    Platform &platform() const { return *platform_; }
+    LockObject *object() const { return object_; }
+
+  protected:
+    LockBase(LockKind kind, std::string_view name, Platform &p)
+        : platform_(&p), object_(p.lock_create(kind, name)) {}
+    ~LockBase() = default;
+
+  private:
+    Platform *platform_;
+    LockObject *object_;
+};
+
+// Spinning, preemption off while spinning and holding (a queued spinlock: FIFO hand-off).
+class Spinlock : public LockBase {
+  public:
+    explicit Spinlock(std::string_view name, Platform &p = current())
+        : LockBase(LockKind::Spinlock, name, p) {}
+};
+// Queued rwlock: spinning, preemption off; new readers spin while a writer waits.
+class RwLock : public LockBase {
+  public:
+    explicit RwLock(std::string_view name, Platform &p = current())
+        : LockBase(LockKind::Rwlock, name, p) {}
+};
+// Sleeping reader-writer semaphore; a waiting writer blocks new readers (writers do not starve).
+class RwSem : public LockBase {
+  public:
+    explicit RwSem(std::string_view name, Platform &p = current())
+        : LockBase(LockKind::Rwsem, name, p) {}
+};
+// Sleeping mutex, FIFO hand-off.
+class Mutex : public LockBase {
+  public:
+    explicit Mutex(std::string_view name, Platform &p = current())
+        : LockBase(LockKind::Mutex, name, p) {}
+};
+
+namespace detail {
+inline void acquire(const LockBase &l, LockMode m, const char *what, Loc loc) {
+    l.platform().lock_acquire(l.object(), m, {what, loc});
+}
+inline void release(const LockBase &l, LockMode m, const char *what, Loc loc) {
+    l.platform().lock_release(l.object(), m, {what, loc});
+}
+// The _irq variants disable interrupts before taking the lock (so a waiter spins with them
+// off, as spin_lock_irq does) and enable them after releasing it.
+inline void acquire_irq(const LockBase &l, LockMode m, const char *what, Loc loc) {
+    l.platform().local_irq_disable({what, loc});
+    acquire(l, m, what, loc);
+}
+inline void release_irq(const LockBase &l, LockMode m, const char *what, Loc loc) {
+    release(l, m, what, loc);
+    l.platform().local_irq_enable({what, loc});
+}
+inline unsigned long acquire_irqsave(const LockBase &l, LockMode m, const char *what, Loc loc) {
+    unsigned long flags = l.platform().irqs_disabled() ? 1 : 0;
+    acquire_irq(l, m, what, loc);
+    return flags;
+}
+inline void release_irqrestore(const LockBase &l, LockMode m, unsigned long flags, const char *what,
+                               Loc loc) {
+    if (flags)
+        release(l, m, what, loc);
+    else
+        release_irq(l, m, what, loc);
+}
+}  // namespace detail
+
+inline void spin_lock(Spinlock &l, Loc loc = Loc::current()) {
+    detail::acquire(l, LockMode::Exclusive, "spin_lock", loc);
+}
+inline void spin_unlock(Spinlock &l, Loc loc = Loc::current()) {
+    detail::release(l, LockMode::Exclusive, "spin_unlock", loc);
+}
+inline bool spin_trylock(Spinlock &l, Loc loc = Loc::current()) {
+    return l.platform().lock_try(l.object(), LockMode::Exclusive, {"spin_trylock", loc});
+}
+inline void spin_lock_irq(Spinlock &l, Loc loc = Loc::current()) {
+    detail::acquire_irq(l, LockMode::Exclusive, "spin_lock_irq", loc);
+}
+inline void spin_unlock_irq(Spinlock &l, Loc loc = Loc::current()) {
+    detail::release_irq(l, LockMode::Exclusive, "spin_unlock_irq", loc);
+}
+[[nodiscard]] inline unsigned long spin_lock_irqsave(Spinlock &l, Loc loc = Loc::current()) {
+    return detail::acquire_irqsave(l, LockMode::Exclusive, "spin_lock_irqsave", loc);
+}
+inline void spin_unlock_irqrestore(Spinlock &l, unsigned long flags, Loc loc = Loc::current()) {
+    detail::release_irqrestore(l, LockMode::Exclusive, flags, "spin_unlock_irqrestore", loc);
+}
+
+inline void read_lock(RwLock &l, Loc loc = Loc::current()) {
+    detail::acquire(l, LockMode::Shared, "read_lock", loc);
+}
+inline void read_unlock(RwLock &l, Loc loc = Loc::current()) {
+    detail::release(l, LockMode::Shared, "read_unlock", loc);
+}
+inline void write_lock(RwLock &l, Loc loc = Loc::current()) {
+    detail::acquire(l, LockMode::Exclusive, "write_lock", loc);
+}
+inline void write_unlock(RwLock &l, Loc loc = Loc::current()) {
+    detail::release(l, LockMode::Exclusive, "write_unlock", loc);
+}
+inline void read_lock_irq(RwLock &l, Loc loc = Loc::current()) {
+    detail::acquire_irq(l, LockMode::Shared, "read_lock_irq", loc);
+}
+inline void read_unlock_irq(RwLock &l, Loc loc = Loc::current()) {
+    detail::release_irq(l, LockMode::Shared, "read_unlock_irq", loc);
+}
+inline void write_lock_irq(RwLock &l, Loc loc = Loc::current()) {
+    detail::acquire_irq(l, LockMode::Exclusive, "write_lock_irq", loc);
+}
+inline void write_unlock_irq(RwLock &l, Loc loc = Loc::current()) {
+    detail::release_irq(l, LockMode::Exclusive, "write_unlock_irq", loc);
+}
+[[nodiscard]] inline unsigned long write_lock_irqsave(RwLock &l, Loc loc = Loc::current()) {
+    return detail::acquire_irqsave(l, LockMode::Exclusive, "write_lock_irqsave", loc);
+}
+inline void write_unlock_irqrestore(RwLock &l, unsigned long flags, Loc loc = Loc::current()) {
+    detail::release_irqrestore(l, LockMode::Exclusive, flags, "write_unlock_irqrestore", loc);
+}
+
+inline void down_read(RwSem &s, Loc loc = Loc::current()) {
+    detail::acquire(s, LockMode::Shared, "down_read", loc);
+}
+inline void up_read(RwSem &s, Loc loc = Loc::current()) {
+    detail::release(s, LockMode::Shared, "up_read", loc);
+}
+inline void down_write(RwSem &s, Loc loc = Loc::current()) {
+    detail::acquire(s, LockMode::Exclusive, "down_write", loc);
+}
+inline void up_write(RwSem &s, Loc loc = Loc::current()) {
+    detail::release(s, LockMode::Exclusive, "up_write", loc);
+}
+
+inline void mutex_lock(Mutex &m, Loc loc = Loc::current()) {
+    detail::acquire(m, LockMode::Exclusive, "mutex_lock", loc);
+}
+inline void mutex_unlock(Mutex &m, Loc loc = Loc::current()) {
+    detail::release(m, LockMode::Exclusive, "mutex_unlock", loc);
+}
+inline bool mutex_trylock(Mutex &m, Loc loc = Loc::current()) {
+    return m.platform().lock_try(m.object(), LockMode::Exclusive, {"mutex_trylock", loc});
+}
+
+// ---------------------------------------------------------------- RCU
+
+inline void rcu_read_lock(Loc loc = Loc::current()) {
+    current().rcu_read_lock({"rcu_read_lock", loc});
+}
+inline void rcu_read_unlock(Loc loc = Loc::current()) {
+    current().rcu_read_unlock({"rcu_read_unlock", loc});
+}
+inline void synchronize_rcu(Loc loc = Loc::current()) {
+    current().synchronize_rcu(false, {"synchronize_rcu", loc});
+}
+inline void synchronize_rcu_expedited(Loc loc = Loc::current()) {
+    current().synchronize_rcu(true, {"synchronize_rcu_expedited", loc});
+}
+// Runs `callback` after a grace period, from a callback task (softirq-like: it must not sleep).
+inline void call_rcu(std::function<void()> callback) {
+    current().call_rcu(std::move(callback));
+}
+
+// A pointer published under RCU (the kernel's `T __rcu *`).
+template <class T>
+class RcuPointer {
+  public:
+    RcuPointer() = default;
+    RcuPointer(const RcuPointer &) = delete;
+    RcuPointer &operator=(const RcuPointer &) = delete;
+    std::atomic<T *> &raw() { return p_; }
+    const std::atomic<T *> &raw() const { return p_; }
+
+  private:
+    std::atomic<T *> p_{nullptr};
+};
+
+// Read side: only inside rcu_read_lock() (the platform checks, as CONFIG_PROVE_RCU does).
+template <class T>
+T *rcu_dereference(const RcuPointer<T> &rp, Loc loc = Loc::current()) {
+    T *p = rp.raw().load(std::memory_order_acquire);
+    current().rcu_dereferenced(p, {"rcu_dereference", loc});
+    return p;
+}
+// Update side, with the update lock held: no check.
+template <class T>
+T *rcu_dereference_protected(const RcuPointer<T> &rp) {
+    return rp.raw().load(std::memory_order_relaxed);
+}
+// Publishes `v`; returns the previous pointer (rcu_replace_pointer), which readers that began
+// before this call may still hold until a grace period has passed.
+template <class T>
+T *rcu_replace_pointer(RcuPointer<T> &rp, T *v) {
+    T *old = rp.raw().exchange(v, std::memory_order_acq_rel);
+    current().rcu_published(old, v);
+    return old;
+}
+template <class T>
+void rcu_assign_pointer(RcuPointer<T> &rp, T *v) {
+    (void)rcu_replace_pointer(rp, v);
+}
+
+// ---------------------------------------------------------------- memory
+
+// Accounted allocations. Kernel may sleep (a sleeping call in atomic context is reported);
+// Atomic may not. The bytes are live until freed; mem_charge (kmem_charge) adds what an object
+// owns beyond its own size, such as a duplicated policy's tables.
+inline void *kmalloc(size_t size, Gfp gfp, Loc loc = Loc::current()) {
+    return current().mem_alloc(
+        size, gfp == Gfp::Atomic ? AllocKind::KmallocAtomic : AllocKind::KmallocKernel,
+        {"kmalloc", loc});
+}
+inline void kfree(const void *p, Loc loc = Loc::current()) {
+    if (p) current().mem_free(p, {"kfree", loc});
+}
+inline void *vmalloc(size_t size, Loc loc = Loc::current()) {
+    return current().mem_alloc(size, AllocKind::Vmalloc, {"vmalloc", loc});
+}
+inline void vfree(const void *p, Loc loc = Loc::current()) {
+    if (p) current().mem_free(p, {"vfree", loc});
+}
+inline void kmem_charge(const void *p, int64_t bytes) {
+    current().mem_charge(p, bytes);
+}
+
+// An object in accounted memory (kmalloc + constructor); free it with kdelete.
+template <class T, class... A>
+T *knew(Gfp gfp, A &&...args) {
+    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned type");
+    void *mem = kmalloc(sizeof(T), gfp);
+    try {
+        return new (mem) T(std::forward<A>(args)...);
+    } catch (...) {
+        kfree(mem);
+        throw;
+    }
+}
+template <class T>
+void kdelete(T *p, Loc loc = Loc::current()) {
+    if (!p) return;
+    p->~T();
+    kfree(p, loc);
+}
+
+// ---------------------------------------------------------------- operations
+
+// Marks one labelled operation (a syscall, a boolean commit): its latency is recorded per label,
+// and preempt-off sections, lock waits and allocations inside it are attributed to the label.
+class OpScope {
+  public:
+    explicit OpScope(Label label) : label_(label), platform_(&current()) {
+        platform_->op_begin(label_);
+    }
+    ~OpScope() { platform_->op_end(label_); }
+    OpScope(const OpScope &) = delete;
+    OpScope &operator=(const OpScope &) = delete;
+
+  private:
+    Label label_;
+    Platform *platform_;
+};
+
+}  // namespace locksim::kernel

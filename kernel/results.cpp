@@ -1,0 +1,112 @@
+#include "kernel/results.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace locksim::kernel {
+
+bool IntervalStats::worth_keeping(Time len) const {
+    return keep > 0 && (longest.size() < keep || len > longest.back().length);
+}
+
+void IntervalStats::add(AtomicInterval iv) {
+    length.record(iv.length);
+    total += iv.length;
+    if (!worth_keeping(iv.length)) return;
+    auto pos = std::upper_bound(longest.begin(), longest.end(), iv.length,
+                                [](Time len, const AtomicInterval &e) { return len > e.length; });
+    longest.insert(pos, std::move(iv));
+    if (longest.size() > keep) longest.pop_back();
+}
+
+size_t RunResults::count_violations(std::string_view kind) const {
+    return static_cast<size_t>(std::count_if(violations.begin(), violations.end(),
+                                             [&](const Violation &v) { return v.kind == kind; }));
+}
+
+void to_json(nlohmann::json &j, const AtomicInterval &v) {
+    j = {{"cpu", v.cpu},          {"start_ns", v.start}, {"length_ns", v.length},
+         {"task", v.task},        {"label", v.label},    {"start_site", v.start_site},
+         {"end_site", v.end_site}};
+}
+
+void to_json(nlohmann::json &j, const IntervalStats &v) {
+    j = {{"length_ns", v.length}, {"total_ns", v.total}, {"longest", v.longest}};
+}
+
+void to_json(nlohmann::json &j, const OpStats &v) {
+    j = {{"completed", v.completed},
+         {"latency_ns", v.latency},
+         {"compute_ns", v.compute_ns},
+         {"preempt_off_ns", v.preempt_off_ns},
+         {"irqs_off_ns", v.irqs_off_ns},
+         {"lock_wait_ns", v.lock_wait_ns},
+         {"caused_wait_ns", v.caused_wait_ns},
+         {"gp_wait_ns", v.gp_wait_ns},
+         {"bytes_allocated", v.bytes_allocated},
+         {"peak_live_bytes", v.peak_live_bytes}};
+}
+
+void to_json(nlohmann::json &j, const LockStats &v) {
+    auto side = [&](int i) {
+        return nlohmann::json{{"acquisitions", v.acquisitions[i]},
+                              {"contended", v.contended[i]},
+                              {"wait_ns", v.wait[i]},
+                              {"hold_ns", v.hold[i]}};
+    };
+    j = {{"kind", v.kind}, {"exclusive", side(0)}, {"shared", side(1)}};
+}
+
+void to_json(nlohmann::json &j, const RcuStats &v) {
+    j = {{"grace_periods", v.grace_periods},
+         {"expedited_grace_periods", v.expedited_grace_periods},
+         {"callbacks_invoked", v.callbacks_invoked},
+         {"grace_period_ns", v.grace_period_ns},
+         {"expedited_grace_period_ns", v.expedited_grace_period_ns}};
+}
+
+void to_json(nlohmann::json &j, const MemStats &v) {
+    j = {{"live_bytes", v.live_bytes},
+         {"peak_bytes", v.peak_bytes},
+         {"allocs_atomic", v.allocs_atomic},
+         {"allocs_sleeping", v.allocs_sleeping},
+         {"bytes_atomic", v.bytes_atomic},
+         {"bytes_sleeping", v.bytes_sleeping},
+         {"frees", v.frees}};
+}
+
+void to_json(nlohmann::json &j, const CpuStats &v) {
+    j = {{"busy_ns", v.busy_ns},
+         {"context_switches", v.context_switches},
+         {"preempt_off_ns", v.preempt_off_ns},
+         {"irqs_off_ns", v.irqs_off_ns}};
+}
+
+void to_json(nlohmann::json &j, const Violation &v) {
+    j = {{"kind", v.kind},
+         {"time_ns", v.time},
+         {"cpu", v.cpu},
+         {"task", v.task},
+         {"message", v.message}};
+}
+
+void to_json(nlohmann::json &j, const RunResults &v) {
+    j = {{"schema_version", v.schema_version},
+         {"platform", v.platform},
+         {"config", v.config},
+         {"duration_ns", v.duration_ns},
+         {"seed", v.seed},
+         {"events", v.events},
+         {"ops", v.ops},
+         {"wakeup_latency_ns", v.wakeup_latency},
+         {"preempt_off", v.preempt_off},
+         {"irqs_off", v.irqs_off},
+         {"locks", v.locks},
+         {"rcu", v.rcu},
+         {"memory", v.memory},
+         {"cpus", v.cpus},
+         {"compute_ns", v.compute_ns},
+         {"violations", v.violations}};
+}
+
+}  // namespace locksim::kernel

@@ -1,0 +1,131 @@
+// The results of one run on a platform: plain structs the platforms fill and the command line
+// serialises (to_json, snake_case keys, maps sorted by name so that a deterministic run gives a
+// byte-identical file). analysis/ reads these; it never looks inside an engine.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "kernel/histogram.h"
+#include "kernel/kernel.h"
+
+namespace locksim::kernel {
+
+inline constexpr int kResultsSchemaVersion = 1;
+
+// One atomic section (preemption or interrupts off) on one CPU, as ftrace's preemptoff and
+// irqsoff tracers report it: the outermost section, the operation it ran for, where it began
+// and where it ended.
+struct AtomicInterval {
+    int cpu = 0;
+    Time start = 0;
+    Time length = 0;
+    std::string task;
+    std::string label;  // innermost operation of the task when the section began ("" if none)
+    std::string start_site;
+    std::string end_site;
+};
+
+// Every interval in a histogram, the longest `keep` with their labels.
+struct IntervalStats {
+    Histogram length;
+    Time total = 0;
+    size_t keep = 20;
+    std::vector<AtomicInterval> longest;  // longest first; ties by start time
+
+    bool worth_keeping(Time len) const;
+    void add(AtomicInterval iv);
+};
+
+// Per operation label.
+struct OpStats {
+    uint64_t completed = 0;
+    Histogram latency;
+    Time compute_ns = 0;      // charged core work inside the operation
+    Time preempt_off_ns = 0;  // preempt-off time of the operation's own sections
+    Time irqs_off_ns = 0;
+    Time lock_wait_ns = 0;    // time the operation waited for locks
+    Time caused_wait_ns = 0;  // time other tasks waited for locks this operation held
+    Time gp_wait_ns = 0;      // time it waited for RCU grace periods
+    int64_t bytes_allocated = 0;
+    int64_t peak_live_bytes = 0;  // highest platform-wide live bytes seen during one operation
+};
+
+// Per lock class (lock name). Index 0: exclusive (write), 1: shared (read).
+struct LockStats {
+    std::string kind;
+    uint64_t acquisitions[2] = {0, 0};
+    uint64_t contended[2] = {0, 0};
+    Histogram wait[2];
+    Histogram hold[2];
+};
+
+struct RcuStats {
+    uint64_t grace_periods = 0;
+    uint64_t expedited_grace_periods = 0;
+    uint64_t callbacks_invoked = 0;
+    Histogram grace_period_ns;
+    Histogram expedited_grace_period_ns;
+};
+
+struct MemStats {
+    int64_t live_bytes = 0;
+    int64_t peak_bytes = 0;
+    uint64_t allocs_atomic = 0;
+    uint64_t allocs_sleeping = 0;
+    int64_t bytes_atomic = 0;
+    int64_t bytes_sleeping = 0;
+    uint64_t frees = 0;
+};
+
+struct CpuStats {
+    Time busy_ns = 0;
+    uint64_t context_switches = 0;
+    Time preempt_off_ns = 0;
+    Time irqs_off_ns = 0;
+};
+
+struct Violation {
+    std::string kind;  // sleep_in_atomic, lock_order, rcu_free_in_use, lock_held_at_exit, ...
+    Time time = 0;
+    int cpu = -1;
+    std::string task;
+    std::string message;
+};
+
+struct RunResults {
+    int schema_version = kResultsSchemaVersion;
+    std::string platform;                       // "sim" or "real"
+    std::map<std::string, std::string> config;  // the platform's configuration, as text
+    Time duration_ns = 0;
+    uint64_t seed = 0;
+    uint64_t events = 0;  // engine events processed (sim)
+    std::map<std::string, OpStats> ops;
+    std::map<std::string, Histogram> wakeup_latency;  // per probe task
+    IntervalStats preempt_off;
+    IntervalStats irqs_off;
+    std::map<std::string, LockStats> locks;
+    RcuStats rcu;
+    MemStats memory;
+    std::vector<CpuStats> cpus;
+    std::map<std::string, Time> compute_ns;  // charged work per compute label
+    std::vector<Violation> violations;
+
+    // Violations of one kind.
+    size_t count_violations(std::string_view kind) const;
+};
+
+void to_json(nlohmann::json &j, const AtomicInterval &v);
+void to_json(nlohmann::json &j, const IntervalStats &v);
+void to_json(nlohmann::json &j, const OpStats &v);
+void to_json(nlohmann::json &j, const LockStats &v);
+void to_json(nlohmann::json &j, const RcuStats &v);
+void to_json(nlohmann::json &j, const MemStats &v);
+void to_json(nlohmann::json &j, const CpuStats &v);
+void to_json(nlohmann::json &j, const Violation &v);
+void to_json(nlohmann::json &j, const RunResults &v);
+
+}  // namespace locksim::kernel

@@ -1,0 +1,214 @@
+// Metrics, memory accounting, self-check reports and the results of a simulated run.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <new>
+
+#include "sim/sim_platform.h"
+
+namespace locksim::sim {
+
+namespace {
+constexpr uint64_t kStillPublished = std::numeric_limits<uint64_t>::max();
+}
+
+kernel::OpStats &SimPlatform::op_stats(Label l) {
+    size_t i = l.id();
+    if (i >= op_stats_.size()) {
+        op_stats_.resize(i + 1);
+        op_used_.resize(i + 1, 0);
+    }
+    op_used_[i] = 1;
+    return op_stats_[i];
+}
+
+void SimPlatform::op_begin(Label label) {
+    if (Task *t = cur_) t->ops.push_back(OpFrame{label, engine_.now(), mem_.live_bytes});
+}
+
+void SimPlatform::op_end(Label label) {
+    Task *t = cur_;
+    if (!t || teardown_) return;
+    if (t->ops.empty() || t->ops.back().label != label) {
+        violation("op_scope_mismatch",
+                  fmt::format("operation '{}' ended in {} while another was innermost",
+                              label.name(), t->params.name));
+        return;
+    }
+    OpFrame f = t->ops.back();
+    t->ops.pop_back();
+    if (recording()) {
+        kernel::OpStats &s = op_stats(label);
+        ++s.completed;
+        s.latency.record(engine_.now() - f.start);
+        s.peak_live_bytes = std::max(s.peak_live_bytes, f.peak_live);
+    }
+    if (cfg_.preempt == PreemptModel::None && t->ops.empty())
+        maybe_preempt();  // return to user space
+}
+
+void SimPlatform::close_section(Task *t, Section &s, bool irq, const Site &end) {
+    Time len = engine_.now() - s.start;
+    if (!recording()) return;
+    Cpu &c = cpu_of(t);
+    kernel::IntervalStats &stats = irq ? irqs_off_ : preempt_off_;
+    (irq ? c.stats.irqs_off_ns : c.stats.preempt_off_ns) += len;
+    if (!s.label.empty()) {
+        kernel::OpStats &o = op_stats(s.label);
+        (irq ? o.irqs_off_ns : o.preempt_off_ns) += len;
+    }
+    if (stats.worth_keeping(len)) {
+        stats.add(kernel::AtomicInterval{c.id, s.start, len, t->params.name,
+                                         std::string(s.label.name()), s.site.str(), end.str()});
+    } else {
+        stats.length.record(len);
+        stats.total += len;
+    }
+}
+
+void SimPlatform::violation(std::string_view kind, std::string message) {
+    std::string key = fmt::format("{}\n{}", kind, message);
+    if (!violation_keys_.insert(key).second) return;  // each distinct report once
+    Task *t = cur_;
+    kernel::Violation v{std::string(kind), engine_.now(), t ? t->cpu : -1,
+                        t ? t->params.name : std::string(), std::move(message)};
+    trace_event("violation {}: {}", v.kind, v.message);
+    violations_.push_back(std::move(v));
+}
+
+// ---------------------------------------------------------------- memory
+
+void SimPlatform::note_live_bytes() {
+    mem_.peak_bytes = std::max(mem_.peak_bytes, mem_.live_bytes);
+    for (auto &t : tasks_)
+        for (OpFrame &f : t->ops)
+            f.peak_live = std::max(f.peak_live, mem_.live_bytes);
+}
+
+void *SimPlatform::mem_alloc(size_t bytes, kernel::AllocKind kind, Site site) {
+    Task *t = cur_;
+    const PrimitiveCosts &pc = cfg_.profile.primitive;
+    bool sleeps = kind != kernel::AllocKind::KmallocAtomic;
+    if (t && sleeps && (t->preempt_count > 0 || t->irqs_off || t->rcu_nesting > 0))
+        violation(
+            "sleep_in_atomic",
+            fmt::format(
+                "sleeping function called from invalid context: {} in {} (preempt count {}, irqs "
+                "{}, rcu nesting {}); use Gfp::Atomic",
+                site.str(), t->params.name, t->preempt_count, t->irqs_off ? "off" : "on",
+                t->rcu_nesting));
+    void *p = ::operator new(bytes ? bytes : 1);
+    auto n = static_cast<int64_t>(bytes);
+    allocs_[p] = Allocation{n, kind};
+    mem_.live_bytes += n;
+    if (sleeps) {
+        ++mem_.allocs_sleeping;
+        mem_.bytes_sleeping += n;
+    } else {
+        ++mem_.allocs_atomic;
+        mem_.bytes_atomic += n;
+    }
+    note_live_bytes();
+    if (t && recording() && !t->ops.empty()) op_stats(t->ops.back().label).bytes_allocated += n;
+    if (t) {
+        Time cost = kind == kernel::AllocKind::Vmalloc
+                        ? pc.vmalloc + pc.vmalloc_page * static_cast<Time>((bytes + 4095) / 4096)
+                        : pc.kmalloc;
+        advance(cost);
+    }
+    return p;
+}
+
+void SimPlatform::mem_charge(const void *p, int64_t bytes) {
+    auto it = allocs_.find(p);
+    if (it == allocs_.end()) {
+        violation("bad_free", "kmem_charge on memory that is not an accounted allocation");
+        return;
+    }
+    it->second.bytes += bytes;
+    mem_.live_bytes += bytes;
+    note_live_bytes();
+    if (Task *t = cur_; t && recording() && !t->ops.empty())
+        op_stats(t->ops.back().label).bytes_allocated += bytes;
+}
+
+void SimPlatform::mem_free(const void *p, Site site) {
+    Task *t = cur_;
+    auto it = allocs_.find(p);
+    if (it == allocs_.end()) {
+        violation("bad_free",
+                  fmt::format("{} of memory that is not allocated (double free?)", site.str()));
+        return;
+    }
+    // The RCU check: readers that began before the object was unpublished may still use it.
+    if (auto pub = published_.find(p); pub != published_.end()) {
+        uint64_t cutoff = pub->second;
+        for (const auto &r : tasks_) {
+            if (r->state == TaskState::Dead || r->rcu_nesting == 0 || r->rcu_start_seq >= cutoff)
+                continue;
+            violation(
+                "rcu_free_in_use",
+                fmt::format(
+                    "{} frees an object published under RCU while {} (reading since {} ns) may "
+                    "still hold it; wait for a grace period first",
+                    site.str(), r->params.name, r->rcu_start));
+        }
+        if (cutoff == kStillPublished)
+            violation(
+                "rcu_free_published",
+                fmt::format("{} frees an object that is still published under RCU", site.str()));
+        published_.erase(pub);
+    }
+    mem_.live_bytes -= it->second.bytes;
+    ++mem_.frees;
+    bool vm = it->second.kind == kernel::AllocKind::Vmalloc;
+    allocs_.erase(it);
+    ::operator delete(const_cast<void *>(p));
+    if (t && !teardown_) {
+        const PrimitiveCosts &pc = cfg_.profile.primitive;
+        advance(vm ? pc.vmalloc / 2 : pc.kfree);
+    }
+}
+
+// ---------------------------------------------------------------- trace and results
+
+void SimPlatform::trace_line(std::string line) {
+    trace_.push_back(fmt::format("{:>12} {}", engine_.now(), line));
+}
+
+kernel::RunResults SimPlatform::collect() {
+    kernel::RunResults r;
+    r.platform = "sim";
+    r.duration_ns = cfg_.duration;
+    r.seed = cfg_.seed;
+    r.events = engine_.events_processed();
+    r.config = {{"cpus", std::to_string(cfg_.cpus)},
+                {"profile", cfg_.profile.name},
+                {"cost_model", cfg_.cost_model == CostModel::Counted ? "counted" : "measured"},
+                {"preempt", cfg_.preempt == PreemptModel::Full ? "full" : "none"},
+                {"preempt_rcu", cfg_.preempt_rcu ? "true" : "false"},
+                {"hz", std::to_string(cfg_.hz)},
+                {"sched_slice_ns", std::to_string(cfg_.sched_slice)}};
+    for (size_t i = 0; i < op_stats_.size(); ++i)
+        if (op_used_[i])
+            r.ops[std::string(kernel::label_name(static_cast<uint32_t>(i)))] = op_stats_[i];
+    r.wakeup_latency = wakeup_;
+    r.preempt_off = preempt_off_;
+    r.irqs_off = irqs_off_;
+    for (const LockClass &c : classes_)
+        r.locks[c.name] = c.stats;
+    r.rcu = rcu_stats_;
+    r.memory = mem_;
+    Time end = std::min(engine_.now(), cfg_.duration + cfg_.drain_limit);
+    for (const Cpu &c : cpus_) {
+        kernel::CpuStats s = c.stats;
+        if (c.act != Act::Idle) s.busy_ns += end - c.busy_since;
+        r.cpus.push_back(s);
+    }
+    r.compute_ns = compute_ns_;
+    r.violations = violations_;
+    return r;
+}
+
+}  // namespace locksim::sim

@@ -1,0 +1,99 @@
+// The discrete-event engine: integer simulated time, a binary-heap event queue, and stackful
+// fibers for simulated tasks. It knows nothing of CPUs, locks or RCU (sim_platform.h models
+// those on top of it), in the way SimGrid keeps its kernel apart from its models.
+//
+// An event is a plain function pointer with a context pointer and an integer argument: no
+// allocation per event (payloads live in a recycled slot array). Events at equal times run in the
+// order they were scheduled, so a run is a function of its inputs. Cancelling is done by the owner
+// with generation numbers carried in `arg` (a stale event is ignored when it fires), which keeps
+// the heap simple.
+#pragma once
+
+#include <boost/context/fiber.hpp>
+#include <boost/heap/d_ary_heap.hpp>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <vector>
+
+namespace locksim::sim {
+
+using Time = int64_t;
+
+class Engine {
+  public:
+    using Handler = void (*)(void *ctx, uint64_t arg);
+
+    struct Event {
+        Time time;
+        Handler fn;
+        void *ctx;
+        uint64_t arg;
+    };
+
+    Time now() const { return now_; }
+    uint64_t events_processed() const { return processed_; }
+    size_t pending() const { return heap_.size(); }
+    // Events can be at most this many pending at once (the slot index is 24 bits).
+    static constexpr size_t kMaxPending = size_t{1} << 24;
+
+    void schedule(Time t, Handler fn, void *ctx, uint64_t arg);
+    // Time of the earliest pending event, or INT64_MAX when none.
+    Time next_time() const { return heap_.empty() ? INT64_MAX : heap_.top().time; }
+    // Moves the clock forward with no event in between (the caller checked next_time()).
+    void advance_to(Time t) { now_ = t; }
+
+    // Runs events in order until the queue is empty, `until` is passed, or stop() is called.
+    void run(Time until = INT64_MAX);
+    void stop() { stopped_ = true; }
+    void clear();
+
+  private:
+    // Heap entries are 16 bytes: the time, and the scheduling sequence number (upper 40 bits,
+    // the tie-break) with the index of the event's payload slot (lower 24 bits). Small entries
+    // in a 4-ary heap keep a node's children in one cache line.
+    struct Key {
+        Time time;
+        uint64_t order;
+    };
+    struct Later {
+        bool operator()(const Key &a, const Key &b) const {
+            return a.time != b.time ? a.time > b.time : a.order > b.order;
+        }
+    };
+    static constexpr int kSlotBits = 24;
+
+    boost::heap::d_ary_heap<Key, boost::heap::arity<4>, boost::heap::compare<Later>> heap_;
+    std::vector<Event> slots_;
+    std::vector<uint32_t> free_slots_;
+    Time now_ = 0;
+    uint64_t seq_ = 0;
+    uint64_t processed_ = 0;
+    bool stopped_ = false;
+};
+
+// A stackful coroutine driven by the engine. resume() runs it until it calls suspend() or its
+// body returns; the body's exception, if any, is rethrown by resume(). Destroying a suspended
+// fiber unwinds its stack.
+class Fiber {
+  public:
+    explicit Fiber(std::function<void()> body, size_t stack_size = 256 * 1024);
+    ~Fiber();
+    Fiber(const Fiber &) = delete;
+    Fiber &operator=(const Fiber &) = delete;
+
+    void resume();   // from the engine's context
+    void suspend();  // from inside the fiber
+    bool done() const { return done_; }
+    bool running() const { return running_; }
+
+  private:
+    boost::context::fiber self_;    // the fiber's context while it is suspended
+    boost::context::fiber caller_;  // the engine's context while the fiber runs
+    std::function<void()> body_;
+    std::exception_ptr error_;
+    bool done_ = false;
+    bool running_ = false;
+};
+
+}  // namespace locksim::sim

@@ -1,0 +1,71 @@
+// A CPU profile: what a unit of security-server work and each kernel primitive cost on one
+// machine, in nanoseconds. The `counted` cost model multiplies the core's work counts
+// (ss/work_meter.h) by `work_ns`; the simulator charges `primitive` costs inside lock, RCU,
+// scheduling and allocation calls. Profiles are small TOML files in profiles/; each says how it
+// was derived. `locksim calibrate` is meant to write the same format (with a [calibration]
+// table recording host, date and fit) so a fitted host profile is used like a shipped one.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ss/work_meter.h"
+
+namespace locksim::sim {
+
+using Time = int64_t;
+
+// Costs of primitives, nanoseconds. Field names are the TOML keys of [primitive_ns].
+struct PrimitiveCosts {
+    Time spin_acquire = 10;  // uncontended lock or rwlock acquire (one atomic)
+    Time spin_release = 5;
+    Time sem_acquire = 20;  // uncontended rwsem or mutex acquire
+    Time sem_release = 20;
+    Time cacheline_transfer = 80;  // a lock's cache line moving from another CPU
+    Time preempt_toggle = 1;       // preempt_disable / preempt_enable
+    Time irq_toggle = 2;           // local_irq_disable / enable
+    Time rcu_read_lock = 1;        // both halves of a read section (PREEMPT_RCU nesting counter)
+    Time context_switch = 1500;    // schedule() and the switch, charged to the incoming task
+    Time wakeup = 400;             // try_to_wake_up on the waker's side
+    Time ipi = 1500;               // a remote CPU's reaction to a reschedule or RCU IPI
+    Time idle_exit = 1000;         // leaving the idle state
+    Time timer_irq = 800;          // hrtimer interrupt that wakes a sleeping task
+    Time kmalloc = 50;
+    Time kfree = 30;
+    Time vmalloc = 3000;
+    Time vmalloc_page = 250;  // per 4 KiB page mapped
+    Time rcu_callback = 50;   // invoking one call_rcu callback
+};
+
+struct CpuProfile {
+    std::string name;
+    std::string description;
+    std::string derivation;  // how the numbers were obtained
+    std::string source;      // the file it was read from
+    // Picoseconds per work unit (integer, so the counted model stays exact and deterministic).
+    std::array<int64_t, ss::kWorkKinds> work_ps{};
+    PrimitiveCosts primitive;
+    double measured_scale = 1.0;                     // `measured` model: host ns x scale
+    std::map<std::string, std::string> calibration;  // written by calibrate, else empty
+
+    // Simulated nanoseconds for the counted work.
+    Time cost(const ss::WorkCounts &counts) const;
+};
+
+// Parses a profile; errors are locksim::UserError naming `source`, line and column.
+CpuProfile parse_profile(std::string_view text, const std::string &source);
+CpuProfile load_profile_file(const std::filesystem::path &path);
+// The directory of shipped profiles: $LOCKSIM_PROFILE_DIR, else the source tree's profiles/.
+std::filesystem::path profile_dir();
+// Names of the shipped profiles, sorted.
+std::vector<std::string> list_profiles();
+// A shipped profile by name, or a file path.
+CpuProfile find_profile(const std::string &name_or_path);
+// The profile text `calibrate` writes (and tests round-trip).
+std::string format_profile(const CpuProfile &p);
+
+}  // namespace locksim::sim

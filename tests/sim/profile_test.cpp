@@ -1,0 +1,69 @@
+#include "sim/profile.h"
+
+#include <gtest/gtest.h>
+
+#include "ss/error.h"
+
+using namespace locksim;
+using namespace locksim::sim;
+
+TEST(Profile, ShippedProfilesLoadAndSayHowTheyWereDerived) {
+    auto names = list_profiles();
+    for (const char *want : {"x86-modern", "xeon-w3520", "arm-xscale", "sh4"})
+        EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+    for (const auto &n : names) {
+        CpuProfile p = find_profile(n);
+        EXPECT_EQ(p.name, n);
+        EXPECT_FALSE(p.derivation.empty());
+        EXPECT_GT(p.primitive.context_switch, 0);
+    }
+}
+
+TEST(Profile, CallsCostMostOnSh4) {
+    // The 2007 thread: function calls dominate the AVC path on SH-4, far less on x86.
+    auto share = [](const CpuProfile &p) {
+        ss::WorkCounts avc_hit;
+        avc_hit.n[static_cast<size_t>(ss::Work::HashProbe)] = 2;
+        avc_hit.n[static_cast<size_t>(ss::Work::Call)] = 8;
+        avc_hit.n[static_cast<size_t>(ss::Work::AuditCall)] = 1;
+        ss::WorkCounts calls;
+        calls.n[static_cast<size_t>(ss::Work::Call)] = 8;
+        calls.n[static_cast<size_t>(ss::Work::AuditCall)] = 1;
+        return static_cast<double>(p.cost(calls)) / static_cast<double>(p.cost(avc_hit));
+    };
+    EXPECT_GT(share(find_profile("sh4")), share(find_profile("arm-xscale")));
+    EXPECT_GT(share(find_profile("sh4")), 0.9);
+}
+
+TEST(Profile, CountedCostIsExactIntegerArithmetic) {
+    CpuProfile p = find_profile("x86-modern");
+    ss::WorkCounts c;
+    c.n[static_cast<size_t>(ss::Work::BytesCopied)] = 1000000;  // 0.1 ns each
+    EXPECT_EQ(p.cost(c), 100000);
+}
+
+TEST(Profile, FormatRoundTrips) {
+    CpuProfile p = find_profile("xeon-w3520");
+    p.calibration["host"] = "test";
+    CpuProfile back = parse_profile(format_profile(p), "roundtrip.toml");
+    EXPECT_EQ(back.work_ps, p.work_ps);
+    EXPECT_EQ(back.primitive.ipi, p.primitive.ipi);
+    EXPECT_EQ(back.calibration.at("host"), "test");
+    EXPECT_EQ(back.derivation, p.derivation);
+}
+
+TEST(Profile, ErrorsNameFileLineAndColumn) {
+    std::string bad = format_profile(find_profile("x86-modern")) + "\n[primitive_ns]\n";
+    try {
+        (void)parse_profile("name = \"x\"\nderivation = \"d\"\n[work_ns]\navtab_nod = 1\n",
+                            "bad.toml");
+        FAIL() << "accepted an unknown work kind";
+    } catch (const UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("bad.toml:4:1"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("avtab_nod"), std::string::npos);
+    }
+    EXPECT_THROW((void)parse_profile("name = [", "broken.toml"), UserError);
+    EXPECT_THROW((void)parse_profile("name = \"x\"\n", "noderiv.toml"), UserError);
+    EXPECT_THROW((void)find_profile("no-such-cpu"), UserError);
+    EXPECT_THROW((void)parse_profile(bad, "dup.toml"), UserError);  // table defined twice
+}

@@ -1,0 +1,152 @@
+// RCU: grace periods wait for every pre-existing reader; callbacks run after one.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/sim_platform.h"
+#include "sim_test_util.h"
+
+using namespace locksim;
+using namespace locksim::kernel;
+using locksim::sim::SimConfig;
+using locksim::sim::SimPlatform;
+
+namespace {
+
+struct Interval {
+    Time begin, end;
+};
+
+struct GpCase {
+    bool preempt_rcu;
+    bool expedited;
+};
+
+class GracePeriod : public ::testing::TestWithParam<GpCase> {};
+
+}  // namespace
+
+// Readers of random lengths on 4 CPUs, preempted now and then by a FIFO task, and a writer
+// calling synchronize_rcu in a loop: no reader that began before a call may end after it
+// returns, and the grace period is at least as long as the longest such reader's remainder.
+TEST_P(GracePeriod, NeverShorterThanAPreExistingReader) {
+    SimConfig cfg;
+    cfg.cpus = 4;
+    cfg.duration = 200 * kMsec;
+    cfg.seed = 99;
+    cfg.preempt_rcu = GetParam().preempt_rcu;
+    SimPlatform sim(cfg);
+    std::vector<Interval> readers, gps;
+    for (int i = 0; i < 6; ++i)
+        sim.create_task({"reader" + std::to_string(i), Sched::Other, 0, i % 4, false}, [&] {
+            while (!kthread_should_stop()) {
+                rcu_read_lock();
+                Time b = now();
+                ndelay(static_cast<Time>(get_random_below(400)) * kUsec);
+                readers.push_back({b, now()});  // before unlock: it may preempt us at once
+                rcu_read_unlock();
+                ndelay(static_cast<Time>(get_random_below(50)) * kUsec);
+            }
+        });
+    sim.create_task({"hog", Sched::Fifo, 10, 1, false}, [&] {
+        for (Time t = kMsec; !kthread_should_stop(); t += 3 * kMsec) {
+            sleep_until(t);
+            ndelay(700 * kUsec);
+        }
+    });
+    bool exp = GetParam().expedited;
+    sim.create_task({"writer", Sched::Other, 0, 3, false}, [&] {
+        while (!kthread_should_stop()) {
+            Time b = now();
+            if (exp)
+                synchronize_rcu_expedited();
+            else
+                synchronize_rcu();
+            gps.push_back({b, now()});
+            msleep(1);
+        }
+    });
+    auto r = sim.run();
+    ASSERT_GT(gps.size(), 10u);
+    size_t overlapping = 0;
+    for (const Interval &g : gps)
+        for (const Interval &rd : readers)
+            if (rd.begin < g.begin && rd.end > g.begin) {
+                ++overlapping;
+                EXPECT_LE(rd.end, g.end) << "reader [" << rd.begin << "," << rd.end
+                                         << ") outlived gp [" << g.begin << "," << g.end << ")";
+            }
+    EXPECT_GT(overlapping, 10u);  // the check had something to check
+    EXPECT_TRUE(r.violations.empty());
+    uint64_t n = exp ? r.rcu.expedited_grace_periods : r.rcu.grace_periods;
+    EXPECT_GE(n, gps.size() - 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Flavours, GracePeriod,
+                         ::testing::Values(GpCase{true, false}, GpCase{false, false},
+                                           GpCase{true, true}, GpCase{false, true}),
+                         [](const auto &info) {
+                             return std::string(info.param.preempt_rcu ? "preempt_rcu"
+                                                                       : "no_preempt_rcu") +
+                                    (info.param.expedited ? "_expedited" : "");
+                         });
+
+TEST(Rcu, ExpeditedIsFasterThanNormalOnABusyMachine) {
+    auto run = [](bool exp) {
+        SimConfig cfg;
+        cfg.cpus = 2;
+        cfg.duration = 100 * kMsec;
+        SimPlatform sim(cfg);
+        sim.create_task({"busy", Sched::Other, 0, 0, false}, [] {
+            while (!kthread_should_stop())
+                ndelay(50 * kUsec);
+        });
+        sim.create_task({"writer", Sched::Other, 0, 1, false}, [exp] {
+            while (!kthread_should_stop()) {
+                exp ? synchronize_rcu_expedited() : synchronize_rcu();
+                msleep(2);
+            }
+        });
+        return sim.run();
+    };
+    auto normal = run(false), expedited = run(true);
+    EXPECT_GT(normal.rcu.grace_period_ns.mean(),
+              4 * expedited.rcu.expedited_grace_period_ns.mean());
+}
+
+TEST(Rcu, CallRcuRunsTheCallbackAfterAGracePeriod) {
+    SimConfig cfg;
+    cfg.cpus = 2;
+    cfg.duration = 50 * kMsec;
+    SimPlatform sim(cfg);
+    RcuPointer<int> ptr;
+    Time reader_end = -1, freed_at = -1;
+    sim.create_task({"reader", Sched::Other, 0, 0, false}, [&] {
+        rcu_read_lock();
+        int *p = rcu_dereference(ptr);
+        ndelay(5 * kMsec);
+        EXPECT_NE(p, nullptr);
+        rcu_read_unlock();
+        reader_end = now();
+    });
+    sim.create_task({"writer", Sched::Other, 0, 1, false}, [&] {
+        ndelay(kMsec);
+        int *old = rcu_replace_pointer(ptr, knew<int>(Gfp::Kernel, 2));
+        call_rcu([&, old] {
+            kdelete(old);
+            freed_at = now();
+        });
+    });
+    {
+        kernel::PlatformScope setup(sim);
+        rcu_assign_pointer(ptr, knew<int>(Gfp::Kernel, 1));
+    }
+    auto r = sim.run();
+    EXPECT_GE(freed_at, reader_end);
+    EXPECT_EQ(r.rcu.callbacks_invoked, 1u);
+    EXPECT_TRUE(r.violations.empty()) << r.violations.front().message;
+    EXPECT_EQ(r.memory.live_bytes, static_cast<int64_t>(sizeof(int)));
+    EXPECT_EQ(r.memory.peak_bytes, static_cast<int64_t>(2 * sizeof(int)));
+    kernel::PlatformScope scope(sim);
+    kdelete(rcu_dereference_protected(ptr));
+}
