@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/trace_options.h"
 #include "kernel/results.h"
 #include "sim/chrome_trace.h"
 #include "sim/sim_platform.h"
@@ -291,4 +292,19 @@ TEST(ChromeTrace, BadOptionsAreUserErrors) {
     EXPECT_THROW(sim::enable_chrome_trace(sim, none), UserError);
     sim::ChromeTraceRecorder rec(TraceOptions{}, 1);
     EXPECT_THROW(rec.write("/nonexistent-dir/trace.json"), UserError);
+}
+
+TEST(ChromeTrace, CommandLineOptions) {
+    CLI::App app;
+    cli::TraceArgs args;
+    cli::add_trace_options(&app, args);
+    app.parse(std::vector<std::string>{"50000", "--trace-max-events", "3ms", "--trace-to", "2ms",
+                                       "--trace-from", "t.json", "--trace"});
+    EXPECT_EQ(args.path, "t.json");
+    TraceOptions o = cli::trace_options(args);
+    EXPECT_EQ(o.from, 2 * kMsec);
+    EXPECT_EQ(o.to, 3 * kMsec);
+    EXPECT_EQ(o.max_events, 50000u);
+    args.to = "soon";
+    EXPECT_THROW(cli::trace_options(args), UserError);
 }
