@@ -461,14 +461,15 @@ std::string figure_html(const json &f) {
         escape(f.at("title").get<std::string>()), escape(f.value("caption", std::string())));
 }
 
-// Runs `argv` and returns its exit status (-1 when it could not start or died by a signal).
+// Runs `argv` (the program found on PATH when it has no slash) and returns its exit status:
+// -2 when it could not start, -1 when it died by a signal.
 int run_process(const std::vector<std::string> &argv) {
     std::vector<char *> args;
     for (const auto &a : argv)
         args.push_back(const_cast<char *>(a.c_str()));
     args.push_back(nullptr);
     pid_t pid = 0;
-    if (posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -1;
+    if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -2;
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) return -1;
@@ -596,15 +597,19 @@ ReportOutput write_report(const ResultsFile &r, const std::string &where,
 
     std::string python = o.python.empty() ? default_python() : o.python;
     std::string script = o.plots_script.empty() ? default_plots_script() : o.plots_script;
-    if (access(python.c_str(), X_OK) != 0)
-        throw UserError(fmt::format(
+    auto no_python = [&] {
+        return UserError(fmt::format(
             "cannot run {} for the plots: install Debian's python3 and python3-matplotlib, or give "
             "--python or LOCKSIM_PYTHON a python with matplotlib",
             python));
+    };
+    if (python.find('/') != std::string::npos && access(python.c_str(), X_OK) != 0)
+        throw no_python();
     if (!fs::exists(script, ec))
         throw UserError(fmt::format(
             "the plotting script {} is missing: set LOCKSIM_PLOTS to analysis/plots.py", script));
     int rc = run_process({python, script, spec.string(), dir.string()});
+    if (rc == -2) throw no_python();
     if (rc == 3)
         throw UserError(
             fmt::format("{} has no matplotlib: install python3-matplotlib (Debian), or "

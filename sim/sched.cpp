@@ -605,6 +605,7 @@ kernel::RunResults SimPlatform::run() {
 void SimPlatform::teardown() {
     if (teardown_) return;
     teardown_ = true;
+    recorder_ = nullptr;  // the timeline ended with the run (the recorder may be gone already)
     engine_.clear();
     // Unwind the stacks of tasks that never finished; kernel calls made by destructors on the
     // way out return at once.

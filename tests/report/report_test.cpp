@@ -431,6 +431,8 @@ TEST(ReportErrors, MissingPythonOrMatplotlibIsAUserError) {
     } catch (const UserError &e) {
         EXPECT_TRUE(contains(e.what(), "LOCKSIM_PYTHON")) << e.what();
     }
+    o.python = "no-such-python-on-path";  // looked up on PATH
+    EXPECT_THROW(write_report(r, "results.json", (dir / "a").string(), o), UserError);
     // A python that cannot import matplotlib (site packages off).
     fs::path nompl = dir / "python-without-matplotlib";
     std::ofstream(nompl) << "#!/bin/sh\nexec /usr/bin/python3 -S -I \"$@\"\n";
