@@ -146,7 +146,7 @@ def bars(spec):
     if not positive:
         empty(ax, "every part is zero")
     ax.set_xlabel(spec["xlabel"])
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)  # beside the bars
     return fig
 
 
