@@ -1,7 +1,12 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <boost/context/preallocated.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
 #include <stdexcept>
 
 namespace locksim::sim {
@@ -45,31 +50,64 @@ void Engine::clear() {
     free_slots_.clear();
 }
 
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+void start_switch(void **fake_stack, const void *bottom, size_t size) {
+    __sanitizer_start_switch_fiber(fake_stack, bottom, size);
+}
+void finish_switch(void *fake_stack, const void **bottom, size_t *size) {
+    __sanitizer_finish_switch_fiber(fake_stack, bottom, size);
+}
+#else
+void start_switch(void **, const void *, size_t) {}
+void finish_switch(void *, const void **, size_t *) {}
+#endif
+
+}  // namespace
+
 Fiber::Fiber(std::function<void()> body, size_t stack_size) : body_(std::move(body)) {
-    self_ = ctx::fiber(std::allocator_arg, ctx::protected_fixedsize_stack(stack_size),
+    ctx::protected_fixedsize_stack alloc(stack_size);
+    ctx::stack_context sc = alloc.allocate();
+    stack_bottom_ = static_cast<char *>(sc.sp) - sc.size;
+    stack_size_ = sc.size;
+    self_ = ctx::fiber(std::allocator_arg, ctx::preallocated(sc.sp, sc.size, sc), alloc,
                        [this](ctx::fiber &&caller) {
+                           finish_switch(nullptr, &caller_bottom_, &caller_size_);
                            caller_ = std::move(caller);
-                           try {
-                               body_();
-                           } catch (const ctx::detail::forced_unwind &) {
-                               throw;  // the destructor unwinding a suspended fiber
-                           } catch (...) {
-                               error_ = std::current_exception();
+                           if (!cancel_) {
+                               try {
+                                   body_();
+                               } catch (const Cancelled &) {
+                                   // unwound by the destructor
+                               } catch (...) {
+                                   error_ = std::current_exception();
+                               }
                            }
                            done_ = true;
                            running_ = false;
+                           start_switch(nullptr, caller_bottom_, caller_size_);  // this stack ends
                            return std::move(caller_);
                        });
 }
 
 Fiber::~Fiber() {
-    // Unwind a suspended fiber's stack while the body it runs is still alive.
-    self_ = ctx::fiber{};
+    if (done_) return;
+    // Run the fiber to its end: a fiber never started returns at once, a suspended one unwinds
+    // from its suspend(). The body runs no further than its destructors.
+    cancel_ = true;
+    try {
+        resume();
+    } catch (...) {
+        // an exception escaping a destructor during cancellation has nowhere to go
+    }
 }
 
 void Fiber::resume() {
     running_ = true;
+    start_switch(&caller_fake_stack_, stack_bottom_, stack_size_);
     self_ = std::move(self_).resume();
+    finish_switch(caller_fake_stack_, nullptr, nullptr);
     running_ = false;
     if (error_) {
         auto e = error_;
@@ -79,7 +117,10 @@ void Fiber::resume() {
 }
 
 void Fiber::suspend() {
+    start_switch(&fiber_fake_stack_, caller_bottom_, caller_size_);
     caller_ = std::move(caller_).resume();
+    finish_switch(fiber_fake_stack_, &caller_bottom_, &caller_size_);
+    if (cancel_) throw Cancelled{};
 }
 
 }  // namespace locksim::sim
