@@ -42,6 +42,7 @@
 #include "kernel/results.h"
 #include "sim/engine.h"
 #include "sim/profile.h"
+#include "sim/trace.h"
 
 namespace locksim::sim {
 
@@ -84,6 +85,8 @@ class SimPlatform final : public kernel::Platform {
     const std::vector<std::string> &trace() const { return trace_; }
     const SimConfig &config() const { return cfg_; }
     const Engine &engine() const { return engine_; }
+    // Attaches a timeline recorder (sim/trace.h) before run(); it must outlive the run.
+    void set_trace_recorder(TraceRecorder *recorder) { recorder_ = recorder; }
 
     // kernel::Platform
     void create_task(kernel::TaskParams params, std::function<void()> body) override;
@@ -350,6 +353,7 @@ class SimPlatform final : public kernel::Platform {
     std::vector<kernel::Violation> violations_;
     std::set<std::string> violation_keys_;
     std::vector<std::string> trace_;
+    TraceRecorder *recorder_ = nullptr;
 };
 
 template <class... A>
