@@ -18,6 +18,7 @@
 #include "analysis/results_file.h"
 #include "analysis/table.h"
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "kernel/results.h"
 #include "runner/runner.h"
 #include "ss/error.h"
@@ -43,6 +44,7 @@ struct RunArgs {
     std::string shard;
     int threads = 0;
     bool quiet = false;
+    TraceArgs trace;
 };
 
 void write_text(const fs::path &path, const std::string &text) {
@@ -159,6 +161,12 @@ void run_command(Mode mode, const RunArgs &a) {
     RunOptions options;
     options.threads = a.threads;
     options.interrupted = &g_interrupted;
+    options.trace_path = a.trace.path;
+    if (!a.trace.path.empty()) {
+        options.trace = trace_options(a.trace);
+        fs::path parent = fs::path(a.trace.path).parent_path();
+        if (!parent.empty()) fs::create_directories(parent);
+    }
     if (tty) {
         options.progress = [](size_t done, size_t total) {
             const int width = 40;
@@ -192,6 +200,9 @@ void run_command(Mode mode, const RunArgs &a) {
     if (wants("csv")) write_text(dir / "results.csv", analysis::format_csv(summaries));
     if (wants("hgrm")) write_hgrm(dir, results);
     if (!a.quiet) fmt::print("\nresults: {}\n", (dir / "results.json").string());
+    if (!a.trace.path.empty() && !results.runs.empty() && !a.quiet)
+        fmt::print("timeline of {} (seed {}): {}\n", jobs.front().strategy->label,
+                   jobs.front().seed, a.trace.path);
     if (g_interrupted.load()) {
         fmt::print(stderr, "interrupted: {} of {} runs finished and were kept\n",
                    results.runs.size(), jobs.size());
@@ -212,6 +223,7 @@ void add_mode(CLI::App &app, Mode mode, const char *name, const char *help) {
     cmd->add_option("--seed", a->seeds, "Seeds to run instead of the scenario's");
     cmd->add_option("-j,--threads", a->threads, "Runs in parallel (default: all cores)");
     cmd->add_flag("-q,--quiet", a->quiet, "No table, no progress");
+    add_trace_options(cmd, a->trace);
     if (mode == Mode::Sweep)
         cmd->add_option("--shard", a->shard, "Run slice I of N (0-based), e.g. 0/4");
     cmd->callback([mode, a] { run_command(mode, *a); });

@@ -172,9 +172,13 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
     return s;
 }
 
-json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunResults *raw) {
+json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunResults *raw,
+             const RunOptions *trace) {
     const Scenario &point = *job.point;
     sim::SimPlatform platform(sim_config(point, job.seed));
+    std::unique_ptr<sim::ChromeTraceRecorder> recorder;
+    if (trace && !trace->trace_path.empty())
+        recorder = sim::enable_chrome_trace(platform, trace->trace);
     kernel::RunResults results;
     {
         kernel::PlatformScope scope(platform);
@@ -192,6 +196,7 @@ json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunRe
         results = platform.run();
         server.reset();  // frees the policy states while the platform is current
     }
+    if (recorder) sim::write_chrome_trace(*recorder, trace->trace_path);
     json item = analysis::summary_to_json(summarize(results, *job.strategy, job.seed, point));
     item["index"] = job.index;
     item["detail"] = results;
@@ -252,7 +257,8 @@ analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scena
                       static_cast<size_t>(options.threads));
     tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t i) {
         if (options.interrupted && options.interrupted->load()) return;
-        items[i] = run_job(jobs[i], images.at(key(jobs[i].point->policy)));
+        items[i] = run_job(jobs[i], images.at(key(jobs[i].point->policy)), nullptr,
+                           i == 0 ? &options : nullptr);
         ran[i] = 1;
         size_t n = ++done;
         if (options.progress) {

@@ -12,6 +12,7 @@
 
 #include "analysis/results_file.h"
 #include "kernel/results.h"
+#include "sim/chrome_trace.h"
 #include "workloads/scenario.h"
 
 namespace locksim {
@@ -32,13 +33,16 @@ std::vector<RunJob> plan_runs(const std::vector<Scenario> &points);
 
 struct RunOptions {
     int threads = 0;  // 0: TBB's default
+    // A Chrome trace-event timeline of the first job (empty path: none).
+    std::string trace_path;
+    sim::TraceOptions trace;
     std::function<void(size_t done, size_t total)> progress;
     const std::atomic<bool> *interrupted = nullptr;  // stop starting new runs when set
 };
 
 // Runs one job; the returned JSON is a results-file run (summary keys + "index" + "detail").
 nlohmann::json run_job(const RunJob &job, const std::vector<uint8_t> &image,
-                       kernel::RunResults *raw = nullptr);
+                       kernel::RunResults *raw = nullptr, const RunOptions *trace = nullptr);
 
 // Runs the jobs (a shard of them, or all) and assembles the results file. Runs not started
 // because of an interruption are left out and the file says "complete": false.
