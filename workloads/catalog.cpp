@@ -37,7 +37,7 @@ ParamSpec names(std::string name, std::string doc) {
             .default_value = std::vector<std::string>{}};
 }
 
-constexpr int64_t us = 1000, ms = 1000 * us, s = 1000 * ms;
+constexpr int64_t us = 1000, ms = 1000 * us;
 
 }  // namespace
 
