@@ -31,3 +31,14 @@ function(locksim_test_dir name)
   gtest_discover_tests(${name}_tests DISCOVERY_MODE PRE_TEST PROPERTIES LABELS ${name}
     DISCOVERY_TIMEOUT 60)
 endfunction()
+
+# locksim_area_subdirectories(): adds every subdirectory of the calling directory that has a
+# CMakeLists.txt (tests/<area>, bench/<area>).
+function(locksim_area_subdirectories)
+  file(GLOB areas LIST_DIRECTORIES true ${CMAKE_CURRENT_SOURCE_DIR}/*)
+  foreach(area ${areas})
+    if(IS_DIRECTORY ${area} AND EXISTS ${area}/CMakeLists.txt)
+      add_subdirectory(${area})
+    endif()
+  endforeach()
+endfunction()
