@@ -250,17 +250,20 @@ json spectrum_figure(const ResultsFile &r, const std::vector<RunSummary> &sums, 
 }
 
 json toggle_figure(const std::vector<RunSummary> &sums, const Group &g, const std::string &stem) {
+    // The summary holds the mean latency per commit and the other parts as totals over the
+    // run's commits (analysis/results_file.h): totals are divided by the count.
     struct Part {
         const char *name;
         int64_t RunSummary::*field;
+        bool total;
     };
     static const Part parts[] = {
-        {"latency (mean)", &RunSummary::toggle_mean_ns},
-        {"readers blocked", &RunSummary::toggle_readers_blocked_ns},
-        {"preempt-off", &RunSummary::toggle_preempt_off_ns},
-        {"irqs-off", &RunSummary::toggle_irqs_off_ns},
-        {"grace-period wait", &RunSummary::toggle_gp_wait_ns},
-        {"AVC refill", &RunSummary::toggle_avc_refill_ns},
+        {"latency (mean)", &RunSummary::toggle_mean_ns, false},
+        {"readers blocked", &RunSummary::toggle_readers_blocked_ns, true},
+        {"preempt-off", &RunSummary::toggle_preempt_off_ns, true},
+        {"irqs-off", &RunSummary::toggle_irqs_off_ns, true},
+        {"grace-period wait", &RunSummary::toggle_gp_wait_ns, true},
+        {"AVC refill", &RunSummary::toggle_avc_refill_ns, true},
     };
     json groups = json::array();
     std::vector<std::vector<double>> values(std::size(parts));
@@ -271,8 +274,10 @@ json toggle_figure(const std::vector<RunSummary> &sums, const Group &g, const st
             const RunSummary &s = sums[i];
             if (s.label != label || s.toggle_count == 0) continue;
             ++n;
-            for (size_t p = 0; p < std::size(parts); ++p)
-                sum[p] += us(s.*parts[p].field);
+            for (size_t p = 0; p < std::size(parts); ++p) {
+                double v = us(s.*parts[p].field);
+                sum[p] += parts[p].total ? v / static_cast<double>(s.toggle_count) : v;
+            }
         }
         if (n == 0) continue;
         groups.push_back(label);
