@@ -1,6 +1,7 @@
 // The timeline export: a small simulated run with every kind of span, written as a Chrome
 // trace-event file, read back, and checked for the format and for nesting on every track.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -97,7 +98,9 @@ Traced run_traced(const TraceOptions &opts) {
     auto rec = sim::enable_chrome_trace(sim, opts);
     Traced t;
     t.results = sim.run();
-    auto path = std::filesystem::path(::testing::TempDir()) / "locksim_trace_test.json";
+    // One file per test process: ctest runs the tests of this file in parallel.
+    auto path = std::filesystem::path(::testing::TempDir()) /
+                ("locksim_trace_test_" + std::to_string(::getpid()) + ".json");
     sim::write_chrome_trace(*rec, path.string());
     std::ifstream in(path);
     t.trace = json::parse(in);  // throws (fails the test) when the file is not JSON
