@@ -7,30 +7,19 @@
 #include "analysis/pick.h"
 #include "analysis/results_file.h"
 #include "cli/command.h"
+#include "cli/limit_options.h"
 
 namespace locksim::cli {
 namespace {
 
 struct PickArgs {
     std::string results;
-    std::string preempt_off, irqs_off, probe, toggle, reader, memory;
+    LimitArgs limits;
 };
 
 void run_pick(const PickArgs &a) {
     analysis::ResultsFile file = analysis::load_results(a.results);
-    analysis::Limits limits;
-    if (!a.preempt_off.empty())
-        limits.max_preempt_off_ns = analysis::parse_limit_ns("--max-preempt-off", a.preempt_off);
-    if (!a.irqs_off.empty())
-        limits.max_irqs_off_ns = analysis::parse_limit_ns("--max-irqs-off", a.irqs_off);
-    if (!a.probe.empty())
-        limits.max_probe_wakeup_ns = analysis::parse_limit_ns("--max-probe-wakeup", a.probe);
-    if (!a.toggle.empty())
-        limits.max_toggle_ns = analysis::parse_limit_ns("--max-toggle", a.toggle);
-    if (!a.reader.empty())
-        limits.max_reader_p99_ns = analysis::parse_limit_ns("--max-reader-p99", a.reader);
-    if (!a.memory.empty())
-        limits.max_memory_bytes = analysis::parse_limit_bytes("--max-memory", a.memory);
+    analysis::Limits limits = parse_limits(a.limits);
     analysis::Pick p = analysis::pick(file.summaries(a.results), limits);
     fmt::print("{}", analysis::format_pick(p, limits));
     if (!p.any_meets()) throw CLI::RuntimeError(kExitNoneMeets);
@@ -42,13 +31,7 @@ CommandRegistrar reg([](CLI::App &app) {
     cmd->add_option("results", a->results, "results.json from run, compare or sweep")
         ->required()
         ->check(CLI::ExistingFile);
-    cmd->add_option("--max-preempt-off", a->preempt_off, "Worst preempt-off section, e.g. 100us");
-    cmd->add_option("--max-irqs-off", a->irqs_off, "Worst IRQs-off section");
-    cmd->add_option("--max-probe-wakeup", a->probe, "Worst real-time probe wake-up latency");
-    cmd->add_option("--max-toggle", a->toggle,
-                    "Worst boolean commit (setsebool) latency, e.g. 10ms");
-    cmd->add_option("--max-reader-p99", a->reader, "99th percentile of read-side operations");
-    cmd->add_option("--max-memory", a->memory, "Peak memory, e.g. 512M");
+    add_limit_options(cmd, a->limits);
     cmd->footer(
         "Exit status: 0 when a design meets every limit, 3 when none does, 2 on bad input.");
     cmd->callback([a] { run_pick(*a); });

@@ -18,6 +18,7 @@
 #include "analysis/results_file.h"
 #include "analysis/table.h"
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "kernel/results.h"
 #include "runner/runner.h"
 #include "ss/error.h"
@@ -44,6 +45,7 @@ struct RunArgs {
     int threads = 0;
     bool quiet = false;
     std::string platform = "sim";
+    TraceArgs trace;
 };
 
 void write_text(const fs::path &path, const std::string &text) {
@@ -161,6 +163,15 @@ void run_command(Mode mode, const RunArgs &a) {
     options.threads = a.threads;
     options.platform = a.platform == "real" ? PlatformKind::Real : PlatformKind::Sim;
     options.interrupted = &g_interrupted;
+    options.trace_path = a.trace.path;
+    if (!a.trace.path.empty() && options.platform == PlatformKind::Real)
+        throw UserError("--trace records the simulator's timeline; it cannot be used with "
+                        "--platform real");
+    if (!a.trace.path.empty()) {
+        options.trace = trace_options(a.trace);
+        fs::path parent = fs::path(a.trace.path).parent_path();
+        if (!parent.empty()) fs::create_directories(parent);
+    }
     if (tty) {
         options.progress = [](size_t done, size_t total) {
             const int width = 40;
@@ -194,6 +205,9 @@ void run_command(Mode mode, const RunArgs &a) {
     if (wants("csv")) write_text(dir / "results.csv", analysis::format_csv(summaries));
     if (wants("hgrm")) write_hgrm(dir, results);
     if (!a.quiet) fmt::print("\nresults: {}\n", (dir / "results.json").string());
+    if (!a.trace.path.empty() && !results.runs.empty() && !a.quiet)
+        fmt::print("timeline of {} (seed {}): {}\n", jobs.front().strategy->label,
+                   jobs.front().seed, a.trace.path);
     if (g_interrupted.load()) {
         fmt::print(stderr, "interrupted: {} of {} runs finished and were kept\n",
                    results.runs.size(), jobs.size());
@@ -217,6 +231,7 @@ void add_mode(CLI::App &app, Mode mode, const char *name, const char *help) {
                     "sim (default) or real: host threads with real primitives, one run at a time")
         ->check(CLI::IsMember({"sim", "real"}));
     cmd->add_flag("-q,--quiet", a->quiet, "No table, no progress");
+    add_trace_options(cmd, a->trace);
     if (mode == Mode::Sweep)
         cmd->add_option("--shard", a->shard, "Run slice I of N (0-based), e.g. 0/4");
     cmd->callback([mode, a] { run_command(mode, *a); });

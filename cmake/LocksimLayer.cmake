@@ -30,8 +30,26 @@ function(locksim_test_dir name)
     LOCKSIM_POLICY_DIR="${LOCKSIM_POLICY_DIR}"
     LOCKSIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     LOCKSIM_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  set(labels ${name} ${ARG_LABELS})
+  # Extra labels go on the directory: a list does not survive gtest_discover_tests' PROPERTIES.
+  if(ARG_LABELS)
+    set_property(DIRECTORY APPEND PROPERTY LABELS ${ARG_LABELS})
+  endif()
+  # Executables whose tests run under ThreadSanitizer are what the tsan_tests target builds.
+  if("tsan" IN_LIST ARG_LABELS)
+    add_dependencies(tsan_tests ${name}_tests)
+  endif()
   include(GoogleTest)
-  gtest_discover_tests(${name}_tests DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "${labels}"
+  gtest_discover_tests(${name}_tests DISCOVERY_MODE PRE_TEST PROPERTIES LABELS ${name}
     DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# locksim_area_subdirectories(): adds every subdirectory of the calling directory that has a
+# CMakeLists.txt (tests/<area>, bench/<area>).
+function(locksim_area_subdirectories)
+  file(GLOB areas LIST_DIRECTORIES true ${CMAKE_CURRENT_SOURCE_DIR}/*)
+  foreach(area ${areas})
+    if(IS_DIRECTORY ${area} AND EXISTS ${area}/CMakeLists.txt)
+      add_subdirectory(${area})
+    endif()
+  endforeach()
 endfunction()

@@ -116,6 +116,9 @@ class Platform {
     virtual uint64_t get_random_u64() = 0;  // per-task stream derived from the run's seed
     virtual void sleep_until(Time t, Site site) = 0;
     virtual void cond_resched(Site site) = 0;
+    // A call that may sleep, whether or not it does this time (CONFIG_DEBUG_ATOMIC_SLEEP's
+    // might_sleep): a platform that checks contexts reports one made in atomic context.
+    virtual void might_sleep(Site) {}
 
     // --- cost of work ---
     // Charge core work that has just run: `counts` from the work meter, `host_ns` the host time
@@ -211,6 +214,9 @@ inline void sleep_for(Time ns, Loc loc = Loc::current()) {
 inline void msleep(unsigned ms, Loc loc = Loc::current()) {
     Platform &p = current();
     p.sleep_until(p.now() + static_cast<Time>(ms) * kMsec, {"msleep", loc});
+}
+inline void might_sleep(Loc loc = Loc::current()) {
+    current().might_sleep({"might_sleep", loc});
 }
 inline void cond_resched(Loc loc = Loc::current()) {
     current().cond_resched({"cond_resched", loc});

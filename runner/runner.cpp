@@ -200,7 +200,7 @@ kernel::RunResults run_on(kernel::Platform &platform,
 }  // namespace
 
 json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunResults *raw,
-             PlatformKind kind) {
+             PlatformKind kind, const RunOptions *trace) {
     const Scenario &point = *job.point;
     kernel::RunResults results;
     if (kind == PlatformKind::Real) {
@@ -213,8 +213,12 @@ json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunRe
             *platform, [&] { return platform->run(); }, job, image);
     } else {
         sim::SimPlatform platform(sim_config(point, job.seed));
+        std::unique_ptr<sim::ChromeTraceRecorder> recorder;
+        if (trace && !trace->trace_path.empty())
+            recorder = sim::enable_chrome_trace(platform, trace->trace);
         results = run_on(
             platform, [&] { return platform.run(); }, job, image);
+        if (recorder) sim::write_chrome_trace(*recorder, trace->trace_path);
     }
     json item = analysis::summary_to_json(summarize(results, *job.strategy, job.seed, point));
     item["index"] = job.index;
@@ -276,8 +280,8 @@ analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scena
         limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
     tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t i) {
         if (options.interrupted && options.interrupted->load()) return;
-        items[i] =
-            run_job(jobs[i], images.at(key(jobs[i].point->policy)), nullptr, options.platform);
+        items[i] = run_job(jobs[i], images.at(key(jobs[i].point->policy)), nullptr,
+                           options.platform, i == 0 ? &options : nullptr);
         ran[i] = 1;
         size_t n = ++done;
         if (options.progress) {

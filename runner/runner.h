@@ -12,6 +12,7 @@
 
 #include "analysis/results_file.h"
 #include "kernel/results.h"
+#include "sim/chrome_trace.h"
 #include "strategies/security_server.h"
 #include "workloads/scenario.h"
 
@@ -41,6 +42,9 @@ enum class PlatformKind { Sim, Real };
 struct RunOptions {
     PlatformKind platform = PlatformKind::Sim;
     int threads = 0;  // 0: TBB's default (always 1 on the real platform)
+    // A Chrome trace-event timeline of the first job (empty path: none; simulator only).
+    std::string trace_path;
+    sim::TraceOptions trace;
     std::function<void(size_t done, size_t total)> progress;
     const std::atomic<bool> *interrupted = nullptr;  // stop starting new runs when set
 };
@@ -48,7 +52,8 @@ struct RunOptions {
 // Runs one job; the returned JSON is a results-file run (summary keys + "index" + "detail").
 nlohmann::json run_job(const RunJob &job, const std::vector<uint8_t> &image,
                        kernel::RunResults *raw = nullptr,
-                       PlatformKind platform = PlatformKind::Sim);
+                       PlatformKind platform = PlatformKind::Sim,
+                       const RunOptions *trace = nullptr);
 
 // Runs the jobs (a shard of them, or all) and assembles the results file. Runs not started
 // because of an interruption are left out and the file says "complete": false.

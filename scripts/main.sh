@@ -17,3 +17,5 @@ echo
 # Limits for an interactive machine with a real-time task: 100 us with preemption off, a boolean
 # commit within 10 ms. Exit status 3 (no design meets them) is an answer, not a failure.
 "$locksim" pick "$out/results.json" --max-preempt-off 100us --max-toggle 10ms || [ $? -eq 3 ]
+echo
+"$locksim" report "$out/results.json" -o "$out/report"

@@ -12,7 +12,7 @@ what=${1:-all}
 packages=(g++ make cmake pkgconf ninja-build libboost-dev libboost-context-dev liburcu-dev libtbb-dev
   libbenchmark-dev libgtest-dev libsepol-dev libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev checkpolicy clang libclang-rt-14-dev clang-format python3-matplotlib libsimgrid-dev
-  rt-tests bzip2 ca-certificates)
+  rt-tests bzip2 ca-certificates chromium)
 
 install_packages() {
   local missing=()

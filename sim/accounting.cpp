@@ -50,8 +50,11 @@ void SimPlatform::op_end(Label label) {
 
 void SimPlatform::close_section(Task *t, Section &s, bool irq, const Site &end) {
     Time len = engine_.now() - s.start;
-    if (!recording()) return;
     Cpu &c = cpu_of(t);
+    if (recorder_)
+        recorder_->atomic_section(c.id, irq, s.start, engine_.now(), t->params.name, s.label.name(),
+                                  s.site.str(), end.str());
+    if (!recording()) return;
     kernel::IntervalStats &stats = irq ? irqs_off_ : preempt_off_;
     (irq ? c.stats.irqs_off_ns : c.stats.preempt_off_ns) += len;
     if (!s.label.empty()) {

@@ -123,6 +123,9 @@ void SimPlatform::grant_waiters(Lock &l) {
         ++l.head;
         Task *t = w.task;
         Time waited = now - t->wait_start;
+        if (recorder_)
+            recorder_->lock_wait(l.spins() ? t->cpu : -1, t->id, t->params.name, l.name,
+                                 w.mode == LockMode::Exclusive, t->wait_start, now);
         if (recording()) {
             classes_[static_cast<size_t>(l.cls)].stats.wait[side(w.mode)].record(waited);
             if (!t->ops.empty()) op_stats(t->ops.back().label).lock_wait_ns += waited;

@@ -121,6 +121,7 @@ void SimPlatform::complete_gp(GracePeriod &g) {
         }
     }
     trace_event("gp{} end after {} ns", g.id, len);
+    if (recorder_) recorder_->grace_period(g.id, g.expedited, g.start, engine_.now());
     for (Task *t : g.waiters)
         wake(t, -1, cfg_.profile.primitive.wakeup);
     if (!g.callbacks.empty()) {
@@ -206,6 +207,7 @@ void SimPlatform::synchronize_rcu(bool expedited, Site site) {
     Time start = engine_.now();
     trace_event("{} waits for gp{}", t->params.name, g->id);
     block_current();
+    if (recorder_) recorder_->gp_wait(t->id, t->params.name, start, engine_.now());
     if (recording() && !t->ops.empty())
         op_stats(t->ops.back().label).gp_wait_ns += engine_.now() - start;
 }

@@ -187,6 +187,7 @@ void SimPlatform::go_idle(Cpu &c) {
     c.curr = nullptr;
     c.act = Act::Idle;
     ++c.gen;
+    if (recorder_) recorder_->cpu_switch(c.id, engine_.now(), -1, {});
 }
 
 void SimPlatform::enqueue(Cpu &c, Task *t, bool head) {
@@ -223,6 +224,7 @@ void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
     ++c.stats.context_switches;
     report_qs(c);  // a context switch is a quiescent state
     trace_event("cpu{} switch to {}", c.id, next->params.name);
+    if (recorder_) recorder_->cpu_switch(c.id, engine_.now(), next->id, next->params.name);
     Time cost = cfg_.profile.primitive.context_switch + extra + wake_extra +
                 (was_idle ? cfg_.profile.primitive.idle_exit : 0);
     start_act(c, Act::Switching, cost);
@@ -371,15 +373,20 @@ void SimPlatform::advance(Time ns) {
     suspend_current();
 }
 
-void SimPlatform::sleep_until(Time t_abs, Site site) {
+void SimPlatform::might_sleep(Site site) {
     Task *t = cur_;
-    if (!t) throw std::logic_error("sleep outside a task");
-    if (t->preempt_count > 0 || t->irqs_off || t->rcu_nesting > 0)
+    if (t && (t->preempt_count > 0 || t->irqs_off || t->rcu_nesting > 0))
         violation("sleep_in_atomic",
                   fmt::format("sleeping function called from invalid context: {} in {} "
                               "(preempt count {}, irqs {}, rcu nesting {})",
                               site.str(), t->params.name, t->preempt_count,
                               t->irqs_off ? "off" : "on", t->rcu_nesting));
+}
+
+void SimPlatform::sleep_until(Time t_abs, Site site) {
+    Task *t = cur_;
+    if (!t) throw std::logic_error("sleep outside a task");
+    might_sleep(site);
     Time expected = t_abs;
     if (t_abs > engine_.now()) {
         ++t->timer_gen;
@@ -589,6 +596,7 @@ kernel::RunResults SimPlatform::run() {
         teardown();
         throw;
     }
+    if (recorder_) recorder_->finish(engine_.now());
     for (auto &t : tasks_) {
         if (t->state == TaskState::Dead) continue;
         std::string waiting;
@@ -610,6 +618,7 @@ kernel::RunResults SimPlatform::run() {
 void SimPlatform::teardown() {
     if (teardown_) return;
     teardown_ = true;
+    recorder_ = nullptr;  // the timeline ended with the run (the recorder may be gone already)
     engine_.clear();
     // Unwind the stacks of tasks that never finished; kernel calls made by destructors on the
     // way out return at once.

@@ -42,6 +42,7 @@
 #include "kernel/results.h"
 #include "sim/engine.h"
 #include "sim/profile.h"
+#include "sim/trace.h"
 
 namespace locksim::sim {
 
@@ -84,6 +85,8 @@ class SimPlatform final : public kernel::Platform {
     const std::vector<std::string> &trace() const { return trace_; }
     const SimConfig &config() const { return cfg_; }
     const Engine &engine() const { return engine_; }
+    // Attaches a timeline recorder (sim/trace.h) before run(); it must outlive the run.
+    void set_trace_recorder(TraceRecorder *recorder) { recorder_ = recorder; }
 
     // kernel::Platform
     void create_task(kernel::TaskParams params, std::function<void()> body) override;
@@ -95,6 +98,7 @@ class SimPlatform final : public kernel::Platform {
     uint64_t get_random_u64() override;
     void sleep_until(Time t, Site site) override;
     void cond_resched(Site site) override;
+    void might_sleep(Site site) override;
     void charge(Label label, const ss::WorkCounts &counts, Time host_ns) override;
     bool measures_host_time() override { return cfg_.cost_model == CostModel::Measured; }
     void ndelay(Time ns, Label label) override;
@@ -349,6 +353,7 @@ class SimPlatform final : public kernel::Platform {
     std::vector<kernel::Violation> violations_;
     std::set<std::string> violation_keys_;
     std::vector<std::string> trace_;
+    TraceRecorder *recorder_ = nullptr;
 };
 
 template <class... A>

@@ -307,6 +307,13 @@ int get_user_sids_candidates(const PolicyState &st, uint32_t fromsid, std::strin
     return 0;
 }
 
+bool is_socket_class(const PolicyBase &p, uint32_t tclass) {
+    std::string_view name = p.classes.name_of(tclass);
+    constexpr std::string_view suffix = "_socket";
+    return name == "socket" ||
+           (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix);
+}
+
 uint32_t process_transition_perm(const PolicyBase &p) {
     const ClassDatum *cls = p.classes.by_value(p.process_class);
     if (!cls) return 0;

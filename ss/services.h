@@ -87,6 +87,9 @@ inline int transition_sid(const PolicyState &st, uint32_t ssid, uint32_t tsid, u
                           uint32_t *out_sid, std::string_view objname = {}) {
     return compute_sid(st, ssid, tsid, tclass, 0x0010 /* AVTAB_TRANSITION */, objname, out_sid);
 }
+// security_is_socket_class: "socket" and every "*_socket" class, for which the kernel's
+// compute_sid applies the socket defaults (the `sock` argument above).
+bool is_socket_class(const PolicyBase &p, uint32_t tclass);
 // The context itself, without the SID table: 0, -EINVAL or -EACCES.
 int compute_sid_context(const Policydb &db, const Context &scontext, const Context &tcontext,
                         uint32_t tclass, uint32_t specified, std::string_view objname, bool sock,

@@ -32,6 +32,7 @@ class PercpuRwsem {
         : read_count_(static_cast<size_t>(p.num_cpus())), rw_sem_("percpu_rwsem", p) {}
 
     void down_read() {
+        kernel::might_sleep();  // percpu_down_read may sleep, fast path or not
         kernel::preempt_disable();
         if (sync_->state == Sync::Idle) {  // rcu_sync_is_idle: the fast path
             ++read_count_[static_cast<size_t>(kernel::smp_processor_id())];

@@ -142,8 +142,11 @@ int StrategyBase::transition_sid(uint32_t ssid, uint32_t tsid, uint32_t tclass,
                                  std::string_view objname, uint32_t *out_sid) {
     static const Label kLabel("transition_sid");
     return read_policy([&](const ss::PolicyState &st) {
-        return kernel::compute(
-            kLabel, [&] { return ss::transition_sid(st, ssid, tsid, tclass, out_sid, objname); });
+        // As the kernel's security_transition_sid: socket classes take the socket defaults.
+        return kernel::compute(kLabel, [&] {
+            return ss::compute_sid(st, ssid, tsid, tclass, ss::AVTAB_TRANSITION, objname, out_sid,
+                                   ss::is_socket_class(st.p(), tclass));
+        });
     });
 }
 

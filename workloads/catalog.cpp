@@ -37,7 +37,7 @@ ParamSpec names(std::string name, std::string doc) {
             .default_value = std::vector<std::string>{}};
 }
 
-constexpr int64_t us = 1000, ms = 1000 * us, s = 1000 * ms;
+constexpr int64_t us = 1000, ms = 1000 * us;
 
 }  // namespace
 
@@ -72,8 +72,16 @@ const std::vector<WorkloadInfo> &workload_catalog() {
           count("open_stat", "weight of open/stat (lookup + several checks)", 15, 0, 1000),
           count("socket", "weight of socket creation (transition_sid + context validation)", 5, 0,
                 1000),
+          count("packet_recv",
+                "weight of packet receipt: the peer check made from softirq context (preemption "
+                "off), where the security server must not sleep",
+                5, 0, 1000),
           count("domains", "distinct source domains drawn from the policy", 16, 1, 100000),
-          count("objects", "distinct target object types drawn from the policy", 64, 1, 100000)}},
+          count("objects", "distinct target object types drawn from the policy", 64, 1, 100000),
+          count("working_set",
+                "objects each task touches (a window of `objects`): small windows mostly hit "
+                "the AVC, large ones miss",
+                8, 1, 100000)}},
         {"aim7",
          "AIM7 high_systime-like mix over many users: process creation, file and socket churn",
          {count("users", "simulated AIM7 users, spread over the tasks", 1500, 1, 1000000),

@@ -563,7 +563,12 @@ std::vector<Scenario> expand_sweep(const Scenario &s) {
         for (size_t a = 0; a < s.sweep.size(); ++a) {
             const auto &axis = s.sweep[a];
             set_field(t, s.file, axis.field, axis.values[index[a]]);
-            point.emplace_back(axis.field, axis.values[index[a]]);
+            // Shown without the TOML quotes: machine.profile=sh4, not 'sh4'.
+            std::string shown = axis.values[index[a]];
+            if (shown.size() >= 2 && (shown.front() == '\'' || shown.front() == '"') &&
+                shown.back() == shown.front())
+                shown = shown.substr(1, shown.size() - 2);
+            point.emplace_back(axis.field, shown);
         }
         Scenario p;
         try {

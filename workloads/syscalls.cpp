@@ -4,7 +4,10 @@
 //   open_stat:  path walk and open (search on the directory, getattr and open on the file);
 //   socket:     socket creation: the new socket's SID (security_transition_sid with the
 //               kernel's socket defaults, which validates the resulting context, MLS range
-//               included) and the create check.
+//               included) and the create check;
+//   packet_recv: a packet arriving for the task's socket: the peer `recv` check, made from
+//               softirq context (preemption off), as selinux_sock_rcv_skb does. A design whose
+//               reader may sleep is caught here by the sleeping-in-atomic self-check.
 #include "workloads/workload.h"
 
 namespace locksim {
@@ -13,10 +16,11 @@ namespace {
 
 struct SyscallsSetup {
     std::vector<uint32_t> domain_sids, object_sids;
-    uint32_t file = 0, dir = 0, sock = 0;
-    uint32_t rw = 0, search = 0, getattr_open = 0, sock_create = 0;
-    int64_t w_rw = 0, w_open = 0, w_sock = 0;
+    uint32_t file = 0, dir = 0, sock = 0, peer = 0;
+    uint32_t rw = 0, search = 0, getattr_open = 0, sock_create = 0, peer_recv = 0;
+    int64_t w_rw = 0, w_open = 0, w_sock = 0, w_recv = 0;
     kernel::Time think = 0;
+    size_t working_set = 1;
 };
 
 std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &types, int64_t n,
@@ -52,16 +56,23 @@ void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
     s->w_rw = p.get_int("read_write");
     s->w_open = p.get_int("open_stat");
     s->w_sock = s->sock ? p.get_int("socket") : 0;
+    s->peer = env.facts.class_value("peer");
+    s->peer_recv = env.facts.perms("peer", {"recv"});
+    s->w_recv = s->peer ? p.get_int("packet_recv") : 0;
     s->think = p.get_duration_ns("think");
+    s->working_set = std::min(static_cast<size_t>(p.get_int("working_set")), s->object_sids.size());
     spawn_tasks(spec, env, false, [s, &server = env.server](int index) {
         static const kernel::Label kRw("syscalls.read_write"), kOpen("syscalls.open_stat"),
-            kSock("syscalls.socket");
+            kSock("syscalls.socket"), kRecv("syscalls.packet_recv");
         const uint32_t self = s->domain_sids[static_cast<size_t>(index) % s->domain_sids.size()];
-        const int64_t total = s->w_rw + s->w_open + s->w_sock;
+        const int64_t total = s->w_rw + s->w_open + s->w_sock + s->w_recv;
         while (!kernel::kthread_should_stop()) {
             kernel::sleep_for(s->think);
             if (total == 0) continue;
-            const uint32_t obj = s->object_sids[draw(s->object_sids.size())];
+            // The task's working set: a window of the objects that starts at its own offset.
+            const size_t first = static_cast<size_t>(index) * 3;
+            const uint32_t obj =
+                s->object_sids[(first + draw(s->working_set)) % s->object_sids.size()];
             const int64_t r = static_cast<int64_t>(draw(static_cast<size_t>(total)));
             if (r < s->w_rw) {
                 kernel::OpScope op(kRw);
@@ -70,11 +81,17 @@ void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
                 kernel::OpScope op(kOpen);
                 server.avc_has_perm(self, obj, s->dir, s->search);
                 server.avc_has_perm(self, obj, s->file, s->getattr_open);
-            } else {
+            } else if (r < s->w_rw + s->w_open + s->w_sock) {
                 kernel::OpScope op(kSock);
                 uint32_t newsid = 0;
                 if (server.transition_sid(self, self, s->sock, {}, &newsid) == 0)
                     server.avc_has_perm(self, newsid, s->sock, s->sock_create);
+            } else {
+                kernel::OpScope op(kRecv);
+                const uint32_t from = s->domain_sids[draw(s->domain_sids.size())];
+                kernel::preempt_disable();  // softirq context
+                server.avc_has_perm(self, from, s->peer, s->peer_recv);
+                kernel::preempt_enable();
             }
         }
     });

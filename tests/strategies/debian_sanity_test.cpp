@@ -64,14 +64,11 @@ TEST(DebianSanity, RelationsBetweenStrategies) {
     // ... and the atomic copy itself is a preempt-off section longer than any reader's.
     EXPECT_GT(runs.at("rcu_full_copy_copy_atomic").r.preempt_off.length.max(), user_sids_ns);
 
-    // A full copy costs several times the conditional duplicate per toggle, in the writer's
-    // work and in bytes allocated. (On the host the full copy takes ~40x the duplicate; under
-    // the counted x86-modern profile, where a node allocation dominates both and parsing is
-    // charged at memory speed, Debian's policy, a fifth of whose rules are conditional, gives
-    // about 8x. So 5x here, not the 10x the record suggests; see bench/README.md.)
+    // A full copy costs at least ten times the conditional duplicate per toggle in the writer's
+    // work (the host measures 15x: bench/services), and several times its bytes allocated.
     const ToggleCost full = toggle_cost(runs.at("rcu_full_copy_copy_sleepable").r);
     const ToggleCost dup = toggle_cost(runs.at("rcu_cond_dup").r);
-    EXPECT_GE(full.compute_ns, 5 * dup.compute_ns);
+    EXPECT_GE(full.compute_ns, 10 * dup.compute_ns) << full.compute_ns << " vs " << dup.compute_ns;
     EXPECT_GE(full.bytes_allocated, 3 * dup.bytes_allocated);
     EXPECT_GT(full.peak_live_bytes, dup.peak_live_bytes);
 

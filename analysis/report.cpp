@@ -1,0 +1,645 @@
+#include "analysis/report.h"
+
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include "analysis/table.h"
+#include "kernel/histogram.h"
+#include "ss/error.h"
+
+extern char **environ;
+
+namespace locksim::analysis {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using kernel::Histogram;
+
+namespace {
+
+constexpr int kHistW = 900, kHistH = 450;
+constexpr int kSpecW = 900, kSpecH = 500;
+constexpr int kBarsW = 900, kBarsH = 500;
+constexpr int kScaleW = 1000, kScaleH = 700;
+constexpr int64_t kMaxBins = 200;
+
+double us(int64_t ns) {
+    return static_cast<double>(ns) / 1000.0;
+}
+
+// The object at `path` under `j`, or nullptr when a step is missing.
+const json *child(const json &j, std::initializer_list<const char *> path) {
+    const json *at = &j;
+    for (const char *key : path) {
+        if (!at->is_object()) return nullptr;
+        auto it = at->find(key);
+        if (it == at->end()) return nullptr;
+        at = &*it;
+    }
+    return at;
+}
+
+Histogram decode(const json &j, const std::string &where) {
+    Histogram h;
+    try {
+        from_json(j, h);
+    } catch (const std::exception &e) {
+        throw UserError(fmt::format("{}: not a histogram: {}", where, e.what()));
+    }
+    return h;
+}
+
+// 1, 2 or 5 times a power of ten, at least `ns`.
+int64_t nice_width(int64_t ns) {
+    for (int64_t p = 1;; p *= 10)
+        for (int64_t m : {1, 2, 5})
+            if (m * p >= ns) return m * p;
+}
+
+// Rebins the histogram's log-linear buckets into equal bins for a linear axis (at most kMaxBins
+// up to the maximum; a bucket's count goes to the bin of its midpoint): [[low_us, width_us,
+// count], ...] for non-empty bins.
+json linear_bins(const json &hist, const Histogram &h) {
+    int64_t width = nice_width(std::max<int64_t>(1, (h.max() + kMaxBins - 1) / kMaxBins));
+    std::map<int64_t, uint64_t> bins;
+    for (const json &b : hist.at("buckets")) {
+        auto index = b.at(0).get<size_t>();
+        int64_t mid = std::clamp(Histogram::bucket_mid(index), h.min(), h.max());
+        bins[mid / width] += b.at(1).get<uint64_t>();
+    }
+    json out = json::array();
+    for (const auto &[bin, count] : bins)
+        out.push_back({us(bin * width), us(width), count});
+    return out;
+}
+
+// Latency by percentile, HdrHistogram-style: ten points per decade of 1/(1-p), then the maximum
+// at 1/(1-p) = count.
+json spectrum(const Histogram &h) {
+    json x = json::array(), y = json::array();
+    auto n = static_cast<double>(h.count());
+    for (int k = 0;; ++k) {
+        double inv = std::pow(10.0, k / 10.0);
+        if (inv > n) break;
+        x.push_back(inv);
+        y.push_back(us(h.value_at_percentile(100.0 * (1.0 - 1.0 / inv))));
+    }
+    if (!x.empty() && n > x.back().get<double>()) {
+        x.push_back(n);
+        y.push_back(us(h.max()));
+    }
+    return {{"x", std::move(x)}, {"y", std::move(y)}};
+}
+
+std::string run_title(const RunSummary &s) {
+    std::string t = s.label;
+    if (!s.point.empty()) t += ", " + s.point_text();
+    return t + fmt::format(", seed {}", s.seed);
+}
+
+struct Group {
+    std::string point;                // point_text(), "" without a sweep
+    std::vector<size_t> runs;         // indexes into the results
+    std::vector<std::string> labels;  // in order of first appearance
+};
+
+std::vector<Group> group_by_point(const std::vector<RunSummary> &sums) {
+    std::vector<Group> groups;
+    for (size_t i = 0; i < sums.size(); ++i) {
+        std::string p = sums[i].point_text();
+        auto g = std::find_if(groups.begin(), groups.end(),
+                              [&](const Group &x) { return x.point == p; });
+        if (g == groups.end()) {
+            groups.push_back(Group{p, {}, {}});
+            g = groups.end() - 1;
+        }
+        g->runs.push_back(i);
+        if (std::find(g->labels.begin(), g->labels.end(), sums[i].label) == g->labels.end())
+            g->labels.push_back(sums[i].label);
+    }
+    return groups;
+}
+
+std::string choose_reader_op(const ResultsFile &r, const ReportOptions &o) {
+    if (!o.reader_op.empty()) return o.reader_op;
+    std::map<std::string, uint64_t> completed;
+    for (const json &run : r.runs)
+        if (const json *ops = child(run, {"detail", "ops"}); ops && ops->is_object())
+            for (const auto &[name, stats] : ops->items()) {
+                if (name == o.toggle_op ||
+                    std::find(kWriterOps.begin(), kWriterOps.end(), name) != kWriterOps.end())
+                    continue;
+                if (const json *c = child(stats, {"completed"}); c && c->is_number_unsigned())
+                    completed[name] += c->get<uint64_t>();
+            }
+    std::string best;
+    uint64_t most = 0;
+    for (const auto &[name, n] : completed)
+        if (n > most) {
+            best = name;
+            most = n;
+        }
+    return best;
+}
+
+json histogram_figure(const json &run, size_t i, const RunSummary &s, bool probe,
+                      const std::string &where) {
+    std::string run_where = fmt::format("{}: run {}", where, i);
+    json fig = {{"kind", "histogram"},
+                {"file", fmt::format("run-{}-{}", i, probe ? "probe" : "preempt-off")},
+                {"width", kHistW},
+                {"height", kHistH},
+                {"xlabel", "latency (µs)"},
+                {"ylabel", "number of samples"}};
+    Histogram h;
+    json bins = json::array();
+    std::string worst;
+    if (!probe) {
+        fig["title"] = "Preempt-off sections: " + run_title(s);
+        fig["caption"] =
+            "Length of every section with preemption off (outermost sections, as ftrace's "
+            "preemptoff tracer measures them).";
+        if (const json *hj = child(run, {"detail", "preempt_off", "length_ns"})) {
+            h = decode(*hj, run_where + ": detail.preempt_off.length_ns");
+            bins = linear_bins(*hj, h);
+        }
+        const json *longest = child(run, {"detail", "preempt_off", "longest"});
+        if (longest && longest->is_array() && !longest->empty()) {
+            const json &w = longest->front();
+            worst = fmt::format(
+                "worst {}: {} in {}\n{} → {}", human_ns(h.max()),
+                w.value("label", std::string("?")), w.value("task", std::string("?")),
+                w.value("start_site", std::string("?")), w.value("end_site", std::string("?")));
+        } else if (h.count()) {
+            worst = fmt::format("worst {}: {} ({})", human_ns(h.max()), s.preempt_off_worst_label,
+                                s.preempt_off_worst_site);
+        }
+    } else {
+        fig["title"] = "Real-time probe wake-up: " + run_title(s);
+        fig["caption"] =
+            "How late a periodic SCHED_FIFO probe woke after its timer (cyclictest's latency), "
+            "all probe tasks of the run together.";
+        const json *probes = child(run, {"detail", "wakeup_latency_ns"});
+        json merged;
+        if (probes && probes->is_object()) {
+            // Merge every probe task's histogram, then decode the merged one for the bins.
+            for (const auto &[task, hj] : probes->items())
+                h.merge(decode(hj, run_where + ": detail.wakeup_latency_ns." + task));
+            merged = h;
+            bins = linear_bins(merged, h);
+        }
+        if (h.count()) worst = fmt::format("worst {}", human_ns(h.max()));
+    }
+    fig["bins"] = std::move(bins);
+    fig["samples"] = h.count();
+    if (h.count()) {
+        fig["worst"] = {{"x", us(h.max())}, {"text", worst}};
+    } else {
+        fig["worst"] = nullptr;
+        fig["empty_text"] = probe ? "no probe task in this run" : "no preempt-off section";
+    }
+    return fig;
+}
+
+json spectrum_figure(const ResultsFile &r, const std::vector<RunSummary> &sums, const Group &g,
+                     const std::string &stem, const std::string &op, const std::string &what,
+                     const std::string &where) {
+    json lines = json::array();
+    double lo = 0, hi = 0;
+    for (const std::string &label : g.labels) {
+        Histogram h;
+        for (size_t i : g.runs) {
+            if (sums[i].label != label) continue;
+            if (const json *hj = child(r.runs[i], {"detail", "ops", op.c_str(), "latency_ns"}))
+                h.merge(
+                    decode(*hj, fmt::format("{}: run {}: detail.ops.{}.latency_ns", where, i, op)));
+        }
+        if (h.count() == 0) continue;
+        lo = lines.empty() ? us(h.min()) : std::min(lo, us(h.min()));
+        hi = std::max(hi, us(h.max()));
+        json line = spectrum(h);
+        line["name"] = fmt::format("{} (n={})", label, h.count());
+        lines.push_back(std::move(line));
+    }
+    if (lines.empty()) return nullptr;
+    std::string title = fmt::format("{} latency by percentile ({})", what, op);
+    if (!g.point.empty()) title += ": " + g.point;
+    return {{"kind", "spectrum"},
+            {"file", stem},
+            {"title", title},
+            {"caption", fmt::format("Latency of '{}' at each percentile, seeds merged; the right "
+                                    "end of each line is its worst case.",
+                                    op)},
+            {"width", kSpecW},
+            {"height", kSpecH},
+            {"ylabel", "latency (µs)"},
+            {"log_y", lo > 0 ? hi / lo > 50 : hi > 0},
+            {"lines", std::move(lines)}};
+}
+
+json toggle_figure(const std::vector<RunSummary> &sums, const Group &g, const std::string &stem) {
+    // The summary holds the mean latency per commit and the other parts as totals over the
+    // run's commits (analysis/results_file.h): totals are divided by the count.
+    struct Part {
+        const char *name;
+        int64_t RunSummary::*field;
+        bool total;
+    };
+    static const Part parts[] = {
+        {"latency (mean)", &RunSummary::toggle_mean_ns, false},
+        {"readers blocked", &RunSummary::toggle_readers_blocked_ns, true},
+        {"preempt-off", &RunSummary::toggle_preempt_off_ns, true},
+        {"irqs-off", &RunSummary::toggle_irqs_off_ns, true},
+        {"grace-period wait", &RunSummary::toggle_gp_wait_ns, true},
+        {"AVC refill", &RunSummary::toggle_avc_refill_ns, true},
+    };
+    json groups = json::array();
+    std::vector<std::vector<double>> values(std::size(parts));
+    for (const std::string &label : g.labels) {
+        std::vector<double> sum(std::size(parts), 0);
+        int n = 0;
+        for (size_t i : g.runs) {
+            const RunSummary &s = sums[i];
+            if (s.label != label || s.toggle_count == 0) continue;
+            ++n;
+            for (size_t p = 0; p < std::size(parts); ++p) {
+                double v = us(s.*parts[p].field);
+                sum[p] += parts[p].total ? v / static_cast<double>(s.toggle_count) : v;
+            }
+        }
+        if (n == 0) continue;
+        groups.push_back(label);
+        for (size_t p = 0; p < std::size(parts); ++p)
+            values[p].push_back(sum[p] / n);
+    }
+    if (groups.empty()) return nullptr;
+    json jparts = json::array();
+    for (size_t p = 0; p < std::size(parts); ++p)
+        jparts.push_back({{"name", parts[p].name}, {"values", values[p]}});
+    std::string title = "Cost of a boolean commit (setsebool)";
+    if (!g.point.empty()) title += ": " + g.point;
+    return {{"kind", "bars"},
+            {"file", stem},
+            {"title", title},
+            {"caption",
+             "Per commit, averaged over seeds: its latency, the time readers spent blocked by "
+             "it, its preempt-off and IRQs-off time, its wait for grace periods and the AVC "
+             "refill after it. The parts overlap (IRQs-off time is also preempt-off time), so "
+             "they are drawn side by side, not stacked; a missing bar is zero."},
+            {"width", kBarsW},
+            {"height", kBarsH},
+            {"xlabel", "time per commit (µs)"},
+            {"groups", std::move(groups)},
+            {"parts", std::move(jparts)}};
+}
+
+// A sweep value as a number: plain numbers, or durations ("10ms") in ns.
+std::optional<double> numeric(const std::string &v) {
+    try {
+        size_t used = 0;
+        double d = std::stod(v, &used);
+        if (used == v.size()) return d;
+    } catch (const std::exception &) {
+    }
+    try {
+        return static_cast<double>(parse_limit_ns("sweep value", v));
+    } catch (const std::exception &) {
+        return std::nullopt;
+    }
+}
+
+json scaling_figures(const std::vector<RunSummary> &sums) {
+    std::map<std::string, std::vector<std::string>> values;  // axis -> distinct values in order
+    for (const RunSummary &s : sums)
+        for (const auto &[axis, v] : s.point) {
+            auto &vs = values[axis];
+            if (std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
+        }
+    json figures = json::array();
+    for (auto &[axis, vs] : values) {
+        if (vs.size() < 2) continue;
+        bool numbers = std::all_of(vs.begin(), vs.end(),
+                                   [](const std::string &v) { return numeric(v).has_value(); });
+        if (numbers)
+            std::stable_sort(vs.begin(), vs.end(), [](const std::string &a, const std::string &b) {
+                return *numeric(a) < *numeric(b);
+            });
+        auto xpos = [&](const std::string &v) {
+            return numbers ? *numeric(v)
+                           : static_cast<double>(std::find(vs.begin(), vs.end(), v) - vs.begin());
+        };
+        // One line per design and setting of the other axes; seeds combined per point.
+        struct Acc {
+            int64_t poff = 0, toggle = 0, reader = 0;
+            double ops = 0;
+            int n = 0;
+        };
+        std::map<std::string, std::map<double, Acc>> lines;
+        std::vector<std::string> order;
+        for (const RunSummary &s : sums) {
+            std::string name = s.label, x;
+            for (const auto &[a, v] : s.point)
+                if (a == axis)
+                    x = v;
+                else
+                    name += fmt::format(" {}={}", a, v);
+            if (x.empty()) continue;
+            if (!lines.count(name)) order.push_back(name);
+            Acc &acc = lines[name][xpos(x)];
+            acc.poff = std::max(acc.poff, s.preempt_off_max_ns);
+            acc.toggle = std::max(acc.toggle, s.toggle_max_ns);
+            acc.reader = std::max(acc.reader, s.reader_p99_ns);
+            acc.ops += s.ops_per_sec;
+            ++acc.n;
+        }
+        struct Metric {
+            const char *title, *ylabel;
+            bool latency;
+            double (*get)(const Acc &);
+        };
+        static const Metric metrics[] = {
+            {"worst preempt-off", "µs", true, [](const Acc &a) { return us(a.poff); }},
+            {"worst boolean commit", "µs", true, [](const Acc &a) { return us(a.toggle); }},
+            {"reader p99", "µs", true, [](const Acc &a) { return us(a.reader); }},
+            {"throughput", "operations/s", false, [](const Acc &a) { return a.ops / a.n; }},
+        };
+        json panels = json::array();
+        for (const Metric &m : metrics) {
+            json jl = json::array();
+            double lo = 0, hi = 0;
+            for (const std::string &name : order) {
+                json x = json::array(), y = json::array();
+                for (const auto &[xv, acc] : lines[name]) {
+                    double v = m.get(acc);
+                    x.push_back(xv);
+                    y.push_back(v);
+                    if (v > 0) {
+                        lo = lo > 0 ? std::min(lo, v) : v;
+                        hi = std::max(hi, v);
+                    }
+                }
+                jl.push_back({{"name", name}, {"x", std::move(x)}, {"y", std::move(y)}});
+            }
+            panels.push_back({{"title", m.title},
+                              {"ylabel", m.ylabel},
+                              {"log_y", m.latency && lo > 0 && hi / lo > 50},
+                              {"lines", std::move(jl)}});
+        }
+        std::string stem = "scaling-";
+        for (char c : axis)
+            stem += std::isalnum(static_cast<unsigned char>(c)) || c == '.' ? c : '_';
+        figures.push_back(
+            {{"kind", "scaling"},
+             {"file", stem},
+             {"title", fmt::format("Against {}", axis)},
+             {"caption", fmt::format("Each design's worst case over seeds (throughput: the mean) "
+                                     "at each value of {}.",
+                                     axis)},
+             {"width", kScaleW},
+             {"height", kScaleH},
+             {"xlabel", axis},
+             {"categorical", !numbers},
+             {"xticks", numbers ? json(nullptr) : json(vs)},
+             {"panels", std::move(panels)}});
+    }
+    return figures;
+}
+
+std::string escape(const std::string &s) {
+    std::string out;
+    for (char c : s)
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
+        }
+    return out;
+}
+
+std::string limits_text(const Limits &l) {
+    std::vector<std::string> parts;
+    auto add = [&](const char *name, const std::optional<int64_t> &v, bool bytes) {
+        if (v) parts.push_back(fmt::format("{} {}", name, bytes ? human_bytes(*v) : human_ns(*v)));
+    };
+    add("--max-preempt-off", l.max_preempt_off_ns, false);
+    add("--max-irqs-off", l.max_irqs_off_ns, false);
+    add("--max-probe-wakeup", l.max_probe_wakeup_ns, false);
+    add("--max-toggle", l.max_toggle_ns, false);
+    add("--max-reader-p99", l.max_reader_p99_ns, false);
+    add("--max-memory", l.max_memory_bytes, true);
+    std::string out;
+    for (const auto &p : parts)
+        out += (out.empty() ? "" : " ") + p;
+    return out.empty() ? "(no limits)" : out;
+}
+
+std::string figure_html(const json &f) {
+    std::string stem = f.at("file");
+    return fmt::format(
+        "<figure id=\"{0}\">\n<a href=\"{0}.svg\"><img src=\"{0}.png\" width=\"{1}\" "
+        "height=\"{2}\" alt=\"{3}\"></a>\n<figcaption>{4} <a href=\"{0}.svg\">SVG</a></figcaption>"
+        "\n</figure>\n",
+        escape(stem), f.at("width").get<int>(), f.at("height").get<int>(),
+        escape(f.at("title").get<std::string>()), escape(f.value("caption", std::string())));
+}
+
+// Runs `argv` (the program found on PATH when it has no slash) and returns its exit status:
+// -2 when it could not start, -1 when it died by a signal.
+int run_process(const std::vector<std::string> &argv) {
+    std::vector<char *> args;
+    for (const auto &a : argv)
+        args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -2;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+std::string default_python() {
+    if (const char *p = std::getenv("LOCKSIM_PYTHON"); p && *p) return p;
+    return "/usr/bin/python3";
+}
+
+std::string default_plots_script() {
+    if (const char *p = std::getenv("LOCKSIM_PLOTS"); p && *p) return p;
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+        for (fs::path c : {exe.parent_path() / "plots.py",
+                           exe.parent_path().parent_path() / "share" / "locksim" / "plots.py"})
+            if (fs::exists(c, ec)) return c.string();
+    return LOCKSIM_PLOTS_SCRIPT;
+}
+
+json report_figures(const ResultsFile &r, const std::string &where, const ReportOptions &o) {
+    std::vector<RunSummary> sums = r.summaries(where);
+    if (sums.empty()) throw UserError(fmt::format("{}: no runs to report", where));
+    json figs = json::array();
+    std::vector<Group> groups = group_by_point(sums);
+    std::string reader = choose_reader_op(r, o);
+    for (size_t k = 0; k < groups.size(); ++k) {
+        std::string suffix = groups.size() > 1 ? fmt::format("-{}", k) : "";
+        if (!reader.empty())
+            if (json f = spectrum_figure(r, sums, groups[k], "spectrum-reader" + suffix, reader,
+                                         "Reader", where);
+                !f.is_null())
+                figs.push_back(std::move(f));
+        if (json f = spectrum_figure(r, sums, groups[k], "spectrum-toggle" + suffix, o.toggle_op,
+                                     "Boolean commit", where);
+            !f.is_null())
+            figs.push_back(std::move(f));
+        if (json f = toggle_figure(sums, groups[k], "toggle-cost" + suffix); !f.is_null())
+            figs.push_back(std::move(f));
+    }
+    for (json &f : scaling_figures(sums))
+        figs.push_back(std::move(f));
+    for (size_t i = 0; i < sums.size(); ++i) {
+        figs.push_back(histogram_figure(r.runs[i], i, sums[i], false, where));
+        figs.push_back(histogram_figure(r.runs[i], i, sums[i], true, where));
+    }
+    return figs;
+}
+
+std::string report_html(const ResultsFile &r, const std::string &where, const json &figures,
+                        const ReportOptions &o) {
+    std::vector<RunSummary> sums = r.summaries(where);
+    std::string name = r.scenario.value("name", fs::path(where).parent_path().filename().string());
+    std::string html = fmt::format(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<title>locksim report: {0}</title>\n<style>\n"
+        "body {{ font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }}\n"
+        "pre {{ background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 12px; }}\n"
+        "figure {{ margin: 1.5em 0; }} figcaption {{ font-size: 0.9em; color: #555; }}\n"
+        "img {{ max-width: 100%; height: auto; border: 1px solid #ddd; }}\n"
+        "nav a {{ margin-right: 1em; }}\n</style>\n</head>\n<body>\n"
+        "<h1>locksim report: {0}</h1>\n",
+        escape(name));
+    if (auto d = r.scenario.find("description"); d != r.scenario.end() && d->is_string())
+        html += fmt::format("<p>{}</p>\n", escape(d->get<std::string>()));
+    html += fmt::format("<p>From <code>{}</code>: {} runs.</p>\n", escape(where), sums.size());
+    html +=
+        "<nav><a href=\"#comparison\">Comparison</a><a href=\"#verdict\">Verdict</a>"
+        "<a href=\"#toggle\">Boolean commits</a><a href=\"#spectra\">Percentiles</a>"
+        "<a href=\"#scaling\">Scaling</a><a href=\"#runs\">Runs</a></nav>\n";
+    html += "<h2 id=\"comparison\">Comparison</h2>\n<pre id=\"table\">" +
+            escape(format_table(sums)) + "</pre>\n";
+    html += fmt::format("<h2 id=\"verdict\">Verdict</h2>\n<p>Limits: <code>{}</code></p>\n",
+                        escape(limits_text(o.limits)));
+    html += "<pre id=\"pick\">" + escape(format_pick(pick(sums, o.limits), o.limits)) + "</pre>\n";
+
+    auto section = [&](const char *id, const char *title, auto pred, const char *none) {
+        html += fmt::format("<h2 id=\"{}\">{}</h2>\n", id, title);
+        bool any = false;
+        for (const json &f : figures)
+            if (pred(f)) {
+                html += figure_html(f);
+                any = true;
+            }
+        if (!any) html += fmt::format("<p>{}</p>\n", none);
+    };
+    auto kind = [](const char *k) { return [k](const json &f) { return f.at("kind") == k; }; };
+    section("toggle", "Boolean commits", kind("bars"), "No boolean commits in these runs.");
+    section("spectra", "Latency by percentile", kind("spectrum"),
+            "No operation latencies in these runs.");
+    section("scaling", "Scaling", kind("scaling"), "Not a sweep: nothing to scale against.");
+    html += "<h2 id=\"runs\">Runs</h2>\n";
+    for (size_t i = 0; i < sums.size(); ++i) {
+        html +=
+            fmt::format("<h3 id=\"run-{}\">Run {}: {}</h3>\n", i, i, escape(run_title(sums[i])));
+        for (const json &f : figures)
+            if (f.at("kind") == "histogram" &&
+                f.at("file").get<std::string>().rfind(fmt::format("run-{}-", i), 0) == 0)
+                html += figure_html(f);
+    }
+    html += "</body>\n</html>\n";
+    return html;
+}
+
+ReportOutput write_report(const ResultsFile &r, const std::string &where,
+                          const std::string &out_dir, const ReportOptions &o) {
+    json figures = report_figures(r, where, o);
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    if (ec)
+        throw UserError(fmt::format("{}: cannot create the directory: {}", out_dir, ec.message()));
+    ReportOutput out;
+    fs::path dir(out_dir);
+    fs::path spec = dir / "figures.json";
+    {
+        std::ofstream f(spec, std::ios::binary | std::ios::trunc);
+        f << json{{"figures", figures}}.dump(1) << '\n';
+        if (!f) throw UserError(fmt::format("{}: cannot write", spec.string()));
+    }
+    out.files.push_back(spec.string());
+
+    std::string python = o.python.empty() ? default_python() : o.python;
+    std::string script = o.plots_script.empty() ? default_plots_script() : o.plots_script;
+    auto no_python = [&] {
+        return UserError(fmt::format(
+            "cannot run {} for the plots: install Debian's python3 and python3-matplotlib, or give "
+            "--python or LOCKSIM_PYTHON a python with matplotlib",
+            python));
+    };
+    if (python.find('/') != std::string::npos && access(python.c_str(), X_OK) != 0)
+        throw no_python();
+    if (!fs::exists(script, ec))
+        throw UserError(fmt::format(
+            "the plotting script {} is missing: set LOCKSIM_PLOTS to analysis/plots.py", script));
+    int rc = run_process({python, script, spec.string(), dir.string()});
+    if (rc == -2) throw no_python();
+    if (rc == 3)
+        throw UserError(
+            fmt::format("{} has no matplotlib: install python3-matplotlib (Debian), or "
+                        "set LOCKSIM_PYTHON to a python that has it",
+                        python));
+    if (rc != 0)
+        throw UserError(
+            fmt::format("{} {} failed (exit status {}); its message is above", python, script, rc));
+    for (const json &f : figures)
+        for (const char *ext : {".png", ".svg"}) {
+            fs::path p = dir / (f.at("file").get<std::string>() + ext);
+            if (!fs::exists(p, ec) || fs::file_size(p, ec) == 0)
+                throw UserError(
+                    fmt::format("{}: the plotting script did not write it", p.string()));
+            out.files.push_back(p.string());
+        }
+    fs::path index = dir / "index.html";
+    {
+        std::ofstream f(index, std::ios::binary | std::ios::trunc);
+        f << report_html(r, where, figures, o);
+        if (!f) throw UserError(fmt::format("{}: cannot write", index.string()));
+    }
+    out.files.push_back(index.string());
+    out.index = index.string();
+    return out;
+}
+
+}  // namespace locksim::analysis

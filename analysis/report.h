@@ -1,0 +1,64 @@
+// `locksim report`: pictures of a results file and one index.html that shows them with the
+// comparison table and pick's verdict.
+//
+// The C++ side decides what is drawn and decodes every histogram (the log-linear buckets of
+// kernel/histogram.h), so the plotting script only draws series it is given: figures.json in the
+// output directory lists each figure with its kind, file stem, pixel size and data, and
+// analysis/plots.py (matplotlib, run by /usr/bin/python3) writes <stem>.png and <stem>.svg for
+// each. Figures:
+//   run-<i>-preempt-off, run-<i>-probe   per run: latency histograms, linear microseconds on x,
+//                                        log count on y, the worst case marked (cyclictest style)
+//   spectrum-reader[-<k>], spectrum-toggle[-<k>]
+//                                        per sweep point k (none without a sweep): latency by
+//                                        percentile, x = 1/(1-p) on a log axis, one line per
+//                                        design (seeds merged)
+//   toggle-cost[-<k>]                    per sweep point: the parts of a boolean commit, per design
+//   scaling-<axis>                       per swept axis: worst preempt-off, worst toggle, reader
+//                                        p99 and throughput against the axis, one line per design
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/pick.h"
+#include "analysis/results_file.h"
+
+namespace locksim::analysis {
+
+struct ReportOptions {
+    Limits limits;          // for pick's verdict
+    std::string reader_op;  // read-side operation; empty: the most frequent non-writer op
+    std::string toggle_op = "set_bools";
+    std::string python;        // empty: $LOCKSIM_PYTHON, else /usr/bin/python3
+    std::string plots_script;  // empty: $LOCKSIM_PLOTS, else found by default_plots_script()
+};
+
+// Operations on the write side of the policy; never chosen as the read-side operation.
+inline const std::vector<std::string> kWriterOps = {"set_bools", "load_policy"};
+
+// The figures (see above) as plots.py reads them. `where` names the results file in errors.
+nlohmann::json report_figures(const ResultsFile &results, const std::string &where,
+                              const ReportOptions &options);
+
+// index.html for `figures` (images referenced by relative file name; no script, no network).
+std::string report_html(const ResultsFile &results, const std::string &where,
+                        const nlohmann::json &figures, const ReportOptions &options);
+
+struct ReportOutput {
+    std::string index;               // path of index.html
+    std::vector<std::string> files;  // every file written, index.html included
+};
+
+// Writes figures.json, the images and index.html into `out_dir` (created if needed). Errors
+// (bad results, no python, no matplotlib, a failed plot) are UserErrors with the reason.
+ReportOutput write_report(const ResultsFile &results, const std::string &where,
+                          const std::string &out_dir, const ReportOptions &options);
+
+// $LOCKSIM_PYTHON, else /usr/bin/python3 (Debian's python3-matplotlib lives there).
+std::string default_python();
+// $LOCKSIM_PLOTS, else plots.py next to the executable or in ../share/locksim, else the source
+// tree's analysis/plots.py.
+std::string default_plots_script();
+
+}  // namespace locksim::analysis

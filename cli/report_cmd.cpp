@@ -1,0 +1,47 @@
+// `locksim report RESULTS -o DIR`: histograms, percentile spectra, boolean-commit costs and
+// scaling curves of a results file as PNG and SVG, and DIR/index.html showing them with the
+// comparison table and pick's verdict (default limits: preempt-off 100us, toggle 10ms).
+#include <fmt/core.h>
+
+#include "analysis/report.h"
+#include "analysis/results_file.h"
+#include "cli/command.h"
+#include "cli/limit_options.h"
+
+namespace locksim::cli {
+namespace {
+
+struct ReportArgs {
+    std::string results;
+    std::string out;
+    LimitArgs limits{.preempt_off = "100us", .toggle = "10ms"};
+    analysis::ReportOptions options;
+};
+
+CommandRegistrar reg([](CLI::App &app) {
+    auto a = std::make_shared<ReportArgs>();
+    auto *cmd = app.add_subcommand(
+        "report", "Plots of a results file and an index.html with the table and the verdict");
+    cmd->add_option("results", a->results, "results.json from run, compare or sweep")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option("-o,--out", a->out, "Directory to write the report into")->required();
+    add_limit_options(cmd, a->limits);
+    cmd->add_option("--reader-op", a->options.reader_op,
+                    "Operation whose latency spectrum is the reader's (default: the most "
+                    "frequent read-side operation)");
+    cmd->add_option("--toggle-op", a->options.toggle_op, "Operation of a boolean commit")
+        ->capture_default_str();
+    cmd->add_option("--python", a->options.python,
+                    "Python with matplotlib (default: $LOCKSIM_PYTHON, else /usr/bin/python3)");
+    cmd->footer("Pass an empty value (--max-toggle '') to drop a default limit.");
+    cmd->callback([a] {
+        a->options.limits = parse_limits(a->limits);
+        analysis::ResultsFile file = analysis::load_results(a->results);
+        analysis::ReportOutput out = analysis::write_report(file, a->results, a->out, a->options);
+        fmt::print("report: {} files; open {}\n", out.files.size(), out.index);
+    });
+});
+
+}  // namespace
+}  // namespace locksim::cli

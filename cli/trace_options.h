@@ -1,0 +1,48 @@
+// The timeline options of `locksim run`: --trace FILE, --trace-from, --trace-to and
+// --trace-max-events, turned into sim::TraceOptions.
+//
+//   TraceArgs trace;
+//   add_trace_options(cmd, trace);
+//   ...
+//   sim::SimPlatform platform(config);             // the run to trace
+//   std::unique_ptr<sim::ChromeTraceRecorder> rec;
+//   if (!trace.path.empty()) rec = sim::enable_chrome_trace(platform, trace_options(trace));
+//   kernel::RunResults r = platform.run();
+//   if (rec) sim::write_chrome_trace(*rec, trace.path);
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "analysis/pick.h"
+#include "sim/chrome_trace.h"
+
+namespace locksim::cli {
+
+struct TraceArgs {
+    std::string path;  // empty: no trace
+    std::string from, to;
+    size_t max_events = sim::TraceOptions{}.max_events;
+};
+
+inline void add_trace_options(CLI::App *cmd, TraceArgs &a) {
+    cmd->add_option(
+        "--trace", a.path,
+        "Write a Chrome trace-event timeline (Perfetto, chrome://tracing) to this file");
+    cmd->add_option("--trace-from", a.from,
+                    "Start of the traced window in simulated time, e.g. 2ms");
+    cmd->add_option("--trace-to", a.to, "End of the traced window, e.g. 3ms");
+    cmd->add_option("--trace-max-events", a.max_events, "Most slices kept in the trace")
+        ->capture_default_str();
+}
+
+// UserError naming the option on a bad time.
+inline sim::TraceOptions trace_options(const TraceArgs &a) {
+    sim::TraceOptions o;
+    if (!a.from.empty()) o.from = analysis::parse_limit_ns("--trace-from", a.from);
+    if (!a.to.empty()) o.to = analysis::parse_limit_ns("--trace-to", a.to);
+    o.max_events = a.max_events;
+    return o;
+}
+
+}  // namespace locksim::cli
