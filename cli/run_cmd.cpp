@@ -165,8 +165,9 @@ void run_command(Mode mode, const RunArgs &a) {
     options.interrupted = &g_interrupted;
     options.trace_path = a.trace.path;
     if (!a.trace.path.empty() && options.platform == PlatformKind::Real)
-        throw UserError("--trace records the simulator's timeline; it cannot be used with "
-                        "--platform real");
+        throw UserError(
+            "--trace records the simulator's timeline; it cannot be used with "
+            "--platform real");
     if (!a.trace.path.empty()) {
         options.trace = trace_options(a.trace);
         fs::path parent = fs::path(a.trace.path).parent_path();

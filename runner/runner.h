@@ -51,8 +51,7 @@ struct RunOptions {
 
 // Runs one job; the returned JSON is a results-file run (summary keys + "index" + "detail").
 nlohmann::json run_job(const RunJob &job, const std::vector<uint8_t> &image,
-                       kernel::RunResults *raw = nullptr,
-                       PlatformKind platform = PlatformKind::Sim,
+                       kernel::RunResults *raw = nullptr, PlatformKind platform = PlatformKind::Sim,
                        const RunOptions *trace = nullptr);
 
 // Runs the jobs (a shard of them, or all) and assembles the results file. Runs not started
