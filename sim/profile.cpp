@@ -185,7 +185,7 @@ std::string format_profile(const CpuProfile &p) {
     if (!p.calibration.empty()) {
         out += "\n[calibration]\n";
         for (const auto &[k, v] : p.calibration)
-            out += fmt::format("{} = {}\n", k, quoted(v));
+            out += fmt::format("{} = {}\n", quoted(k), quoted(v));
     }
     return out;
 }

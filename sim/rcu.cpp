@@ -52,7 +52,7 @@ SimPlatform::GracePeriod *SimPlatform::request_gp(bool expedited) {
         g->expedited = exp;
         return g;
     };
-    if (expedited) {
+    if (expedited && cfg_.userspace_rcu_gp < 0) {  // liburcu has no expedited grace period
         GracePeriod *g = make(true);
         start_gp(*g);
         return g;
@@ -73,11 +73,12 @@ void SimPlatform::start_gp(GracePeriod &g) {
     g.start_seq = ++rcu_seq_;
     g.cpu_pending.assign(cpus_.size(), 0);
     g.pending = 0;
-    for (const Cpu &c : cpus_)
-        if (c.curr) {
-            g.cpu_pending[static_cast<size_t>(c.id)] = 1;
-            ++g.pending;
-        }
+    if (cfg_.userspace_rcu_gp < 0)
+        for (const Cpu &c : cpus_)
+            if (c.curr) {
+                g.cpu_pending[static_cast<size_t>(c.id)] = 1;
+                ++g.pending;
+            }
     trace_event("gp{} start{}", g.id, g.expedited ? " (expedited)" : "");
     if (g.expedited)
         for (const Cpu &c : cpus_)
@@ -96,7 +97,8 @@ void SimPlatform::check_gp(GracePeriod &g) {
     // The grace-period machinery notices at the next jiffy; expedited ones at once. Completion
     // always goes through an event so that callers never see it happen inside their own call.
     Time at = engine_.now();
-    if (!g.expedited) at = (at / jiffy_ + 1) * jiffy_;
+    if (!g.expedited)
+        at = cfg_.userspace_rcu_gp >= 0 ? at + cfg_.userspace_rcu_gp : (at / jiffy_ + 1) * jiffy_;
     engine_.schedule(at, on_gp_complete, this, g.id);
 }
 

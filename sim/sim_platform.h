@@ -65,6 +65,11 @@ struct SimConfig {
     PreemptModel preempt = PreemptModel::Full;
     bool preempt_rcu = true;
     int hz = 250;
+    // RCU as user space has it (liburcu, for comparing with the real-thread platform): when
+    // >= 0, a normal grace period waits only for readers that predate it, not for every CPU to
+    // pass a quiescent state, and ends this long after the last of them left instead of at
+    // the next jiffy. -1: the kernel's RCU.
+    Time userspace_rcu_gp = -1;
     Time sched_slice = 3 * kernel::kMsec;
     Time drain_limit = kernel::kSec;  // time tasks get to exit after the duration
     size_t keep_longest = 20;

@@ -129,8 +129,9 @@ AvtabNode *Avtab::insert(const AvtabKey &key, const AvtabDatum &datum) {
     uint16_t kind = key.specified & kKindMask;
     AvtabNode *prev = nullptr;
     AvtabNode *cur = htable_[avtab_hash(key, mask_)];
+    // The insertion walk is not counted as avtab_node (a search through a table out of the
+    // cache): building a table is charged by bytes read and allocations.
     for (; cur; prev = cur, cur = cur->next) {
-        count_work(Work::AvtabNode);
         int c = key_cmp(key, cur->key);
         if (c == 0 && (kind & cur->key.specified)) {
             if (kind & AVTAB_XPERMS) break;  // extended permissions may repeat a key
@@ -149,8 +150,7 @@ AvtabNode *Avtab::insert_nonunique(const AvtabKey &key, const AvtabDatum &datum)
     uint32_t h = avtab_hash(key, mask_);
     AvtabNode *prev = nullptr;
     AvtabNode *cur = htable_[h];
-    for (; cur; prev = cur, cur = cur->next) {
-        count_work(Work::AvtabNode);
+    for (; cur; prev = cur, cur = cur->next) {  // not counted, as in insert()
         int c = key_cmp(key, cur->key);
         if (c == 0 && (kind & cur->key.specified)) break;
         if (c < 0) break;

@@ -3,6 +3,7 @@
 namespace locksim::ss {
 
 int cond_evaluate_expr(const std::vector<CondExpr> &expr, const Symtab<BoolDatum> &bools) {
+    count_work(Work::ConstraintNode, expr.size());
     int stack[kCondExprMaxDepth];
     int sp = -1;
     for (const CondExpr &e : expr) {
@@ -57,6 +58,7 @@ void cond_evaluate_nodes(CondPolicy &cond, bool force) {
         int new_state = cond_evaluate_expr(node.expr, cond.bools);
         if (new_state == node.cur_state && !force) continue;
         node.cur_state = new_state;
+        count_work(Work::AvtabToggle, node.true_list.size() + node.false_list.size());
         for (AvtabNode *n : node.true_list) {
             if (new_state <= 0)
                 n->key.specified &= static_cast<uint16_t>(~AVTAB_ENABLED);

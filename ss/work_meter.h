@@ -15,11 +15,11 @@
 namespace locksim::ss {
 
 enum class Work : uint8_t {
-    AvtabNode,        // an avtab (or conditional avtab) chain node examined
+    AvtabNode,        // an avtab (or conditional avtab) chain node examined by a search
     HashProbe,        // a hash table bucket entry examined (symtab, sidtab, AVC, role trans ...)
     EbitmapWord,      // one 64-bit ebitmap word read or compared
     EbitmapNode,      // one ebitmap node visited
-    ConstraintNode,   // one constraint expression node evaluated
+    ConstraintNode,   // one constraint or conditional (boolean) expression node evaluated
     BitIteration,     // one step of a bit-by-bit loop (ebitmap_get_bit style)
     BytesCopied,      // bytes copied in memory (duplication)
     BytesSerialized,  // bytes written or read by policydb_write / policydb_read
@@ -28,6 +28,7 @@ enum class Work : uint8_t {
     Call,             // one out-of-line call on a hot path (for profiles where calls are costly)
     StringByte,       // one byte of a context string produced or parsed
     AuditCall,        // one call into the audit path
+    AvtabToggle,      // one conditional avtab node enabled or disabled by a boolean change
     Count
 };
 
@@ -36,7 +37,7 @@ inline constexpr size_t kWorkKinds = static_cast<size_t>(Work::Count);
 inline constexpr std::array<std::string_view, kWorkKinds> kWorkNames = {
     "avtab_node",    "hash_probe",   "ebitmap_word",     "ebitmap_node", "constraint_node",
     "bit_iteration", "bytes_copied", "bytes_serialized", "alloc",        "free",
-    "call",          "string_byte",  "audit_call"};
+    "call",          "string_byte",  "audit_call",       "avtab_toggle"};
 
 struct WorkCounts {
     std::array<uint64_t, kWorkKinds> n{};
