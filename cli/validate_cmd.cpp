@@ -8,12 +8,14 @@
 // checks on, and fails when any strategy does.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 
 #include "cli/command.h"
 #include "kernel/results.h"
 #include "real/real_platform.h"
+#include "runner/calibrate.h"
 #include "runner/runner.h"
 #include "sim/profile.h"
 #include "sim/sim_platform.h"
@@ -107,8 +109,19 @@ int validate(const ValidateArgs &a) {
         profile = sim::find_profile("x86-modern");
         note = " (no 'host' profile: run 'locksim calibrate'; using x86-modern)";
     }
+    // The real platform's RCU is liburcu: the simulator gets the user-space model with the
+    // grace period the calibration measured.
+    Time urcu_gp = -1;
+    if (auto it = profile.calibration.find(kUrcuGracePeriodKey); it != profile.calibration.end())
+        urcu_gp = std::llround(std::stod(it->second));
     fmt::print("validate {}: 2 CPUs, {} ms per platform, profile {}{}\n", a.file,
                duration / 1000000, profile.name, note);
+    fmt::print("simulated RCU: {}\n",
+               urcu_gp >= 0 ? fmt::format("user-space model, grace period {:.1f} us after the "
+                                          "last reader (calibrated liburcu)",
+                                          static_cast<double>(urcu_gp) / 1000.0)
+                            : std::string("the kernel's (the profile has no calibrated liburcu "
+                                          "grace period)"));
     TortureConfig tc;
     tc.readers = 1;
     tc.reader_hold = 0;
@@ -122,6 +135,7 @@ int validate(const ValidateArgs &a) {
         sc.profile = profile;
         sc.hz = s.machine.hz;
         sc.preempt_rcu = s.machine.preempt_rcu;
+        sc.userspace_rcu_gp = urcu_gp;
         sim::SimPlatform sp(sc);
         Side sim_side = run_on(sp, s, spec, core, tc);
 

@@ -1,0 +1,109 @@
+// `locksim calibrate`: fits a CPU profile to this host (runner/calibrate.h) and writes it as a
+// profile file, by default the `host` profile that `validate` and scenarios
+// (`machine.profile = "host"`) use.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "cli/command.h"
+#include "runner/calibrate.h"
+#include "runner/runner.h"
+#include "sim/profile.h"
+#include "ss/error.h"
+
+namespace locksim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CalibrateArgs {
+    std::string policy = "default";
+    std::string base = "x86-modern";
+    std::string name = "host";
+    std::string output;
+    bool quick = false;
+    bool verbose = false;
+};
+
+PolicySpec policy_spec(const std::string &policy) {
+    PolicySpec spec;
+    if (policy == "default") {
+        spec.source = PolicySpec::Source::DebianDefault;
+    } else if (policy == "mls") {
+        spec.source = PolicySpec::Source::DebianMls;
+    } else {
+        spec.source = PolicySpec::Source::File;
+        spec.path = policy;
+    }
+    return spec;
+}
+
+void run(const CalibrateArgs &a) {
+    CalibrateOptions o;
+    o.policy_image = scenario_policy_image(policy_spec(a.policy));
+    o.policy_name = a.policy;
+    o.base = sim::find_profile(a.base);
+    o.name = a.name;
+    if (a.quick) {
+        o.rounds = 3;
+        o.batch_ms = 3;
+    }
+    o.progress = [](const std::string &line) { fmt::print(stderr, "  {}\n", line); };
+    const fs::path out =
+        a.output.empty() ? sim::profile_dir() / (a.name + ".toml") : fs::path(a.output);
+    fmt::print(stderr, "calibrating on policy '{}' (base profile {})\n", a.policy, o.base.name);
+    Calibration c = calibrate(o);
+
+    fmt::print("{:<48} {:>12} {:>12} {:>10}\n", "operation", "host ns", "model ns", "model/host");
+    for (const auto &s : c.samples)
+        fmt::print("{:<48} {:>12.0f} {:>12.0f} {:>10.2f}\n", s.name, s.host_ns, s.predicted_ns,
+                   s.predicted_ns / s.host_ns);
+    if (a.verbose)
+        for (const auto &s : c.samples) {
+            fmt::print("{}:", s.name);
+            for (size_t k = 0; k < ss::kWorkKinds; ++k)
+                if (s.counts.n[k]) fmt::print(" {}={}", ss::kWorkNames[k], s.counts.n[k]);
+            fmt::print("\n");
+        }
+    fmt::print("\n{:<20} {:>10} {:>10}\n", "work unit", "base ns", "fitted ns");
+    for (size_t k = 0; k < ss::kWorkKinds; ++k)
+        fmt::print("{:<20} {:>10.3f} {:>10.3f}\n", ss::kWorkNames[k],
+                   static_cast<double>(o.base.work_ps[k]) / 1000.0,
+                   static_cast<double>(c.profile.work_ps[k]) / 1000.0);
+    fmt::print("\n{:<32} {:>10}\n", "primitive (host)", "ns");
+    for (const auto &p : c.primitives)
+        fmt::print("{:<32} {:>10.1f}  {}\n", p.name, p.host_ns, p.how);
+
+    if (out.has_parent_path()) fs::create_directories(out.parent_path());
+    std::ofstream f(out);
+    f << "# A CPU profile fitted to this host by `locksim calibrate`.\n"
+      << sim::format_profile(c.profile);
+    if (!f.flush()) throw UserError(fmt::format("{}: cannot write the profile", out.string()));
+    sim::load_profile_file(out);  // what was written reads back
+    fmt::print("\nwrote {} (profile '{}')\n", out.string(), c.profile.name);
+}
+
+CommandRegistrar reg([](CLI::App &app) {
+    auto a = std::make_shared<CalibrateArgs>();
+    auto *cmd = app.add_subcommand(
+        "calibrate",
+        "Fit a CPU profile to this host from timed runs of the security-server core "
+        "and of kernel/ primitives on host threads");
+    cmd->add_option("--policy", a->policy,
+                    "Policy to time the core on: default, mls (Debian) or a binary policy file");
+    cmd->add_option("--base", a->base,
+                    "Profile giving the prior and what user space cannot time (default "
+                    "x86-modern)");
+    cmd->add_option("--name", a->name, "Name of the written profile (default host)");
+    cmd->add_option("-o,--output", a->output,
+                    "Profile file to write (default: <profile dir>/<name>.toml)");
+    cmd->add_flag("-v,--verbose", a->verbose, "Also print each operation's work counts");
+    cmd->add_flag("--quick", a->quick, "Shorter timing batches (less precise; for tests)");
+    cmd->callback([a] { run(*a); });
+});
+
+}  // namespace
+}  // namespace locksim::cli

@@ -1,0 +1,445 @@
+#include "runner/calibrate.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <semaphore>
+#include <thread>
+
+#include "kernel/kernel.h"
+#include "real/real_platform.h"
+#include "real/urcu.h"
+#include "ss/error.h"
+#include "ss/policydb.h"
+#include "ss/services.h"
+#include "workloads/policy_facts.h"
+
+namespace locksim {
+
+using ss::Work;
+using ss::WorkCounts;
+using Clock = std::chrono::steady_clock;
+
+std::array<double, ss::kWorkKinds> fit_work_costs(const std::vector<CalibrationSample> &samples,
+                                                  const std::array<double, ss::kWorkKinds> &prior,
+                                                  double prior_weight,
+                                                  const std::array<bool, ss::kWorkKinds> &fixed) {
+    constexpr size_t K = ss::kWorkKinds;
+    // In units of the prior (u_k = w_k / prior_k) every variable is of order one. Row i of the
+    // system is a_ik = counts_ik * prior_k / t_i with target 1; the prior adds
+    // prior_weight * (u_k - 1)^2.
+    std::array<double, K> scale{};
+    for (size_t k = 0; k < K; ++k)
+        scale[k] = prior[k] > 0 ? prior[k] : 1.0;
+    std::vector<std::array<double, K>> a;
+    for (const auto &s : samples) {
+        if (!(s.host_ns > 0)) continue;
+        std::array<double, K> row{};
+        for (size_t k = 0; k < K; ++k)
+            row[k] = static_cast<double>(s.counts.n[k]) * scale[k] / s.host_ns;
+        a.push_back(row);
+    }
+    // Normal equations H u = g of the objective, then projected coordinate descent.
+    std::array<std::array<double, K>, K> h{};
+    std::array<double, K> g{};
+    for (const auto &row : a)
+        for (size_t j = 0; j < K; ++j) {
+            g[j] += row[j];
+            for (size_t k = 0; k < K; ++k)
+                h[j][k] += row[j] * row[k];
+        }
+    for (size_t k = 0; k < K; ++k) {
+        h[k][k] += prior_weight;
+        g[k] += prior_weight;
+    }
+    std::array<double, K> u;
+    u.fill(1.0);
+    for (int sweep = 0; sweep < 20000; ++sweep) {
+        double moved = 0;
+        for (size_t k = 0; k < K; ++k) {
+            if (fixed[k]) continue;
+            double r = g[k];
+            for (size_t j = 0; j < K; ++j)
+                if (j != k) r -= h[k][j] * u[j];
+            double next = std::max(0.0, r / h[k][k]);
+            moved = std::max(moved, std::abs(next - u[k]));
+            u[k] = next;
+        }
+        if (moved < 1e-12) break;
+    }
+    std::array<double, K> w{};
+    for (size_t k = 0; k < K; ++k)
+        w[k] = fixed[k] ? prior[k] : u[k] * scale[k];
+    return w;
+}
+
+namespace {
+
+double elapsed_ns(Clock::time_point since) {
+    return std::chrono::duration<double, std::nano>(Clock::now() - since).count();
+}
+
+// Host time of one call of `f`: batches of about batch_ms, the median of `rounds` of them.
+template <class F>
+double time_per_call(F &&f, const CalibrateOptions &o) {
+    auto t0 = Clock::now();
+    f();
+    double once = std::max(elapsed_ns(t0), 1.0);
+    auto reps = static_cast<int64_t>(std::clamp(o.batch_ms * 1e6 / once, 1.0, 1e8));
+    std::vector<double> per;
+    for (int r = 0; r < std::max(o.rounds, 1); ++r) {
+        auto start = Clock::now();
+        for (int64_t i = 0; i < reps; ++i)
+            f();
+        per.push_back(elapsed_ns(start) / static_cast<double>(reps));
+    }
+    std::nth_element(per.begin(), per.begin() + static_cast<ptrdiff_t>(per.size() / 2), per.end());
+    return per[per.size() / 2];
+}
+
+template <class F>
+WorkCounts count_call(F &&f) {
+    WorkCounts c;
+    ss::WorkMeterScope scope(&c);
+    f();
+    return c;
+}
+
+uint32_t sid_of(const ss::PolicyState &st, const std::string &context) {
+    uint32_t sid = 0;
+    if (context.empty() || ss::context_to_sid(st, context, &sid))
+        throw UserError(fmt::format("calibrate: the policy rejects the context '{}'", context));
+    return sid;
+}
+
+// The core operations, each a closure over states of its own.
+class CoreOps {
+  public:
+    explicit CoreOps(const CalibrateOptions &o) : o_(o) {
+        auto state = [&](uint32_t cache, ss::LevelCheck check) {
+            ss::ServiceConfig cfg;
+            cfg.level_check = check;
+            return ss::policy_state_create(ss::policydb_read(o.policy_image, o.policy_name), cache,
+                                           cfg);
+        };
+        main_ = state(ss::kSidtabDefaultCacheSize, ss::LevelCheck::Contains);
+        bitwise_ = state(ss::kSidtabDefaultCacheSize, ss::LevelCheck::BitByBit);
+        nocache_ = state(0, ss::LevelCheck::Contains);
+        toggled_ = state(ss::kSidtabDefaultCacheSize, ss::LevelCheck::Contains);
+        facts_ = std::make_unique<PolicyFacts>(main_);
+        // Access decisions between random domains and objects, in random classes.
+        const auto &doms = facts_->domains(), &objs = facts_->objects();
+        uint64_t x = 0x9e3779b97f4a7c15ull;
+        auto next = [&x] {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            return x;
+        };
+        const uint32_t nclasses = main_.p().classes.nprim;
+        for (int tries = 0; queries_.size() < 512 && tries < 20000; ++tries) {
+            std::string sc = facts_->domain_context(doms[next() % doms.size()]);
+            std::string tc = facts_->object_context(objs[next() % objs.size()]);
+            uint32_t s, t;
+            if (sc.empty() || ss::context_to_sid(main_, sc, &s) ||
+                ss::context_to_sid(main_, tc, &t))
+                continue;
+            queries_.push_back({s, t, 1 + static_cast<uint32_t>(next() % nclasses)});
+        }
+        if (queries_.empty()) throw UserError("calibrate: the policy has no valid contexts");
+        rich_context_ = facts_->domain_context_with_categories(doms.front(), 1024);
+        rich_sid_ = sid_of(nocache_, rich_context_);
+        auto users = facts_->login_users();
+        if (!users.empty()) {
+            user_ = users.front();
+            from_sid_ = sid_of(main_, facts_->some_domain_context({"unconfined_t", "sysadm_t"}));
+        }
+        bools_ = ss::get_bools(main_);
+    }
+
+    // name -> operation
+    std::vector<std::pair<std::string, std::function<void()>>> list() {
+        std::vector<std::pair<std::string, std::function<void()>>> ops;
+        ops.emplace_back(fmt::format("compute_av x{}", queries_.size()), [this] {
+            for (const auto &q : queries_) {
+                ss::AvDecision avd;
+                ss::compute_av(main_, q.s, q.t, q.c, &avd);
+                sink_ += avd.allowed;
+            }
+        });
+        ops.emplace_back("context_to_sid, 1024 categories, ebitmap_contains", [this] {
+            uint32_t sid;
+            sink_ += ss::context_to_sid(main_, rich_context_, &sid);
+        });
+        ops.emplace_back("context_to_sid, 1024 categories, bit by bit", [this] {
+            uint32_t sid;
+            sink_ += ss::context_to_sid(bitwise_, rich_context_, &sid);
+        });
+        ops.emplace_back("sid_to_context, 1024 categories, no cache", [this] {
+            std::string out;
+            ss::sid_to_context(nocache_, rich_sid_, &out);
+            sink_ += out.size();
+        });
+        if (!user_.empty())
+            ops.emplace_back("get_user_sids " + user_, [this] {
+                std::vector<uint32_t> sids;
+                ss::get_user_sids(main_, from_sid_, user_, &sids);
+                sink_ += sids.size();
+            });
+        if (!bools_.empty()) {
+            ops.emplace_back("set_bools in place, 10 flipped", [this] {
+                flip();
+                ss::set_bools_inplace(toggled_, bools_);
+            });
+            ops.emplace_back("set_bools cond_policydb_dup, 10 flipped", [this] {
+                flip();
+                ss::PolicyState next;
+                ss::set_bools_cond_dup(toggled_, bools_, &next);
+                toggled_ = std::move(next);
+            });
+            ops.emplace_back("set_bools full copy, 10 flipped", [this] {
+                flip();
+                ss::PolicyState next;
+                ss::set_bools_full_copy(toggled_, bools_, &next);
+                toggled_ = std::move(next);
+            });
+        }
+        ops.emplace_back("policydb_read + free", [this] {
+            ss::Policydb db = ss::policydb_read(o_.policy_image, o_.policy_name);
+            sink_ += db.base->types.nprim;
+        });
+        return ops;
+    }
+
+  private:
+    void flip() {
+        for (size_t i = 0; i < 10; ++i)
+            bools_[(i * 7 + round_) % bools_.size()] ^= 1;
+        ++round_;
+    }
+    struct Query {
+        uint32_t s, t, c;
+    };
+    const CalibrateOptions &o_;
+    ss::PolicyState main_, bitwise_, nocache_, toggled_;
+    std::unique_ptr<PolicyFacts> facts_;
+    std::vector<Query> queries_;
+    std::string rich_context_, user_;
+    uint32_t rich_sid_ = 0, from_sid_ = 0;
+    std::vector<int> bools_;
+    size_t round_ = 0;
+    uint64_t sink_ = 0;
+};
+
+// Two threads passing a turn back and forth; `pass` hands it over and waits for it back.
+template <class Pass>
+double round_trip_ns(Pass &&pass, const CalibrateOptions &o, int64_t trips) {
+    std::vector<double> per;
+    for (int r = 0; r < std::max(o.rounds, 1); ++r) {
+        auto t0 = Clock::now();
+        pass(trips);
+        per.push_back(elapsed_ns(t0) / static_cast<double>(trips));
+    }
+    std::sort(per.begin(), per.end());
+    return per[per.size() / 2];
+}
+
+double cacheline_round_trip(const CalibrateOptions &o) {
+    return round_trip_ns(
+        [](int64_t trips) {
+            alignas(64) std::atomic<int64_t> turn{0};
+            auto spin_until = [&turn](int64_t v) {
+                for (int i = 0; turn.load(std::memory_order_acquire) != v; ++i)
+                    if ((i & 1023) == 1023) std::this_thread::yield();  // a descheduled peer
+            };
+            std::thread peer([&] {
+                for (int64_t i = 0; i < trips; ++i) {
+                    spin_until(2 * i + 1);
+                    turn.store(2 * i + 2, std::memory_order_release);
+                }
+            });
+            for (int64_t i = 0; i < trips; ++i) {
+                turn.store(2 * i + 1, std::memory_order_release);
+                spin_until(2 * i + 2);
+            }
+            peer.join();
+        },
+        o, 20000);
+}
+
+double sleep_wake_round_trip(const CalibrateOptions &o) {
+    return round_trip_ns(
+        [](int64_t trips) {
+            std::binary_semaphore ping(0), pong(0);
+            std::thread peer([&] {
+                for (int64_t i = 0; i < trips; ++i) {
+                    ping.acquire();
+                    pong.release();
+                }
+            });
+            for (int64_t i = 0; i < trips; ++i) {
+                ping.release();
+                pong.acquire();
+            }
+            peer.join();
+        },
+        o, 5000);
+}
+
+// The primitives a strategy calls, through kernel/ on a RealPlatform from this thread.
+std::vector<PrimitiveSample> time_primitives(sim::PrimitiveCosts *p, const CalibrateOptions &o) {
+    real::RealConfig rc;
+    rc.cpus = 0;
+    real::RealPlatform platform(rc);
+    kernel::PlatformScope scope(platform);
+    real::urcu_thread_register();
+    std::vector<PrimitiveSample> out;
+    auto pair = [&](const char *name, const char *how, auto &&f) {
+        double ns = time_per_call(
+                        [&] {
+                            for (int i = 0; i < 64; ++i)
+                                f();
+                        },
+                        o) /
+                    64;
+        out.push_back({name, ns, how});
+        return ns;
+    };
+    // Pairs split in the base profile's proportion of their halves.
+    auto split = [](double pair_ns, sim::Time *first, sim::Time *second) {
+        double a = static_cast<double>(*first), b = static_cast<double>(*second);
+        double f = a + b > 0 ? a / (a + b) : 0.5;
+        *first = std::max<sim::Time>(1, std::llround(pair_ns * f));
+        *second = std::max<sim::Time>(1, std::llround(pair_ns * (1 - f)));
+    };
+    kernel::Spinlock spin("calibrate_spin", platform);
+    split(pair("spin_lock + spin_unlock", "kernel::spin_lock/unlock, uncontended",
+               [&] {
+                   kernel::spin_lock(spin);
+                   kernel::spin_unlock(spin);
+               }),
+          &p->spin_acquire, &p->spin_release);
+    kernel::RwSem sem("calibrate_rwsem", platform);
+    split(pair("down_read + up_read", "kernel::down_read/up_read, uncontended",
+               [&] {
+                   kernel::down_read(sem);
+                   kernel::up_read(sem);
+               }),
+          &p->sem_acquire, &p->sem_release);
+    p->preempt_toggle = std::max<sim::Time>(
+        1, std::llround(pair("preempt_disable + enable", "a would-be-atomic section, empty",
+                             [&] {
+                                 kernel::preempt_disable();
+                                 kernel::preempt_enable();
+                             }) /
+                        2));
+    p->irq_toggle = std::max<sim::Time>(
+        1, std::llround(pair("local_irq_disable + enable", "a would-be-irqs-off section, empty",
+                             [&] {
+                                 kernel::local_irq_disable();
+                                 kernel::local_irq_enable();
+                             }) /
+                        2));
+    p->rcu_read_lock = std::max<sim::Time>(
+        1, std::llround(pair("rcu_read_lock + unlock", "a liburcu memb read section", [&] {
+            kernel::rcu_read_lock();
+            kernel::rcu_read_unlock();
+        })));
+    split(pair("kmalloc(64) + kfree", "accounted allocation",
+               [&] { kernel::kfree(kernel::kmalloc(64, kernel::Gfp::Kernel)); }),
+          &p->kmalloc, &p->kfree);
+    double gp = time_per_call([] { kernel::synchronize_rcu(); }, o);
+    out.push_back({"urcu_grace_period", gp, "kernel::synchronize_rcu, no readers (liburcu memb)"});
+    if (std::thread::hardware_concurrency() >= 2) {
+        double line = cacheline_round_trip(o);
+        out.push_back({"cache-line round trip", line, "two threads alternating on an atomic"});
+        p->cacheline_transfer = std::max<sim::Time>(1, std::llround(line / 2));
+        double sw = sleep_wake_round_trip(o);
+        out.push_back({"sleep/wake round trip", sw, "two threads alternating on semaphores"});
+        split(sw / 2, &p->context_switch, &p->wakeup);
+    }
+    return out;
+}
+
+std::string host_description() {
+    utsname u{};
+    uname(&u);
+    return fmt::format("{} {} {}, {} CPUs", u.nodename, u.sysname, u.release,
+                       std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+Calibration calibrate(const CalibrateOptions &o) {
+    auto say = [&o](const std::string &line) {
+        if (o.progress) o.progress(line);
+    };
+    Calibration c;
+    CoreOps core(o);
+    for (auto &[name, op] : core.list()) {
+        CalibrationSample s;
+        s.name = name;
+        op();  // warm the caches (and the SID table) first
+        s.counts = count_call(op);
+        s.host_ns = time_per_call(op, o);
+        say(fmt::format("{:<48} {:>12.0f} ns", name, s.host_ns));
+        c.samples.push_back(std::move(s));
+    }
+    std::array<double, ss::kWorkKinds> prior{};
+    for (size_t k = 0; k < ss::kWorkKinds; ++k)
+        prior[k] = static_cast<double>(o.base.work_ps[k]) / 1000.0;
+    // The core's audit path only counts: what avc_audit costs in a kernel cannot be timed here.
+    std::array<bool, ss::kWorkKinds> fixed{};
+    fixed[static_cast<size_t>(Work::AuditCall)] = true;
+    auto w = fit_work_costs(c.samples, prior, o.prior_weight, fixed);
+
+    sim::CpuProfile &p = c.profile;
+    p = o.base;
+    p.name = o.name;
+    p.source.clear();
+    for (size_t k = 0; k < ss::kWorkKinds; ++k)
+        p.work_ps[k] = std::llround(w[k] * 1000.0);
+    for (auto &s : c.samples)
+        s.predicted_ns = static_cast<double>(p.cost(s.counts));
+    c.primitives = time_primitives(&p.primitive, o);
+    for (const auto &ps : c.primitives)
+        say(fmt::format("{:<48} {:>12.1f} ns", ps.name, ps.host_ns));
+
+    const std::time_t now = std::time(nullptr);
+    p.description = fmt::format("Fitted to {}", host_description());
+    p.derivation = fmt::format(
+        "Written by `locksim calibrate` on {:%Y-%m-%d} from {} operations of the security-server "
+        "core on the policy '{}' (work counts x cost per unit fitted to host times by "
+        "non-negative least squares, relative errors, pulled towards '{}' with weight {}), and "
+        "kernel/ primitives timed on the real-thread platform (user-space costs: an uncontended "
+        "atomic, a futex sleep and wake-up, a liburcu read section). Kept from '{}': audit_call "
+        "(the core's audit path is not the kernel's), rcu_callback, vmalloc, IPIs, idle exit "
+        "and timer interrupts, which user space cannot time.",
+        fmt::localtime(now), c.samples.size(), o.policy_name, o.base.name, o.prior_weight,
+        o.base.name);
+    p.calibration["host"] = host_description();
+    p.calibration["date"] = fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(now));
+    p.calibration["base"] = o.base.name;
+    p.calibration["policy"] = o.policy_name;
+    double worst = 0;
+    for (const auto &s : c.samples) {
+        double r = s.predicted_ns / s.host_ns;
+        worst = std::max(worst, std::abs(std::log(r)));
+        p.calibration["op: " + s.name] =
+            fmt::format("host {:.0f} ns, model {:.0f} ns ({:.2f})", s.host_ns, s.predicted_ns, r);
+    }
+    p.calibration["fit"] =
+        fmt::format("worst model/host ratio {:.2f} or {:.2f}", std::exp(worst), std::exp(-worst));
+    for (const auto &ps : c.primitives)
+        if (ps.name == "urcu_grace_period")
+            p.calibration[kUrcuGracePeriodKey] = fmt::format("{:.0f}", ps.host_ns);
+    for (const auto &ps : c.primitives)
+        p.calibration["primitive: " + ps.name] = fmt::format("{:.1f} ns ({})", ps.host_ns, ps.how);
+    return c;
+}
+
+}  // namespace locksim

@@ -1,0 +1,117 @@
+// The calibration: the fit recovers known costs, keeps fixed kinds and stays non-negative; a
+// quick calibration on the Debian policy writes a profile that reads back and predicts each
+// operation from its counts.
+#include "runner/calibrate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+#include "sim/profile.h"
+
+namespace locksim {
+namespace {
+
+using ss::Work;
+constexpr size_t K = ss::kWorkKinds;
+
+size_t idx(Work w) {
+    return static_cast<size_t>(w);
+}
+
+// Samples whose times follow `truth` exactly, from counts mixing several kinds.
+std::vector<CalibrationSample> samples_from(const std::array<double, K> &truth) {
+    std::vector<CalibrationSample> out;
+    for (size_t i = 0; i < 3 * K; ++i) {
+        CalibrationSample s;
+        s.name = "op" + std::to_string(i);
+        for (size_t k = 0; k < K; ++k)
+            s.counts.n[k] = (k == i % K ? 1000 : 0) + ((i * 7 + k * 3) % 5) * 10;
+        for (size_t k = 0; k < K; ++k)
+            s.host_ns += static_cast<double>(s.counts.n[k]) * truth[k];
+        out.push_back(s);
+    }
+    return out;
+}
+
+TEST(CalibrateFit, RecoversTheCostsTheTimesFollow) {
+    std::array<double, K> truth{}, prior{};
+    for (size_t k = 0; k < K; ++k) {
+        truth[k] = 0.5 + static_cast<double>(k);
+        prior[k] = 3.0;
+    }
+    auto w = fit_work_costs(samples_from(truth), prior, 1e-9, {});
+    for (size_t k = 0; k < K; ++k)
+        EXPECT_NEAR(w[k], truth[k], truth[k] * 1e-3) << ss::kWorkNames[k];
+}
+
+TEST(CalibrateFit, FixedKindsKeepThePriorAndNoCostIsNegative) {
+    std::array<double, K> truth{}, prior{};
+    truth.fill(2.0);
+    prior.fill(2.0);
+    std::vector<CalibrationSample> s = samples_from(truth);
+    // One operation far faster than its counts allow: the unconstrained answer is negative.
+    CalibrationSample fast;
+    fast.name = "fast";
+    fast.counts.n[idx(Work::Call)] = 1000000;
+    fast.host_ns = 1;
+    s.push_back(fast);
+    std::array<bool, K> fixed{};
+    fixed[idx(Work::AuditCall)] = true;
+    std::array<double, K> biased = prior;
+    biased[idx(Work::AuditCall)] = 123.0;
+    auto w = fit_work_costs(s, biased, 1e-6, fixed);
+    EXPECT_EQ(w[idx(Work::AuditCall)], 123.0);
+    for (size_t k = 0; k < K; ++k)
+        EXPECT_GE(w[k], 0.0) << ss::kWorkNames[k];
+    EXPECT_LT(w[idx(Work::Call)], 0.01);
+}
+
+TEST(CalibrateFit, KindsNoOperationUsesStayAtThePrior) {
+    std::array<double, K> truth{}, prior{};
+    truth.fill(1.0);
+    prior.fill(7.0);
+    std::vector<CalibrationSample> s;
+    CalibrationSample one;
+    one.counts.n[idx(Work::HashProbe)] = 100;
+    one.host_ns = 100;
+    s.push_back(one);
+    auto w = fit_work_costs(s, prior, 0.01, {});
+    EXPECT_NEAR(w[idx(Work::HashProbe)], 1.0, 0.05);
+    EXPECT_DOUBLE_EQ(w[idx(Work::AvtabNode)], 7.0);
+}
+
+std::vector<uint8_t> default_policy() {
+    std::ifstream f(std::string(LOCKSIM_POLICY_DIR) + "/default.policy.33", std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), {}};
+}
+
+TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
+    CalibrateOptions o;
+    o.policy_image = default_policy();
+    ASSERT_FALSE(o.policy_image.empty());
+    o.policy_name = "default";
+    o.base = sim::find_profile("x86-modern");
+    o.rounds = 1;
+    o.batch_ms = 0.001;
+    Calibration c = calibrate(o);
+    ASSERT_GE(c.samples.size(), 8u);
+    for (const auto &s : c.samples) {
+        EXPECT_GT(s.host_ns, 0) << s.name;
+        EXPECT_EQ(s.predicted_ns, static_cast<double>(c.profile.cost(s.counts))) << s.name;
+    }
+    EXPECT_GT(c.profile.work_ps[idx(Work::AvtabNode)], 0);
+    EXPECT_EQ(c.profile.work_ps[idx(Work::AuditCall)], o.base.work_ps[idx(Work::AuditCall)]);
+    EXPECT_TRUE(c.profile.calibration.contains(kUrcuGracePeriodKey));
+    EXPECT_GE(std::stod(c.profile.calibration.at(kUrcuGracePeriodKey)), 0);
+    sim::CpuProfile back = sim::parse_profile(sim::format_profile(c.profile), "written");
+    EXPECT_EQ(back.work_ps, c.profile.work_ps);
+    EXPECT_EQ(back.calibration, c.profile.calibration);
+    EXPECT_EQ(back.primitive.spin_acquire, c.profile.primitive.spin_acquire);
+    EXPECT_EQ(back.name, "host");
+}
+
+}  // namespace
+}  // namespace locksim
