@@ -35,6 +35,7 @@ struct ValidateArgs {
     std::string profile = "host";
     int64_t duration_ms = 0;  // overrides the scenario's
     int64_t toggle_us = 20000;
+    size_t pool = 256;
     bool torture = false;
 };
 
@@ -116,6 +117,10 @@ int validate(const ValidateArgs &a) {
         urcu_gp = std::llround(std::stod(it->second));
     fmt::print("validate {}: 2 CPUs, {} ms per platform, profile {}{}\n", a.file,
                duration / 1000000, profile.name, note);
+    fmt::print(
+        "reader: 4 access decisions per read section, drawn from {}; writer: every boolean "
+        "every {} us\n",
+        a.pool, a.toggle_us);
     fmt::print("simulated RCU: {}\n",
                urcu_gp >= 0 ? fmt::format("user-space model, grace period {:.1f} us after the "
                                           "last reader (calibrated liburcu)",
@@ -126,6 +131,7 @@ int validate(const ValidateArgs &a) {
     tc.readers = 1;
     tc.reader_hold = 0;
     tc.queries = 4;
+    tc.pool = a.pool;
     tc.writer_period = a.toggle_us * kernel::kUsec;
     for (const StrategySpec &spec : s.strategies) {
         sim::SimConfig sc;
@@ -193,6 +199,10 @@ CommandRegistrar reg([](CLI::App &app) {
         ->check(CLI::Range(1, 3600000));
     cmd->add_option("--toggle-us", args->toggle_us, "microseconds between boolean commits")
         ->check(CLI::Range(100, 10000000));
+    cmd->add_option("--pool", args->pool,
+                    "access decisions the reader draws its four from, at random (default 256: "
+                    "out of the cache, like AVC misses; 4: the same four, hot)")
+        ->check(CLI::Range(4, 100000));
     cmd->add_flag("--torture", args->torture,
                   "torture every strategy on host threads (RCU checks on); fail on any error");
     cmd->callback([args] {

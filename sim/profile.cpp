@@ -162,7 +162,9 @@ CpuProfile find_profile(const std::string &name_or_path) {
     std::string known;
     for (const auto &n : list_profiles())
         known += (known.empty() ? "" : ", ") + n;
-    throw UserError(fmt::format("unknown CPU profile '{}' (known: {})", name_or_path, known));
+    throw UserError(
+        fmt::format("unknown CPU profile '{}' (known: {}){}", name_or_path, known,
+                    name_or_path == "host" ? "; 'locksim calibrate' writes the host profile" : ""));
 }
 
 std::string format_profile(const CpuProfile &p) {

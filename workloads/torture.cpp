@@ -41,7 +41,7 @@ Torture::Torture(SecurityServer &server, TortureConfig cfg) : server_(server), c
     // context for the target, kept when both are valid and the decision depends on booleans.
     const char *level = st.db.mls() ? ":s0" : "";
     st.db.cond->te_cond_avtab.for_each([&](const ss::AvtabNode &n) {
-        if (queries_.size() >= cfg_.queries) return;
+        if (queries_.size() >= std::max(cfg_.queries, cfg_.pool)) return;
         std::string s =
             fmt::format("system_u:system_r:{}{}", p.types.name_of(n.key.source_type), level);
         std::string t =
@@ -85,18 +85,26 @@ void Torture::create_tasks() {
 
 void Torture::reader(int) {
     static const kernel::Label kRead("torture_read");
-    const size_t nq = queries_.size();
+    const bool draw = cfg_.pool > cfg_.queries;
+    const size_t nq = draw ? cfg_.queries : queries_.size();
     std::vector<ss::AvDecision> got(nq);
+    std::vector<size_t> pick(nq);
+    for (size_t q = 0; q < nq; ++q)
+        pick[q] = q;
     while (!kernel::kthread_should_stop()) {
         uint32_t seq_begin = 0, seq_end = 0, latest = 0;
+        if (draw)
+            for (size_t &p : pick)
+                p = static_cast<size_t>(kernel::get_random_below(queries_.size()));
         {
             kernel::OpScope op(kRead);
             server_.read_policy([&](const ss::PolicyState &st) {
                 seq_begin = st.seqno;
                 kernel::compute(kRead, [&] {
-                    for (size_t q = 0; q < nq; ++q)
-                        ss::compute_av(st, queries_[q].ssid, queries_[q].tsid, queries_[q].tclass,
-                                       &got[q]);
+                    for (size_t q = 0; q < nq; ++q) {
+                        const Query &x = queries_[pick[q]];
+                        ss::compute_av(st, x.ssid, x.tsid, x.tclass, &got[q]);
+                    }
                 });
                 if (cfg_.reader_hold > 0) kernel::ndelay(cfg_.reader_hold);
                 seq_end = st.seqno;
@@ -106,7 +114,7 @@ void Torture::reader(int) {
         }
         uint64_t bad = seq_begin != seq_end ? 1 : 0;
         for (size_t q = 0; q < nq && !bad; ++q)
-            if (!same_decision(got[q], expected(seq_begin, q))) ++bad;
+            if (!same_decision(got[q], expected(seq_begin, pick[q]))) ++bad;
         ++reads_;
         decisions_ += nq;
         mixed_ += bad;

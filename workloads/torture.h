@@ -29,6 +29,9 @@ struct TortureConfig {
     kernel::Time writer_period = 200 * kernel::kUsec;  // between two commits
     kernel::Time reader_hold = 20 * kernel::kUsec;     // busy time inside each read section
     size_t queries = 8;                                // decisions checked per read section
+    // Decisions to draw them from (at random, per section); 0: the same `queries` every time.
+    // A large pool keeps the reader's data out of the cache, as the kernel's AVC misses are.
+    size_t pool = 0;
 };
 
 struct TortureStats {
