@@ -28,6 +28,8 @@ enum class Work : uint8_t {
     Call,             // one out-of-line call on a hot path (for profiles where calls are costly)
     StringByte,       // one byte of a context string produced or parsed
     AuditCall,        // one call into the audit path
+    Syscall,          // the rest of one simple system call (entry, fd lookup, VFS, exit): counted
+                      // by workloads that model the system call around the security checks
     Count
 };
 
@@ -36,7 +38,7 @@ inline constexpr size_t kWorkKinds = static_cast<size_t>(Work::Count);
 inline constexpr std::array<std::string_view, kWorkKinds> kWorkNames = {
     "avtab_node",    "hash_probe",   "ebitmap_word",     "ebitmap_node", "constraint_node",
     "bit_iteration", "bytes_copied", "bytes_serialized", "alloc",        "free",
-    "call",          "string_byte",  "audit_call"};
+    "call",          "string_byte",  "audit_call",       "syscall"};
 
 struct WorkCounts {
     std::array<uint64_t, kWorkKinds> n{};
