@@ -43,63 +43,63 @@ Avc::Avc(SecurityServer &server, const CoreConfig &core, kernel::Platform &platf
     if (core.avc_slots == 0 || (core.avc_slots & (core.avc_slots - 1)))
         throw std::invalid_argument("AVC slot count must be a power of two");
     switch (lock_mode_) {
-    case AvcLock::Rcu:
-        for (uint32_t i = 0; i < core.avc_slots; ++i)
-            locks_.emplace_back("avc_slot", platform);
-        break;
-    case AvcLock::Spinlock:
-        global_spin_.emplace("avc_lock", platform);
-        break;
-    case AvcLock::Rwlock:
-        global_rw_.emplace("avc_rwlock", platform);
-        break;
+        case AvcLock::Rcu:
+            for (uint32_t i = 0; i < core.avc_slots; ++i)
+                locks_.emplace_back("avc_slot", platform);
+            break;
+        case AvcLock::Spinlock:
+            global_spin_.emplace("avc_lock", platform);
+            break;
+        case AvcLock::Rwlock:
+            global_rw_.emplace("avc_rwlock", platform);
+            break;
     }
 }
 
 unsigned long Avc::update_lock(uint32_t h) {
     switch (lock_mode_) {
-    case AvcLock::Spinlock:
-        return kernel::spin_lock_irqsave(*global_spin_);
-    case AvcLock::Rwlock:
-        return kernel::write_lock_irqsave(*global_rw_);
-    case AvcLock::Rcu:
-        break;
+        case AvcLock::Spinlock:
+            return kernel::spin_lock_irqsave(*global_spin_);
+        case AvcLock::Rwlock:
+            return kernel::write_lock_irqsave(*global_rw_);
+        case AvcLock::Rcu:
+            break;
     }
     return kernel::spin_lock_irqsave(locks_[h]);
 }
 
 void Avc::update_unlock(uint32_t h, unsigned long flags) {
     switch (lock_mode_) {
-    case AvcLock::Spinlock:
-        return kernel::spin_unlock_irqrestore(*global_spin_, flags);
-    case AvcLock::Rwlock:
-        return kernel::write_unlock_irqrestore(*global_rw_, flags);
-    case AvcLock::Rcu:
-        break;
+        case AvcLock::Spinlock:
+            return kernel::spin_unlock_irqrestore(*global_spin_, flags);
+        case AvcLock::Rwlock:
+            return kernel::write_unlock_irqrestore(*global_rw_, flags);
+        case AvcLock::Rcu:
+            break;
     }
     kernel::spin_unlock_irqrestore(locks_[h], flags);
 }
 
 bool Avc::update_trylock(uint32_t h) {
     switch (lock_mode_) {
-    case AvcLock::Spinlock:
-        return kernel::spin_trylock(*global_spin_);
-    case AvcLock::Rwlock:
-        return kernel::write_trylock(*global_rw_);
-    case AvcLock::Rcu:
-        break;
+        case AvcLock::Spinlock:
+            return kernel::spin_trylock(*global_spin_);
+        case AvcLock::Rwlock:
+            return kernel::write_trylock(*global_rw_);
+        case AvcLock::Rcu:
+            break;
     }
     return kernel::spin_trylock(locks_[h]);
 }
 
 void Avc::update_unlock_noirq(uint32_t h) {
     switch (lock_mode_) {
-    case AvcLock::Spinlock:
-        return kernel::spin_unlock(*global_spin_);
-    case AvcLock::Rwlock:
-        return kernel::write_unlock(*global_rw_);
-    case AvcLock::Rcu:
-        break;
+        case AvcLock::Spinlock:
+            return kernel::spin_unlock(*global_spin_);
+        case AvcLock::Rwlock:
+            return kernel::write_unlock(*global_rw_);
+        case AvcLock::Rcu:
+            break;
     }
     kernel::spin_unlock(locks_[h]);
 }
