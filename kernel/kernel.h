@@ -412,6 +412,15 @@ inline void write_lock_irq(RwLock &l, Loc loc = Loc::current()) {
 inline void write_unlock_irq(RwLock &l, Loc loc = Loc::current()) {
     detail::release_irq(l, LockMode::Exclusive, "write_unlock_irq", loc);
 }
+[[nodiscard]] inline unsigned long read_lock_irqsave(RwLock &l, Loc loc = Loc::current()) {
+    return detail::acquire_irqsave(l, LockMode::Shared, "read_lock_irqsave", loc);
+}
+inline void read_unlock_irqrestore(RwLock &l, unsigned long flags, Loc loc = Loc::current()) {
+    detail::release_irqrestore(l, LockMode::Shared, flags, "read_unlock_irqrestore", loc);
+}
+inline bool write_trylock(RwLock &l, Loc loc = Loc::current()) {
+    return l.platform().lock_try(l.object(), LockMode::Exclusive, {"write_trylock", loc});
+}
 [[nodiscard]] inline unsigned long write_lock_irqsave(RwLock &l, Loc loc = Loc::current()) {
     return detail::acquire_irqsave(l, LockMode::Exclusive, "write_lock_irqsave", loc);
 }

@@ -395,6 +395,7 @@ Calibration calibrate(const CalibrateOptions &o) {
     // The core's audit path only counts: what avc_audit costs in a kernel cannot be timed here.
     std::array<bool, ss::kWorkKinds> fixed{};
     fixed[static_cast<size_t>(Work::AuditCall)] = true;
+    fixed[static_cast<size_t>(Work::Syscall)] = true;  // the rest of a system call: not the core
     auto w = fit_work_costs(c.samples, prior, o.prior_weight, fixed);
 
     sim::CpuProfile &p = c.profile;
@@ -417,7 +418,8 @@ Calibration calibrate(const CalibrateOptions &o) {
         "non-negative least squares, relative errors, pulled towards '{}' with weight {}), and "
         "kernel/ primitives timed on the real-thread platform (user-space costs: an uncontended "
         "atomic, a futex sleep and wake-up, a liburcu read section). Kept from '{}': audit_call "
-        "(the core's audit path is not the kernel's), rcu_callback, vmalloc, IPIs, idle exit "
+        "(the core's audit path is not the kernel's), syscall (not the core's work), rcu_callback, "
+        "vmalloc, IPIs, idle exit "
         "and timer interrupts, which user space cannot time.",
         fmt::localtime(now), c.samples.size(), o.policy_name, o.base.name, o.prior_weight,
         o.base.name);

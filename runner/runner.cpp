@@ -78,6 +78,9 @@ CoreConfig core_config(const CoreVariants &v) {
     c.level_check = v.mls_isvalid_bitwise ? ss::LevelCheck::BitByBit : ss::LevelCheck::Contains;
     c.avc.audit = v.avc_audit_always ? ss::AvcAudit::Always : ss::AvcAudit::Needed;
     c.avc.path = v.avc_slow_path_inline ? ss::AvcPath::Inline : ss::AvcPath::OutOfLine;
+    c.avc_lock = v.avc_lock == "spinlock" ? AvcLock::Spinlock
+                 : v.avc_lock == "rwlock" ? AvcLock::Rwlock
+                                          : AvcLock::Rcu;
     c.avc_slots = static_cast<uint32_t>(v.avc_slots);
     c.avc_threshold = static_cast<uint32_t>(v.avc_threshold);
     c.sid_string_cache = static_cast<uint32_t>(v.sid_string_cache);

@@ -29,6 +29,8 @@ enum class Work : uint8_t {
     StringByte,       // one byte of a context string produced or parsed
     AuditCall,        // one call into the audit path
     AvtabToggle,      // one conditional avtab node enabled or disabled by a boolean change
+    Syscall,          // the rest of one simple system call (entry, fd lookup, VFS, exit): counted
+                      // by workloads that model the system call around the security checks
     Count
 };
 
@@ -37,7 +39,7 @@ inline constexpr size_t kWorkKinds = static_cast<size_t>(Work::Count);
 inline constexpr std::array<std::string_view, kWorkKinds> kWorkNames = {
     "avtab_node",    "hash_probe",   "ebitmap_word",     "ebitmap_node", "constraint_node",
     "bit_iteration", "bytes_copied", "bytes_serialized", "alloc",        "free",
-    "call",          "string_byte",  "audit_call",       "avtab_toggle"};
+    "call",          "string_byte",  "audit_call",       "avtab_toggle", "syscall"};
 
 struct WorkCounts {
     std::array<uint64_t, kWorkKinds> n{};

@@ -38,11 +38,70 @@ Avc::Avc(SecurityServer &server, const CoreConfig &core, kernel::Platform &platf
       threshold_(core.avc_threshold),
       platform_(platform),
       slots_(core.avc_slots),
+      lock_mode_(core.avc_lock),
       notif_lock_("avc_notif", platform) {
     if (core.avc_slots == 0 || (core.avc_slots & (core.avc_slots - 1)))
         throw std::invalid_argument("AVC slot count must be a power of two");
-    for (uint32_t i = 0; i < core.avc_slots; ++i)
-        locks_.emplace_back("avc_slot", platform);
+    switch (lock_mode_) {
+        case AvcLock::Rcu:
+            for (uint32_t i = 0; i < core.avc_slots; ++i)
+                locks_.emplace_back("avc_slot", platform);
+            break;
+        case AvcLock::Spinlock:
+            global_spin_.emplace("avc_lock", platform);
+            break;
+        case AvcLock::Rwlock:
+            global_rw_.emplace("avc_rwlock", platform);
+            break;
+    }
+}
+
+unsigned long Avc::update_lock(uint32_t h) {
+    switch (lock_mode_) {
+        case AvcLock::Spinlock:
+            return kernel::spin_lock_irqsave(*global_spin_);
+        case AvcLock::Rwlock:
+            return kernel::write_lock_irqsave(*global_rw_);
+        case AvcLock::Rcu:
+            break;
+    }
+    return kernel::spin_lock_irqsave(locks_[h]);
+}
+
+void Avc::update_unlock(uint32_t h, unsigned long flags) {
+    switch (lock_mode_) {
+        case AvcLock::Spinlock:
+            return kernel::spin_unlock_irqrestore(*global_spin_, flags);
+        case AvcLock::Rwlock:
+            return kernel::write_unlock_irqrestore(*global_rw_, flags);
+        case AvcLock::Rcu:
+            break;
+    }
+    kernel::spin_unlock_irqrestore(locks_[h], flags);
+}
+
+bool Avc::update_trylock(uint32_t h) {
+    switch (lock_mode_) {
+        case AvcLock::Spinlock:
+            return kernel::spin_trylock(*global_spin_);
+        case AvcLock::Rwlock:
+            return kernel::write_trylock(*global_rw_);
+        case AvcLock::Rcu:
+            break;
+    }
+    return kernel::spin_trylock(locks_[h]);
+}
+
+void Avc::update_unlock_noirq(uint32_t h) {
+    switch (lock_mode_) {
+        case AvcLock::Spinlock:
+            return kernel::spin_unlock(*global_spin_);
+        case AvcLock::Rwlock:
+            return kernel::write_unlock(*global_rw_);
+        case AvcLock::Rcu:
+            break;
+    }
+    kernel::spin_unlock(locks_[h]);
 }
 
 Avc::~Avc() {
@@ -107,7 +166,7 @@ void Avc::reclaim_node() {
     for (uint32_t tries = 0; tries < slots_.size(); ++tries) {
         uint32_t h = (++lru_hint_) & mask;
         unsigned long flags = kernel::local_irq_save();
-        if (!kernel::spin_trylock(locks_[h])) {
+        if (!update_trylock(h)) {
             kernel::local_irq_restore(flags);
             continue;
         }
@@ -127,7 +186,7 @@ void Avc::reclaim_node() {
         freed += static_cast<uint32_t>(victims.size());
         n_.reclaims += victims.size();
         kernel::rcu_read_unlock();
-        kernel::spin_unlock(locks_[h]);
+        update_unlock_noirq(h);
         kernel::local_irq_restore(flags);
         if (freed >= ss::kAvcCacheReclaim) return;
     }
@@ -153,7 +212,7 @@ void Avc::insert(uint32_t ssid, uint32_t tsid, uint32_t tclass, const ss::AvDeci
     node->tclass = static_cast<uint16_t>(tclass);
     node->avd = avd;
     const uint32_t h = hash(ssid, tsid, tclass);
-    unsigned long flags = kernel::spin_lock_irqsave(locks_[h]);
+    unsigned long flags = update_lock(h);
     Node *replaced = kernel::compute(kInsert, [&]() -> Node * {
         for (Slot *link = &slots_[h];;) {
             Node *pos = kernel::rcu_dereference_protected(*link);
@@ -172,7 +231,7 @@ void Avc::insert(uint32_t ssid, uint32_t tsid, uint32_t tclass, const ss::AvDeci
         return nullptr;
     });
     if (replaced) node_delete(replaced);
-    kernel::spin_unlock_irqrestore(locks_[h], flags);
+    update_unlock(h, flags);
 }
 
 // avc_update_node(AVC_CALLBACK_GRANT): a permissive domain's denial is granted in the cache by
@@ -182,7 +241,7 @@ void Avc::update_node_grant(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint3
     static const Label kUpdate("avc_update_node");
     Node *node = alloc_node();
     const uint32_t h = hash(ssid, tsid, tclass);
-    unsigned long flags = kernel::spin_lock_irqsave(locks_[h]);
+    unsigned long flags = update_lock(h);
     Node *old = kernel::compute(kUpdate, [&]() -> Node * {
         for (Slot *link = &slots_[h];;) {
             Node *pos = kernel::rcu_dereference_protected(*link);
@@ -203,7 +262,7 @@ void Avc::update_node_grant(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint3
             link = &pos->next;
         }
     });
-    kernel::spin_unlock_irqrestore(locks_[h], flags);
+    update_unlock(h, flags);
     if (old) {
         node_delete(old);
     } else {
@@ -230,12 +289,24 @@ int Avc::has_perm_noaudit(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_
                           unsigned flags, ss::AvDecision *avd) {
     static const Label kDenied("avc_denied");
     const uint32_t h = hash(ssid, tsid, tclass);
-    kernel::rcu_read_lock();
-    Node *head = kernel::rcu_dereference(slots_[h]);
+    // The chain is walked under RCU, or under the global lock of the older designs (then the
+    // links are read as the update side reads them).
+    const bool rcu = lock_mode_ == AvcLock::Rcu;
+    unsigned long irq = 0;
+    if (rcu)
+        kernel::rcu_read_lock();
+    else if (lock_mode_ == AvcLock::Spinlock)
+        irq = kernel::spin_lock_irqsave(*global_spin_);
+    else
+        irq = kernel::read_lock_irqsave(*global_rw_);
+    auto deref = [rcu](const Slot &link) {
+        return rcu ? kernel::rcu_dereference(link) : kernel::rcu_dereference_protected(link);
+    };
+    Node *head = deref(slots_[h]);
     bool hit = kernel::compute(label_lookup(), [&] {
         // avc_has_perm -> avc_has_perm_noaudit -> avc_lookup when nothing is inlined.
         if (cfg_.path == ss::AvcPath::OutOfLine) count_work(Work::Call, 2);
-        for (Node *n = head; n; n = kernel::rcu_dereference(n->next)) {
+        for (Node *n = head; n; n = deref(n->next)) {
             count_work(Work::HashProbe);
             if (n->ssid == ssid && n->tsid == tsid && n->tclass == tclass) {
                 *avd = n->avd;
@@ -244,7 +315,12 @@ int Avc::has_perm_noaudit(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_
         }
         return false;
     });
-    kernel::rcu_read_unlock();
+    if (rcu)
+        kernel::rcu_read_unlock();
+    else if (lock_mode_ == AvcLock::Spinlock)
+        kernel::spin_unlock_irqrestore(*global_spin_, irq);
+    else
+        kernel::read_unlock_irqrestore(*global_rw_, irq);
     ++n_.lookups;
     if (hit) {
         ++n_.hits;
@@ -287,7 +363,7 @@ void Avc::ss_reset(uint32_t seqno) {
     static const Label kFlush("avc_flush");
     int64_t flushed = 0;
     for (uint32_t i = 0; i < slots_.size(); ++i) {
-        unsigned long flags = kernel::spin_lock_irqsave(locks_[i]);
+        unsigned long flags = update_lock(i);
         kernel::rcu_read_lock();
         std::vector<Node *> gone;
         kernel::compute(kFlush, [&] {
@@ -302,7 +378,7 @@ void Avc::ss_reset(uint32_t seqno) {
             node_delete(n);
         flushed += static_cast<int64_t>(gone.size());
         kernel::rcu_read_unlock();
-        kernel::spin_unlock_irqrestore(locks_[i], flags);
+        update_unlock(i, flags);
     }
     latest_notif_update(seqno, false);
     refill_left_ = flushed;

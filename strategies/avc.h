@@ -7,6 +7,11 @@
 //    the threshold, the seqno check under the global notif_lock, and the chain update under
 //    the slot's spinlock with interrupts off; a replaced or reclaimed node is freed by call_rcu;
 //  - avc_ss_reset on a policy change takes every slot lock in turn and deletes every node.
+// CoreConfig::avc_lock selects older designs for comparison: AvcLock::Spinlock puts lookup and
+// every update under one global spinlock taken with interrupts off (2.6.9's avc_lock);
+// AvcLock::Rwlock puts lookups under the read side of one global rwlock and updates under its
+// write side (the intermediate variant of KaiGai Kohei's 2004 measurements). In both, the chain
+// walks and node lifetimes are the same as with RCU; only the locking differs.
 // Every chain walk is charged with kernel::compute(), so a flush followed by a miss storm is
 // simulated, not assumed. Misses that refill what a flush removed run as the operation
 // "avc_refill", other misses as "avc_miss".
@@ -15,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "kernel/kernel.h"
@@ -63,13 +69,21 @@ class Avc {
     void reclaim_node();
     void node_delete(Node *n);  // hlist_del_rcu already done: count it and free by call_rcu
     void node_free(Node *n);
+    // The update side of slot h: its spinlock, or the global lock (IRQs saved and disabled).
+    unsigned long update_lock(uint32_t h);
+    void update_unlock(uint32_t h, unsigned long flags);
+    bool update_trylock(uint32_t h);  // interrupts already off
+    void update_unlock_noirq(uint32_t h);
 
     SecurityServer &server_;
     ss::AvcConfig cfg_;
     uint32_t threshold_;
     kernel::Platform &platform_;
     std::vector<Slot> slots_;
-    std::deque<kernel::Spinlock> locks_;  // one per slot, all of lock class "avc_slot"
+    AvcLock lock_mode_;
+    std::deque<kernel::Spinlock> locks_;  // AvcLock::Rcu: one per slot, lock class "avc_slot"
+    std::optional<kernel::Spinlock> global_spin_;  // AvcLock::Spinlock: "avc_lock"
+    std::optional<kernel::RwLock> global_rw_;      // AvcLock::Rwlock: "avc_rwlock"
     kernel::Spinlock notif_lock_;
     uint32_t latest_notif_ = 0;  // under notif_lock_
     std::atomic<uint32_t> active_nodes_{0};

@@ -34,10 +34,18 @@
 
 namespace locksim {
 
+// How the AVC's hash chains are protected (strategies/avc.h).
+enum class AvcLock : uint8_t {
+    Rcu,       // RCU lookups, per-slot spinlocks for updates (2.6.10 on, what ships)
+    Spinlock,  // one global spinlock, interrupts off, around lookup and update (2.6.9)
+    Rwlock,    // one global rwlock: readers on lookup, the writer on update (KaiGai's 2004 variant)
+};
+
 // The seed optimisations and AVC sizing a scenario selects (see workloads/scenario.h).
 struct CoreConfig {
     ss::LevelCheck level_check = ss::LevelCheck::Contains;
     ss::AvcConfig avc;
+    AvcLock avc_lock = AvcLock::Rcu;
     uint32_t avc_slots = 512;  // a power of two
     uint32_t avc_threshold = 512;
     uint32_t sid_string_cache = 256;

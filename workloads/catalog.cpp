@@ -81,7 +81,23 @@ const std::vector<WorkloadInfo> &workload_catalog() {
           count("working_set",
                 "objects each task touches (a window of `objects`): small windows mostly hit "
                 "the AVC, large ones miss",
-                8, 1, 100000)}},
+                8, 1, 100000),
+          names("domain_types",
+                "types the tasks run as, task i as the i-th modulo their number (default: "
+                "`domains` of the policy's domains)"),
+          names("object_types",
+                "types of the objects the tasks touch (default: `objects` of the policy's file "
+                "types)"),
+          count("syscall_work",
+                "the rest of each system call besides its security checks (entry, fd lookup, "
+                "VFS, exit), in units of the CPU profile's `syscall` cost; 0 = only the checks "
+                "are charged",
+                0, 0, 1000),
+          {.name = "checks",
+           .type = ParamType::Bool,
+           .doc = "make the permission checks; false runs the same system calls without them "
+                  "(SELinux off), the baseline of an overhead figure",
+           .default_value = true}}},
         {"aim7",
          "AIM7 high_systime-like mix over many users: process creation, file and socket churn",
          {count("users", "simulated AIM7 users, spread over the tasks", 1500, 1, 1000000),

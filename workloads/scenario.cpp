@@ -88,8 +88,10 @@ class TableReader {
             std::string all;
             for (const auto &c : choices)
                 all += (all.empty() ? "" : ", ") + c;
+            std::string hint = closest_name(*v, choices);
             fail_at(node(key)->source(),
-                    fmt::format("'{}' must be one of {}, not '{}'", where(key), all, *v));
+                    fmt::format("'{}' must be one of {}, not '{}'{}", where(key), all, *v,
+                                hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
         }
         return v;
     }
@@ -257,6 +259,7 @@ void read_core(TableReader &r, CoreVariants &c) {
         c.avc_audit_always = *v == "always";
     if (auto v = r.get_choice("avc_slow_path", {"inline", "outline"}))
         c.avc_slow_path_inline = *v == "inline";
+    if (auto v = r.get_choice("avc_lock", {"rcu", "spinlock", "rwlock"})) c.avc_lock = *v;
     if (auto v = r.get_int("sid_string_cache", 0, 1'000'000)) c.sid_string_cache = *v;
     if (auto v = r.get_int("avc_slots", 1, 1 << 20)) {
         if (*v & (*v - 1)) r.fail("'core.avc_slots' must be a power of two");

@@ -48,6 +48,7 @@ struct CoreVariants {
     bool mls_isvalid_bitwise = false;  // pre-3.13 bit-by-bit mls_level_isvalid
     bool avc_audit_always = false;     // call the audit path on every check (pre-2007)
     bool avc_slow_path_inline = true;  // avc_has_perm_noaudit inlined
+    std::string avc_lock = "rcu";      // rcu | spinlock (2.6.9) | rwlock (KaiGai 2004)
     int64_t sid_string_cache = 256;    // SID -> context string cache entries; 0 = off
     int64_t avc_slots = 512;
     int64_t avc_threshold = 512;

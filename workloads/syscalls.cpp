@@ -8,6 +8,12 @@
 //   packet_recv: a packet arriving for the task's socket: the peer `recv` check, made from
 //               softirq context (preemption off), as selinux_sock_rcv_skb does. A design whose
 //               reader may sleep is caught here by the sleeping-in-atomic self-check.
+// Each operation first charges `syscall_work` units of the profile's `syscall` cost (the part of
+// the system call that is not SELinux's); `checks = false` leaves the checks out, as a kernel
+// without SELinux would.
+#include <fmt/core.h>
+
+#include "ss/error.h"
 #include "workloads/workload.h"
 
 namespace locksim {
@@ -21,6 +27,8 @@ struct SyscallsSetup {
     int64_t w_rw = 0, w_open = 0, w_sock = 0, w_recv = 0;
     kernel::Time think = 0;
     size_t working_set = 1;
+    int64_t syscall_work = 0;
+    bool checks = true;
 };
 
 std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &types, int64_t n,
@@ -38,13 +46,38 @@ std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &t
     return sids;
 }
 
+// The SIDs of the named types, each with a valid context; UserError naming the workload when a
+// name is not a type or has no valid context.
+std::vector<uint32_t> named_sids(WorkloadEnv &env, const std::vector<std::string> &types,
+                                 bool domains, const std::string &label) {
+    std::vector<uint32_t> sids;
+    for (const auto &name : types) {
+        const ss::TypeDatum *t = env.facts.state().p().types.find(name);
+        if (!t || t->attribute)
+            throw UserError(fmt::format("workload '{}': the policy has no type '{}'", label, name));
+        std::string ctx =
+            domains ? env.facts.domain_context(t->value) : env.facts.object_context(t->value);
+        if (ctx.empty())
+            throw UserError(
+                fmt::format("workload '{}': no valid context for type '{}'", label, name));
+        sids.push_back(setup_sid(env, ctx, label));
+    }
+    return sids;
+}
+
 }  // namespace
 
 void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
     const Params &p = spec.params;
     auto s = std::make_shared<SyscallsSetup>();
-    s->domain_sids = pick_sids(env, env.facts.domains(), p.get_int("domains"), true, spec.label);
-    s->object_sids = pick_sids(env, env.facts.objects(), p.get_int("objects"), false, spec.label);
+    const auto &domain_types = p.get_string_list("domain_types");
+    const auto &object_types = p.get_string_list("object_types");
+    s->domain_sids = domain_types.empty() ? pick_sids(env, env.facts.domains(),
+                                                      p.get_int("domains"), true, spec.label)
+                                          : named_sids(env, domain_types, true, spec.label);
+    s->object_sids = object_types.empty() ? pick_sids(env, env.facts.objects(),
+                                                      p.get_int("objects"), false, spec.label)
+                                          : named_sids(env, object_types, false, spec.label);
     s->file = env.facts.class_value("file");
     s->dir = env.facts.class_value("dir");
     s->sock = env.facts.class_value("tcp_socket");
@@ -61,9 +94,18 @@ void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
     s->w_recv = s->peer ? p.get_int("packet_recv") : 0;
     s->think = p.get_duration_ns("think");
     s->working_set = std::min(static_cast<size_t>(p.get_int("working_set")), s->object_sids.size());
+    s->syscall_work = p.get_int("syscall_work");
+    s->checks = p.get_bool("checks");
     spawn_tasks(spec, env, false, [s, &server = env.server](int index) {
         static const kernel::Label kRw("syscalls.read_write"), kOpen("syscalls.open_stat"),
-            kSock("syscalls.socket"), kRecv("syscalls.packet_recv");
+            kSock("syscalls.socket"), kRecv("syscalls.packet_recv"), kBody("syscall_body");
+        auto body = [&s] {
+            if (s->syscall_work > 0)
+                kernel::compute(kBody, [&s] {
+                    ss::count_work(ss::Work::Syscall, static_cast<uint64_t>(s->syscall_work));
+                });
+            return s->checks;
+        };
         const uint32_t self = s->domain_sids[static_cast<size_t>(index) % s->domain_sids.size()];
         const int64_t total = s->w_rw + s->w_open + s->w_sock + s->w_recv;
         while (!kernel::kthread_should_stop()) {
@@ -76,21 +118,23 @@ void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
             const int64_t r = static_cast<int64_t>(draw(static_cast<size_t>(total)));
             if (r < s->w_rw) {
                 kernel::OpScope op(kRw);
-                server.avc_has_perm(self, obj, s->file, s->rw);
+                if (body()) server.avc_has_perm(self, obj, s->file, s->rw);
             } else if (r < s->w_rw + s->w_open) {
                 kernel::OpScope op(kOpen);
-                server.avc_has_perm(self, obj, s->dir, s->search);
-                server.avc_has_perm(self, obj, s->file, s->getattr_open);
+                if (body()) {
+                    server.avc_has_perm(self, obj, s->dir, s->search);
+                    server.avc_has_perm(self, obj, s->file, s->getattr_open);
+                }
             } else if (r < s->w_rw + s->w_open + s->w_sock) {
                 kernel::OpScope op(kSock);
                 uint32_t newsid = 0;
-                if (server.transition_sid(self, self, s->sock, {}, &newsid) == 0)
+                if (body() && server.transition_sid(self, self, s->sock, {}, &newsid) == 0)
                     server.avc_has_perm(self, newsid, s->sock, s->sock_create);
             } else {
                 kernel::OpScope op(kRecv);
                 const uint32_t from = s->domain_sids[draw(s->domain_sids.size())];
                 kernel::preempt_disable();  // softirq context
-                server.avc_has_perm(self, from, s->peer, s->peer_recv);
+                if (body()) server.avc_has_perm(self, from, s->peer, s->peer_recv);
                 kernel::preempt_enable();
             }
         }

@@ -134,3 +134,94 @@ TEST(Runner, PolicyImageErrorsAreUserErrors) {
     p.path = "/nonexistent/policy.33";
     EXPECT_THROW(scenario_policy_image(p), UserError);
 }
+
+namespace {
+
+// One task on one CPU making read/write checks on a single hot AVC entry, each inside a system
+// call of `syscall_work` profile units.
+Scenario syscall_cost_scenario(const std::string &extra_workload, const std::string &sweep) {
+    return parse_scenario(R"(strategies = ["rcu-cond-dup"]
+duration = "5ms"
+warmup = "0ms"
+[machine]
+cpus = 1
+profile = "x86-modern"
+[policy]
+source = "debian-default"
+[[workload]]
+kind = "syscalls"
+tasks = 1
+think = "10us"
+read_write = 1
+open_stat = 0
+socket = 0
+packet_recv = 0
+domain_types = ["unconfined_t"]
+object_types = ["user_home_t"]
+working_set = 1
+)" + extra_workload + "\n[sweep]\n" +
+                              sweep,
+                          "cost.toml");
+}
+
+}  // namespace
+
+TEST(Runner, SyscallsChargeTheSystemCallAndCanRunWithoutChecks) {
+    Scenario s =
+        syscall_cost_scenario("syscall_work = 2", "\"workload.syscalls.checks\" = [false, true]");
+    nlohmann::json runs = run_all(s).to_json()["runs"];
+    ASSERT_EQ(runs.size(), 2u);
+    const nlohmann::json &off = runs[0]["detail"], &on = runs[1]["detail"];
+    ASSERT_EQ(runs[0]["point"]["workload.syscalls.checks"], "false");
+    // Without checks: the system call's own work only, two `syscall` units of 350 ns each.
+    EXPECT_FALSE(off["compute_ns"].contains("avc_lookup"));
+    const auto &off_rw = off["ops"]["syscalls.read_write"];
+    EXPECT_GT(off_rw["completed"].get<int64_t>(), 100);
+    EXPECT_EQ(off_rw["latency_ns"]["min"], 700);
+    EXPECT_EQ(off_rw["latency_ns"]["max"], 700);
+    // With checks: the same plus an AVC hit each time.
+    EXPECT_TRUE(on["compute_ns"].contains("avc_lookup"));
+    EXPECT_FALSE(on["compute_ns"].contains("avc_denied")) << "unconfined_t may write its home";
+    EXPECT_GT(on["ops"]["syscalls.read_write"]["latency_ns"]["min"].get<int64_t>(), 700);
+}
+
+TEST(Runner, AvcLockOptionReachesTheAvc) {
+    Scenario s = syscall_cost_scenario(
+        "", "\"core.avc_lock\" = [\"rcu\", \"spinlock\", \"rwlock\"]\n\"machine.cpus\" = [4]");
+    s = parse_scenario(
+        std::string(s.source_text).replace(s.source_text.find("tasks = 1"), 9, "tasks = 0"),
+        "cost.toml");
+    nlohmann::json runs = run_all(s).to_json()["runs"];
+    ASSERT_EQ(runs.size(), 3u);
+    auto acquisitions = [](const nlohmann::json &run, const char *lock, const char *side) {
+        const auto &locks = run["detail"]["locks"];
+        return locks.contains(lock) ? locks[lock][side]["acquisitions"].get<int64_t>() : -1;
+    };
+    const int64_t checks = runs[0]["detail"]["ops"]["syscalls.read_write"]["completed"];
+    EXPECT_EQ(acquisitions(runs[0], "avc_lock", "exclusive"), -1);
+    EXPECT_EQ(acquisitions(runs[0], "avc_rwlock", "shared"), -1);
+    EXPECT_GE(acquisitions(runs[1], "avc_lock", "exclusive"),
+              runs[1]["detail"]["ops"]["syscalls.read_write"]["completed"].get<int64_t>());
+    EXPECT_GE(acquisitions(runs[2], "avc_rwlock", "shared"),
+              runs[2]["detail"]["ops"]["syscalls.read_write"]["completed"].get<int64_t>());
+    EXPECT_GT(checks, 0);
+}
+
+TEST(Runner, SyscallsNameUnknownTypes) {
+    Scenario bad = parse_scenario(std::string(R"(strategies = ["rcu-cond-dup"]
+duration = "1ms"
+warmup = "0ms"
+[machine]
+cpus = 1
+[[workload]]
+kind = "syscalls"
+object_types = ["no_such_t"]
+)"),
+                                  "bad.toml");
+    try {
+        run_all(bad);
+        ADD_FAILURE() << "ran with an unknown object type";
+    } catch (const UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("no type 'no_such_t'"), std::string::npos) << e.what();
+    }
+}

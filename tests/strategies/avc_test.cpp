@@ -149,6 +149,53 @@ TEST(Avc, AuditAndCallPathVariants) {
     EXPECT_GT(per_lookup(o), per_lookup(n));
 }
 
+// The older AVC designs: every lookup takes the global lock (the spinlock exclusively, the
+// rwlock shared), every insert takes it exclusively, and the per-slot locks are gone; with RCU,
+// lookups take no lock and inserts take the slot's.
+TEST(Avc, LockVariantsTakeTheirLock) {
+    CoreConfig spin, rw, rcu;
+    spin.avc_lock = AvcLock::Spinlock;
+    rw.avc_lock = AvcLock::Rwlock;
+    for (const char *strategy : {"rcu-cond-dup", "rwlock"}) {
+        SCOPED_TRACE(strategy);
+        AvcRun s = run_checks(with(strategy), spin, 60, 0);
+        AvcRun w = run_checks(with(strategy), rw, 60, 0);
+        AvcRun r = run_checks(with(strategy), rcu, 60, 0);
+        for (const AvcRun *x : {&s, &w, &r})
+            EXPECT_TRUE(x->r.violations.empty()) << violations_text(x->r);
+
+        ASSERT_TRUE(s.r.locks.count("avc_lock"));
+        EXPECT_EQ(s.r.locks.at("avc_lock").kind, "spinlock");
+        // Lookups, inserts after misses, the flush's 512 slots.
+        EXPECT_GE(s.r.locks.at("avc_lock").acquisitions[0],
+                  s.stats.lookups + s.stats.misses - s.stats.stale_inserts + 512);
+        EXPECT_EQ(s.r.locks.at("avc_lock").acquisitions[1], 0u);
+        EXPECT_FALSE(s.r.locks.count("avc_slot"));
+        EXPECT_FALSE(s.r.locks.count("avc_rwlock"));
+        // Taken with interrupts off: every lookup is an IRQs-off section.
+        EXPECT_GE(s.r.irqs_off.length.count(), s.stats.lookups);
+
+        ASSERT_TRUE(w.r.locks.count("avc_rwlock"));
+        EXPECT_EQ(w.r.locks.at("avc_rwlock").kind, "rwlock");
+        EXPECT_EQ(w.r.locks.at("avc_rwlock").acquisitions[1], w.stats.lookups);
+        EXPECT_GE(w.r.locks.at("avc_rwlock").acquisitions[0],
+                  w.stats.misses - w.stats.stale_inserts + 512);
+        EXPECT_FALSE(w.r.locks.count("avc_slot"));
+        EXPECT_FALSE(w.r.locks.count("avc_lock"));
+
+        ASSERT_TRUE(r.r.locks.count("avc_slot"));
+        EXPECT_FALSE(r.r.locks.count("avc_lock"));
+        EXPECT_FALSE(r.r.locks.count("avc_rwlock"));
+        // Inserts and the flush only: lookups take no lock.
+        EXPECT_LT(r.r.locks.at("avc_slot").acquisitions[0], r.stats.lookups);
+        EXPECT_GE(r.r.locks.at("avc_slot").acquisitions[0],
+                  r.stats.misses - r.stats.stale_inserts + 512);
+        // The same decisions whatever the lock.
+        EXPECT_GT(s.stats.hits, 10 * s.stats.misses);
+        EXPECT_GT(w.stats.hits, 10 * w.stats.misses);
+    }
+}
+
 TEST(Avc, PermissiveModeGrantsAndCachesTheGrant) {
     CoreConfig core;
     core.avc.enforcing = false;

@@ -2,6 +2,9 @@
 // message (written on its first line as "# expect: ...").
 #include <gtest/gtest.h>
 
+#include <fmt/core.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -15,7 +18,7 @@ namespace {
 
 std::vector<fs::path> toml_files(const fs::path &dir) {
     std::vector<fs::path> out;
-    for (const auto &e : fs::directory_iterator(dir))
+    for (const auto &e : fs::recursive_directory_iterator(dir))
         if (e.path().extension() == ".toml") out.push_back(e.path());
     std::sort(out.begin(), out.end());
     return out;
@@ -24,8 +27,12 @@ std::vector<fs::path> toml_files(const fs::path &dir) {
 }  // namespace
 
 TEST(Scenario, ShippedScenariosLoad) {
+    // scenarios/ and its folders (scenarios/repro: the reproductions of the record).
     auto files = toml_files(fs::path(LOCKSIM_SOURCE_DIR) / "scenarios");
     ASSERT_FALSE(files.empty());
+    EXPECT_TRUE(std::count(
+        files.begin(), files.end(),
+        fs::path(LOCKSIM_SOURCE_DIR) / "scenarios" / "repro" / "kaigai-avc-scaling.toml"));
     for (const auto &f : files) {
         SCOPED_TRACE(f.string());
         Scenario s = load_scenario(f.string());
@@ -81,6 +88,36 @@ kind = "probe"
     EXPECT_EQ(s.workloads[1].tasks, 0);
     EXPECT_EQ(s.workloads[1].params.get_string("sched"), "fifo");
     EXPECT_EQ(s.workloads[1].params.get_int("prio"), 99);
+}
+
+TEST(Scenario, CoreAvcVariants) {
+    const char *workload = "[[workload]]\nkind = \"probe\"\n";
+    Scenario d = parse_scenario(std::string("strategies = \"all\"\n") + workload, "t.toml");
+    EXPECT_EQ(d.core.avc_lock, "rcu");
+    EXPECT_FALSE(d.core.avc_audit_always);
+    EXPECT_TRUE(d.core.avc_slow_path_inline);
+    for (const char *lock : {"rcu", "spinlock", "rwlock"}) {
+        Scenario s = parse_scenario(fmt::format("strategies = \"all\"\n[core]\navc_lock = \"{}\"\n"
+                                                "avc_audit = \"always\"\n"
+                                                "avc_slow_path = \"outline\"\n{}",
+                                                lock, workload),
+                                    "t.toml");
+        EXPECT_EQ(s.core.avc_lock, lock);
+        EXPECT_TRUE(s.core.avc_audit_always);
+        EXPECT_FALSE(s.core.avc_slow_path_inline);
+    }
+    try {
+        parse_scenario(
+            std::string("strategies = \"all\"\n[core]\navc_lock = \"rwlok\"\n") + workload,
+            "t.toml");
+        ADD_FAILURE() << "accepted avc_lock = rwlok";
+    } catch (const UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("t.toml:3:12: 'core.avc_lock' must be one of rcu, "
+                                             "spinlock, rwlock, not 'rwlok' (did you mean "
+                                             "'rwlock'?)"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(Scenario, StrategyOptionsMakeLabels) {
