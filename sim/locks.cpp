@@ -68,10 +68,9 @@ void SimPlatform::lock_acquire(kernel::LockObject *obj, LockMode mode, Site site
                 "irqs {}, rcu nesting {})",
                 site.what, l.name, t->params.name, t->preempt_count, t->irqs_off ? "off" : "on",
                 t->rcu_nesting));
-    Time transfer = (l.last_cpu >= 0 && l.last_cpu != t->cpu) ? pc.cacheline_transfer : 0;
     if (can_take(l, mode)) {
         take(l, t, mode, site, false);
-        l.last_cpu = t->cpu;
+        Time transfer = pull_line(l, t->cpu);
         advance((l.spins() ? pc.spin_acquire : pc.sem_acquire) + transfer);
         return;
     }
@@ -103,12 +102,22 @@ bool SimPlatform::lock_try(kernel::LockObject *obj, LockMode mode, Site site) {
     if (!can_take(l, mode)) return false;
     if (t && l.spins()) preempt_inc(t, site);
     take(l, t, mode, site, true);
-    if (t) {
-        l.last_cpu = t->cpu;
-        advance(l.spins() ? cfg_.profile.primitive.spin_acquire
-                          : cfg_.profile.primitive.sem_acquire);
-    }
+    if (t)
+        advance(pull_line(l, t->cpu) + (l.spins() ? cfg_.profile.primitive.spin_acquire
+                                                  : cfg_.profile.primitive.sem_acquire));
     return true;
+}
+
+Time SimPlatform::pull_line(Lock &l, int cpu) {
+    if (l.last_cpu < 0 || l.last_cpu == cpu) {
+        l.last_cpu = cpu;
+        return 0;
+    }
+    const Time now = engine_.now();
+    const Time start = std::max(now, l.line_free_at);
+    l.line_free_at = start + cfg_.profile.primitive.cacheline_transfer;
+    l.last_cpu = cpu;
+    return l.line_free_at - now;
 }
 
 // Grants the lock to the head of the queue: one writer, or every reader up to the next writer.
@@ -141,12 +150,11 @@ void SimPlatform::grant_waiters(Lock &l) {
         trace_event("{} gets {}", t->params.name, l.name);
         if (l.spins()) {
             Cpu &c = cpu_of(t);
-            Time transfer = c.id != l.last_cpu ? pc.cacheline_transfer : 0;
-            start_act(c, Act::Span, pc.spin_acquire + transfer);
+            start_act(c, Act::Span, pc.spin_acquire + pull_line(l, c.id));
         } else {
             wake(t, waker_cpu, 0);
+            l.last_cpu = t->cpu;
         }
-        l.last_cpu = t->cpu;
         if (w.mode == LockMode::Exclusive) break;
     }
     if (l.head == l.waiters.size()) {
@@ -180,15 +188,15 @@ void SimPlatform::lock_release(kernel::LockObject *obj, LockMode mode, Site site
         --l.readers;
     }
     bool woke_sleeper = l.has_waiters() && !l.spins();
-    if (t) l.last_cpu = t->cpu;
+    const Time transfer = t ? pull_line(l, t->cpu) : 0;  // the release writes the lock word
     grant_waiters(l);
     if (!t) return;
     const PrimitiveCosts &pc = cfg_.profile.primitive;
     if (l.spins()) {
-        advance(pc.spin_release);
+        advance(pc.spin_release + transfer);
         preempt_dec(t, site);
     } else {
-        advance(pc.sem_release + (woke_sleeper ? pc.wakeup : 0));
+        advance(pc.sem_release + transfer + (woke_sleeper ? pc.wakeup : 0));
         maybe_preempt();
     }
 }

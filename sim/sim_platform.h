@@ -210,7 +210,8 @@ class SimPlatform final : public kernel::Platform {
         Task *writer = nullptr;
         std::vector<Waiter> waiters;  // FIFO (front = index head)
         size_t head = 0;
-        int last_cpu = -1;
+        int last_cpu = -1;      // the CPU whose cache holds the lock word
+        Time line_free_at = 0;  // until then the line is in flight to another CPU
         bool spins() const {
             return kind == kernel::LockKind::Spinlock || kind == kernel::LockKind::Rwlock;
         }
@@ -287,6 +288,10 @@ class SimPlatform final : public kernel::Platform {
     bool can_take(const Lock &l, LockMode mode) const;
     void take(Lock &l, Task *t, LockMode mode, const Site &site, bool trylock);
     void grant_waiters(Lock &l);
+    // Moves the lock word's cache line to `cpu`: free when it is there already, else a
+    // transfer, queued behind transfers to other CPUs still in flight (one owner at a time,
+    // so CPUs hammering one lock word serialise). Returns the time `cpu` spends on it.
+    Time pull_line(Lock &l, int cpu);
     void lockdep_check(Task *t, Lock &l, const Site &site);
 
     // --- RCU (rcu.cpp) ---
