@@ -29,8 +29,8 @@ class FreesWithoutGracePeriod final : public StrategyBase {
         old->base_mem = nullptr;
         *seqno = next->st.seqno;
         replace_policy(next);
-        notify_policy_change(*seqno);
         free_version(old);  // BUG: readers may still hold it
+        notify_policy_change(*seqno);
         kernel::mutex_unlock(policy_mutex_);
         return rc;
     }
