@@ -5,6 +5,7 @@
 #include <boost/context/protected_fixedsize_stack.hpp>
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #include <stdexcept>
@@ -59,15 +60,32 @@ void start_switch(void **fake_stack, const void *bottom, size_t size) {
 void finish_switch(void *fake_stack, const void **bottom, size_t *size) {
     __sanitizer_finish_switch_fiber(fake_stack, bottom, size);
 }
+void unpoison(void *bottom, size_t size) {
+    __asan_unpoison_memory_region(bottom, size);
+}
 #else
 void start_switch(void **, const void *, size_t) {}
 void finish_switch(void *, const void **, size_t *) {}
+void unpoison(void *, size_t) {}
 #endif
+
+// Guard-paged fiber stacks. Frames left on a stack keep their redzones poisoned in
+// AddressSanitizer's shadow memory; the stack is unpoisoned before it is unmapped, so that a
+// later mapping at the same address (another allocator's) does not inherit the poison.
+struct FiberStack {
+    ctx::protected_fixedsize_stack alloc;
+    explicit FiberStack(size_t size) : alloc(size) {}
+    ctx::stack_context allocate() { return alloc.allocate(); }
+    void deallocate(ctx::stack_context &sc) noexcept {
+        unpoison(static_cast<char *>(sc.sp) - sc.size, sc.size);
+        alloc.deallocate(sc);
+    }
+};
 
 }  // namespace
 
 Fiber::Fiber(std::function<void()> body, size_t stack_size) : body_(std::move(body)) {
-    ctx::protected_fixedsize_stack alloc(stack_size);
+    FiberStack alloc(stack_size);
     ctx::stack_context sc = alloc.allocate();
     stack_bottom_ = static_cast<char *>(sc.sp) - sc.size;
     stack_size_ = sc.size;
