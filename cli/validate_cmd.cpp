@@ -47,12 +47,11 @@ struct Side {
 // The two-task workload on `platform` (current on this thread), for one strategy.
 // Each run gets its own copy of the policy: in-place strategies change the conditional state.
 template <class P>
-Side run_on(P &platform, const Scenario &s, const StrategySpec &spec, const CoreConfig &core,
-            const TortureConfig &tc) {
+Side run_on(P &platform, const std::vector<uint8_t> &image, const StrategySpec &spec,
+            const CoreConfig &core, const TortureConfig &tc) {
     kernel::PlatformScope scope(platform);
-    auto server = make_security_server(
-        spec.name, spec.options,
-        make_policy_state(ss::policydb_read(scenario_policy_image(s.policy)), core), core);
+    auto server = make_security_server(spec.name, spec.options,
+                                       make_policy_state(ss::policydb_read(image), core), core);
     Torture t(*server, tc);
     t.create_tasks();
     Side side;
@@ -74,6 +73,7 @@ int validate(const ValidateArgs &a) {
     Scenario s = load_scenario(a.file);
     const Time duration = a.duration_ms > 0 ? a.duration_ms * kernel::kMsec : s.duration_ns;
     const CoreConfig core = core_config(s.core);
+    const std::vector<uint8_t> image = scenario_policy_image(s.policy);
     int failed = 0;
 
     if (a.torture) {
@@ -88,7 +88,7 @@ int validate(const ValidateArgs &a) {
             TortureConfig tc;
             tc.readers = 2;
             tc.writer_period = 1 * kernel::kMsec;
-            Side side = run_on(rp, s, spec, core, tc);
+            Side side = run_on(rp, image, spec, core, tc);
             const TortureStats &t = side.torture;
             fmt::print("{:<24} {} reads, {} commits, {} mixed, {} freed, {}: {}\n", spec.label,
                        t.reads, t.commits, t.mixed, t.freed, t.pipe_text(),
@@ -143,7 +143,7 @@ int validate(const ValidateArgs &a) {
         sc.preempt_rcu = s.machine.preempt_rcu;
         sc.userspace_rcu_gp = urcu_gp;
         sim::SimPlatform sp(sc);
-        Side sim_side = run_on(sp, s, spec, core, tc);
+        Side sim_side = run_on(sp, image, spec, core, tc);
 
         real::RealConfig rc;
         rc.cpus = 2;
@@ -151,7 +151,7 @@ int validate(const ValidateArgs &a) {
         rc.seed = sc.seed;
         rc.handle_signals = true;
         real::RealPlatform rp(rc);
-        Side real_side = run_on(rp, s, spec, core, tc);
+        Side real_side = run_on(rp, image, spec, core, tc);
 
         auto &so = sim_side.results.ops["torture_read"];
         auto &ro = real_side.results.ops["torture_read"];

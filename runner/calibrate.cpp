@@ -291,13 +291,16 @@ double sleep_wake_round_trip(const CalibrateOptions &o) {
 }
 
 // The primitives a strategy calls, through kernel/ on a RealPlatform from this thread.
-std::vector<PrimitiveSample> time_primitives(sim::PrimitiveCosts *p, const CalibrateOptions &o) {
+// Sets `profile`'s primitive costs and its liburcu grace period.
+std::vector<PrimitiveSample> time_primitives(sim::CpuProfile *profile, const CalibrateOptions &o) {
+    sim::PrimitiveCosts *p = &profile->primitive;
     real::RealConfig rc;
     rc.cpus = 0;
     real::RealPlatform platform(rc);
     kernel::PlatformScope scope(platform);
     real::urcu_thread_register();
     std::vector<PrimitiveSample> out;
+    auto ns = [](double x) { return std::max<sim::Time>(1, std::llround(x)); };
     auto pair = [&](const char *name, const char *how, auto &&f) {
         double ns = time_per_call(
                         [&] {
@@ -310,11 +313,11 @@ std::vector<PrimitiveSample> time_primitives(sim::PrimitiveCosts *p, const Calib
         return ns;
     };
     // Pairs split in the base profile's proportion of their halves.
-    auto split = [](double pair_ns, sim::Time *first, sim::Time *second) {
+    auto split = [&ns](double pair_ns, sim::Time *first, sim::Time *second) {
         double a = static_cast<double>(*first), b = static_cast<double>(*second);
         double f = a + b > 0 ? a / (a + b) : 0.5;
-        *first = std::max<sim::Time>(1, std::llround(pair_ns * f));
-        *second = std::max<sim::Time>(1, std::llround(pair_ns * (1 - f)));
+        *first = ns(pair_ns * f);
+        *second = ns(pair_ns * (1 - f));
     };
     kernel::Spinlock spin("calibrate_spin", platform);
     split(pair("spin_lock + spin_unlock", "kernel::spin_lock/unlock, uncontended",
@@ -330,34 +333,32 @@ std::vector<PrimitiveSample> time_primitives(sim::PrimitiveCosts *p, const Calib
                    kernel::up_read(sem);
                }),
           &p->sem_acquire, &p->sem_release);
-    p->preempt_toggle = std::max<sim::Time>(
-        1, std::llround(pair("preempt_disable + enable", "a would-be-atomic section, empty",
-                             [&] {
-                                 kernel::preempt_disable();
-                                 kernel::preempt_enable();
-                             }) /
-                        2));
-    p->irq_toggle = std::max<sim::Time>(
-        1, std::llround(pair("local_irq_disable + enable", "a would-be-irqs-off section, empty",
-                             [&] {
-                                 kernel::local_irq_disable();
-                                 kernel::local_irq_enable();
-                             }) /
-                        2));
-    p->rcu_read_lock = std::max<sim::Time>(
-        1, std::llround(pair("rcu_read_lock + unlock", "a liburcu memb read section", [&] {
-            kernel::rcu_read_lock();
-            kernel::rcu_read_unlock();
-        })));
+    p->preempt_toggle = ns(pair("preempt_disable + enable", "a would-be-atomic section, empty",
+                                [] {
+                                    kernel::preempt_disable();
+                                    kernel::preempt_enable();
+                                }) /
+                           2);
+    p->irq_toggle = ns(pair("local_irq_disable + enable", "a would-be-irqs-off section, empty",
+                            [] {
+                                kernel::local_irq_disable();
+                                kernel::local_irq_enable();
+                            }) /
+                       2);
+    p->rcu_read_lock = ns(pair("rcu_read_lock + unlock", "a liburcu memb read section", [] {
+        kernel::rcu_read_lock();
+        kernel::rcu_read_unlock();
+    }));
     split(pair("kmalloc(64) + kfree", "accounted allocation",
                [&] { kernel::kfree(kernel::kmalloc(64, kernel::Gfp::Kernel)); }),
           &p->kmalloc, &p->kfree);
     double gp = time_per_call([] { kernel::synchronize_rcu(); }, o);
     out.push_back({"urcu_grace_period", gp, "kernel::synchronize_rcu, no readers (liburcu memb)"});
+    profile->calibration[kUrcuGracePeriodKey] = fmt::format("{:.0f}", gp);
     if (std::thread::hardware_concurrency() >= 2) {
         double line = cacheline_round_trip(o);
         out.push_back({"cache-line round trip", line, "two threads alternating on an atomic"});
-        p->cacheline_transfer = std::max<sim::Time>(1, std::llround(line / 2));
+        p->cacheline_transfer = ns(line / 2);
         double sw = sleep_wake_round_trip(o);
         out.push_back({"sleep/wake round trip", sw, "two threads alternating on semaphores"});
         split(sw / 2, &p->context_switch, &p->wakeup);
@@ -402,11 +403,12 @@ Calibration calibrate(const CalibrateOptions &o) {
     p = o.base;
     p.name = o.name;
     p.source.clear();
+    p.calibration.clear();  // a calibrated base's record is not this one's
     for (size_t k = 0; k < ss::kWorkKinds; ++k)
         p.work_ps[k] = std::llround(w[k] * 1000.0);
     for (auto &s : c.samples)
         s.predicted_ns = static_cast<double>(p.cost(s.counts));
-    c.primitives = time_primitives(&p.primitive, o);
+    c.primitives = time_primitives(&p, o);
     for (const auto &ps : c.primitives)
         say(fmt::format("{:<48} {:>12.1f} ns", ps.name, ps.host_ns));
 
@@ -436,9 +438,6 @@ Calibration calibrate(const CalibrateOptions &o) {
     }
     p.calibration["fit"] =
         fmt::format("worst model/host ratio {:.2f} or {:.2f}", std::exp(worst), std::exp(-worst));
-    for (const auto &ps : c.primitives)
-        if (ps.name == "urcu_grace_period")
-            p.calibration[kUrcuGracePeriodKey] = fmt::format("{:.0f}", ps.host_ns);
     for (const auto &ps : c.primitives)
         p.calibration["primitive: " + ps.name] = fmt::format("{:.1f} ns ({})", ps.host_ns, ps.how);
     return c;

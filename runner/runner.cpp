@@ -185,12 +185,9 @@ kernel::RunResults run_on(kernel::Platform &platform,
     const Scenario &point = *job.point;
     kernel::PlatformScope scope(platform);
     const CoreConfig core = core_config(point.core);
-    ss::ServiceConfig service;
-    service.level_check = core.level_check;
-    ss::PolicyState initial = ss::policy_state_create(ss::policydb_read(image, "scenario policy"),
-                                                      core.sid_string_cache, service);
-    std::unique_ptr<SecurityServer> server =
-        make_security_server(job.strategy->name, job.strategy->options, std::move(initial), core);
+    std::unique_ptr<SecurityServer> server = make_security_server(
+        job.strategy->name, job.strategy->options,
+        make_policy_state(ss::policydb_read(image, "scenario policy"), core), core);
     PolicyFacts facts(server->setup_state());
     WorkloadEnv env{*server, facts, point.machine.cpus, [&image] { return image; }, nullptr};
     for (const auto &w : point.workloads)
