@@ -7,7 +7,7 @@
 #include <map>
 
 #include "analysis/table.h"
-#include "ss/error.h"
+#include "util/error.h"
 #include "util/params.h"
 
 namespace locksim::analysis {

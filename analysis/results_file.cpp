@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "ss/error.h"
+#include "util/error.h"
 
 namespace locksim::analysis {
 

@@ -21,7 +21,7 @@
 #include "cli/trace_options.h"
 #include "kernel/results.h"
 #include "runner/runner.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 namespace locksim::cli {
 namespace {

@@ -19,9 +19,9 @@
 #include "runner/runner.h"
 #include "sim/profile.h"
 #include "sim/sim_platform.h"
-#include "ss/error.h"
 #include "ss/policydb.h"
 #include "strategies/security_server.h"
+#include "util/error.h"
 #include "workloads/scenario.h"
 #include "workloads/torture.h"
 

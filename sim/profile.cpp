@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "ss/error.h"
+#include "util/error.h"
 
 #ifndef LOCKSIM_PROFILE_DIR_DEFAULT
 #define LOCKSIM_PROFILE_DIR_DEFAULT "profiles"

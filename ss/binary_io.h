@@ -14,9 +14,9 @@
 
 #include "ss/context.h"
 #include "ss/ebitmap.h"
-#include "ss/error.h"
 #include "ss/mls_types.h"
 #include "ss/work_meter.h"
+#include "util/error.h"
 
 namespace locksim::ss {
 

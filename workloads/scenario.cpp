@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "ss/error.h"
 #include "strategies/catalog.h"
+#include "util/error.h"
 #include "workloads/catalog.h"
 
 namespace locksim {

@@ -15,7 +15,7 @@
 #include "kernel/results.h"
 #include "sim/chrome_trace.h"
 #include "sim/sim_platform.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 using namespace locksim;
 using namespace locksim::kernel;

@@ -7,9 +7,9 @@
 #include <random>
 
 #include "policy_test_util.h"
-#include "ss/error.h"
 #include "ss/policy_info.h"
 #include "ss/policydb.h"
+#include "util/error.h"
 
 namespace locksim::ss {
 namespace {

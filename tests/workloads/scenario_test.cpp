@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ss/error.h"
+#include "util/error.h"
 #include "workloads/scenario.h"
 
 namespace fs = std::filesystem;
