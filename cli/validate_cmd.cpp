@@ -189,9 +189,7 @@ CommandRegistrar reg([](CLI::App &app) {
     auto *cmd = app.add_subcommand(
         "validate",
         "Run a scenario's strategies on the simulator and on host threads, side by side");
-    cmd->add_option("file", args->file, "Scenario file (TOML)")
-        ->required()
-        ->check(CLI::ExistingFile);
+    cmd->add_option("file", args->file, "Scenario file (TOML)")->required();
     cmd->add_option("--profile", args->profile,
                     "CPU profile for the simulator (default: host, from 'locksim calibrate')");
     cmd->add_option("--duration-ms", args->duration_ms,
