@@ -9,6 +9,8 @@
 #include <sepol/context.h>
 #include <sepol/debug.h>
 #include <sepol/policydb/conditional.h>
+#include <sepol/policydb/ebitmap.h>
+#include <sepol/policydb/mls_types.h>
 #include <sepol/policydb/policydb.h>
 #include <sepol/policydb/services.h>
 #include <sepol/policydb/sidtab.h>
@@ -123,8 +125,8 @@ int so_get_user_sids(const char *fromcon, const char *user, char ***out, unsigne
     if (rc) return rc < 0 ? rc : -rc;
     char **strs = calloc(nel ? nel : 1, sizeof(char *));
     for (uint32_t i = 0; i < nel; ++i) {
-        size_t len;
-        if (sepol_sid_to_context(list[i], &strs[i], &len)) strs[i] = strdup("?");
+        strs[i] = so_render(list[i]);
+        if (!strs[i]) strs[i] = strdup("?");
     }
     free(list);
     *out = strs;
@@ -136,4 +138,67 @@ void so_free_strings(char **strs, unsigned n) {
     for (unsigned i = 0; i < n; ++i)
         free(strs[i]);
     free(strs);
+}
+
+int so_compute_sid_kind(unsigned ssid, unsigned tsid, unsigned tclass, int kind, char **out) {
+    sepol_security_id_t nsid;
+    sepol_security_class_t c = (sepol_security_class_t)tclass;
+    int rc = kind == 0   ? sepol_transition_sid(ssid, tsid, c, &nsid)
+             : kind == 1 ? sepol_member_sid(ssid, tsid, c, &nsid)
+                         : sepol_change_sid(ssid, tsid, c, &nsid);
+    if (rc) return rc < 0 ? rc : -rc;
+    *out = so_render(nsid);
+    return *out ? 0 : -EINVAL;
+}
+
+static void append(char **buf, size_t *len, size_t *cap, const char *s) {
+    size_t n = strlen(s);
+    if (*len + n + 1 > *cap) {
+        *cap = (*len + n + 1) * 2;
+        *buf = realloc(*buf, *cap);
+    }
+    memcpy(*buf + *len, s, n + 1);
+    *len += n;
+}
+
+static void append_level(char **buf, size_t *len, size_t *cap, const mls_level_t *l) {
+    append(buf, len, cap, policy.p_sens_val_to_name[l->sens - 1]);
+    ebitmap_node_t *node;
+    unsigned bit;
+    int first = 1;
+    ebitmap_for_each_positive_bit(&l->cat, node, bit) {
+        append(buf, len, cap, first ? ":" : ",");
+        append(buf, len, cap, policy.p_cat_val_to_name[bit]);
+        first = 0;
+    }
+}
+
+char *so_render(unsigned sid) {
+    context_struct_t *c = sepol_sidtab_search(&sids, sid);
+    if (!c) return NULL;
+    size_t len = 0, cap = 256;
+    char *buf = malloc(cap);
+    buf[0] = 0;
+    append(&buf, &len, &cap, policy.p_user_val_to_name[c->user - 1]);
+    append(&buf, &len, &cap, ":");
+    append(&buf, &len, &cap, policy.p_role_val_to_name[c->role - 1]);
+    append(&buf, &len, &cap, ":");
+    append(&buf, &len, &cap, policy.p_type_val_to_name[c->type - 1]);
+    if (policy.mls) {
+        append(&buf, &len, &cap, ":");
+        append_level(&buf, &len, &cap, &c->range.level[0]);
+        if (!mls_level_eq(&c->range.level[0], &c->range.level[1])) {
+            append(&buf, &len, &cap, "-");
+            append_level(&buf, &len, &cap, &c->range.level[1]);
+        }
+    }
+    return buf;
+}
+
+unsigned so_filename_otype(unsigned stype, unsigned ttype, unsigned tclass, const char *name) {
+    filename_trans_key_t key = {.ttype = ttype, .tclass = tclass, .name = (char *)name};
+    filename_trans_datum_t *d = hashtab_search(policy.filename_trans, (hashtab_key_t)&key);
+    for (; d; d = d->next)
+        if (ebitmap_get_bit(&d->stypes, stype - 1)) return d->otype;
+    return 0;
 }
