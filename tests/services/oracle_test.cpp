@@ -1,10 +1,11 @@
 // Decision-for-decision agreement with libsepol: access vectors; new-object contexts by
-// type_transition, type_member and type_change (transition_sid, member_sid, change_sid) and by
-// named type transitions; context validity and get_user_sids; before and after toggling
-// booleans in place, by cond_dup and by a full copy, on the Debian policies and the compiled
-// fixtures. New contexts are compared with their category sets as sets (libsepol's printer
-// misrenders a set that crosses a 64-bit word with a gap, so both sides are written out bit by
-// bit), and contexts are drawn from a pool of 2000.
+// type_transition, type_member and type_change (transition_sid, member_sid, change_sid), by
+// named type transitions and for new sockets (the kernel's socket-class defaults that aim7's
+// socket creation takes, derived from libsepol's answer); context validity and get_user_sids;
+// before and after toggling booleans in place, by cond_dup and by a full copy, on the Debian
+// policies and the compiled fixtures. New contexts are compared with their category sets as sets
+// (libsepol's printer misrenders a set that crosses a 64-bit word with a gap, so both sides are
+// written out bit by bit), and contexts are drawn from a pool of 2000.
 //
 // The query counts are a quarter of the full sets by default, to keep the test command within
 // its time budget; LOCKSIM_FULL_TESTS=1 runs the full sets (over 200,000 av queries).
@@ -31,8 +32,8 @@ constexpr int kPoolSize = 2000;
 enum class BoolPath { InPlace, CondDup, FullCopy };
 
 struct Counts {
-    uint64_t av = 0, av_allowed = 0, create = 0, create_ok = 0, named = 0, named_hit = 0, valid = 0,
-             valid_ok = 0;
+    uint64_t av = 0, av_allowed = 0, create = 0, create_ok = 0, named = 0, named_hit = 0,
+             socket = 0, socket_ok = 0, valid = 0, valid_ok = 0;
 };
 
 class OracleRun {
@@ -134,6 +135,29 @@ class OracleRun {
         free(theirs);
     }
 
+    // A new socket: the kernel's socket-class defaults (the creator's role, type and full
+    // range where no rule decides), which libsepol lacks and so_socket_sid adds to its answer.
+    void check_socket(const Context &s, const Context &t, uint32_t tclass, Counts &n) {
+        maybe_reset();
+        auto [os, ss] = sids(s);
+        auto [ot, tt] = sids(t);
+        if (!os || !ot) return;
+        char *theirs = nullptr;
+        int trc = so_socket_sid(ss, tt, tclass, &theirs);
+        sepol_sids_ += 2;
+        uint32_t nsid = 0;
+        int rc = compute_sid(st_, os, ot, tclass, AVTAB_TRANSITION, {}, &nsid, true);
+        ++n.socket;
+        ASSERT_EQ(rc, trc) << gen_.str(s) << " " << gen_.str(t) << " "
+                           << p().classes.name_of(tclass);
+        if (rc == 0) {
+            ++n.socket_ok;
+            EXPECT_EQ(render(*st_.sidtab->search(nsid)), theirs)
+                << gen_.str(s) << " " << gen_.str(t) << " " << p().classes.name_of(tclass);
+        }
+        free(theirs);
+    }
+
     // A named type transition: libsepol's services take no name, so the expected context is
     // libsepol's type_transition result with the type its filename_trans table gives.
     void check_named(const Context &s, const Context &t, uint32_t tclass, const std::string &name,
@@ -203,6 +227,21 @@ class OracleRun {
                 check_compute(gen_.subject(s, gen_.uniform(2)), gen_.object(t, gen_.uniform(2)),
                               k.target_class, kind, n);
             }
+        }
+        // Socket classes: random pairs, and pairs a socket type rule names.
+        std::vector<uint32_t> sockets;
+        for (uint32_t c = 1; c <= p().classes.nprim; ++c)
+            if (is_socket_class(p(), c)) sockets.push_back(c);
+        for (uint32_t i = 0;
+             i < directed / 4 && !sockets.empty() && !::testing::Test::HasFatalFailure(); ++i)
+            check_socket(pick(), gen_.subject(gen_.random_type(), false),
+                         sockets[gen_.uniform(static_cast<uint32_t>(sockets.size()))], n);
+        for (const AvtabKey &k : type_rules_[0]) {
+            if (::testing::Test::HasFatalFailure() || !is_socket_class(p(), k.target_class))
+                continue;
+            uint32_t s = gen_.concrete(k.source_type), t = gen_.concrete(k.target_type);
+            if (s && t && gen_.uniform(8) == 0)
+                check_socket(gen_.subject(s, false), gen_.subject(t, false), k.target_class, n);
         }
         // Named type transitions: a rule's name, one of its source types, its target.
         const auto &named = p().filename_trans;
@@ -308,14 +347,18 @@ void run_policy(const std::string &path, uint32_t av_random, uint32_t av_directe
     g_total_av += before.av + after.av;
     fmt::print(
         "{}: av {}+{} ({} with permissions), new contexts {}+{} ({} ok), named {}+{} ({} by "
-        "name), valid {}+{} ({} valid), {} booleans flipped\n",
+        "name), sockets {}+{} ({} ok), valid {}+{} ({} valid), {} booleans flipped\n",
         path, before.av, after.av, before.av_allowed + after.av_allowed, before.create,
         after.create, before.create_ok + after.create_ok, before.named, after.named,
-        before.named_hit + after.named_hit, before.valid, after.valid,
+        before.named_hit + after.named_hit, before.socket, after.socket,
+        before.socket_ok + after.socket_ok, before.valid, after.valid,
         before.valid_ok + after.valid_ok, flipped);
     // Rule-directed queries must mostly hit allowed rules, not only misses.
     EXPECT_GT(before.av_allowed * 2, before.av / 2);
     EXPECT_GT(before.create_ok, 0u);
+    if (before.socket) {
+        EXPECT_GT(before.socket_ok + after.socket_ok, 0u);
+    }
     EXPECT_GT(before.valid_ok, 0u);
 }
 

@@ -8,7 +8,9 @@
 
 #include <sepol/context.h>
 #include <sepol/debug.h>
+#include <sepol/policydb/avtab.h>
 #include <sepol/policydb/conditional.h>
+#include <sepol/policydb/context.h>
 #include <sepol/policydb/ebitmap.h>
 #include <sepol/policydb/mls_types.h>
 #include <sepol/policydb/policydb.h>
@@ -201,4 +203,53 @@ unsigned so_filename_otype(unsigned stype, unsigned ttype, unsigned tclass, cons
     for (; d; d = d->next)
         if (ebitmap_get_bit(&d->stypes, stype - 1)) return d->otype;
     return 0;
+}
+
+/* A type rule of `specified` for the key, unconditional or in an enabled conditional branch, as
+ * libsepol's own compute_sid looks it up. */
+static int have_type_rule(unsigned stype, unsigned ttype, unsigned tclass, unsigned specified) {
+    avtab_key_t key = {.source_type = (uint16_t)stype,
+                       .target_type = (uint16_t)ttype,
+                       .target_class = (uint16_t)tclass,
+                       .specified = (uint16_t)specified};
+    if (avtab_search(&policy.te_avtab, &key)) return 1;
+    for (avtab_ptr_t n = avtab_search_node(&policy.te_cond_avtab, &key); n;
+         n = avtab_search_node_next(n, (int)specified))
+        if (n->key.specified & AVTAB_ENABLED) return 1;
+    return 0;
+}
+
+int so_socket_sid(unsigned ssid, unsigned tsid, unsigned tclass, char **out) {
+    sepol_security_id_t rsid;
+    int rc = sepol_transition_sid(ssid, tsid, (sepol_security_class_t)tclass, &rsid);
+    if (rc) return rc < 0 ? rc : -rc;
+    context_struct_t *s = sepol_sidtab_search(&sids, ssid);
+    context_struct_t *t = sepol_sidtab_search(&sids, tsid);
+    context_struct_t *r = sepol_sidtab_search(&sids, rsid);
+    if (!s || !t || !r) return -EINVAL;
+    const class_datum_t *cls = policy.class_val_to_struct[tclass - 1];
+    context_struct_t e;
+    context_init(&e);
+    if (context_cpy(&e, r)) return -ENOMEM;
+    int role_rule = 0;
+    for (role_trans_t *rt = policy.role_tr; rt; rt = rt->next)
+        role_rule |= rt->role == s->role && rt->type == t->type && rt->tclass == tclass;
+    if (!cls->default_role && !role_rule) e.role = s->role;
+    if (!cls->default_type && !have_type_rule(s->type, t->type, tclass, AVTAB_TRANSITION))
+        e.type = s->type;
+    range_trans_t key = {.source_type = s->type, .target_type = t->type, .target_class = tclass};
+    if (policy.mls && !cls->default_range &&
+        !hashtab_search(policy.range_tr, (hashtab_key_t)&key)) {
+        mls_context_destroy(&e);
+        if (mls_context_cpy(&e, s)) return -ENOMEM;
+    }
+    sepol_security_id_t esid;
+    if (!policydb_context_isvalid(&policy, &e))
+        rc = -EACCES;
+    else if (sepol_sidtab_context_to_sid(&sids, &e, &esid))
+        rc = -ENOMEM;
+    context_destroy(&e);
+    if (rc) return rc;
+    *out = so_render(esid);
+    return *out ? 0 : -EINVAL;
 }

@@ -38,6 +38,13 @@ int so_compute_sid_kind(unsigned ssid, unsigned tsid, unsigned tclass, int kind,
  * whatever libsepol's own printer does with them. malloc'ed; NULL for an unknown SID. */
 char *so_render(unsigned sid);
 
+/* The kernel's type_transition result for a socket class, which libsepol does not model: libsepol's
+ * result with the kernel's socket defaults put where no rule or class default decided (the
+ * source's role and type, the source's full range), then checked for validity by libsepol.
+ * 0 with *out rendered as so_render does, -EACCES when that context is not valid, or libsepol's
+ * own error for the query. */
+int so_socket_sid(unsigned ssid, unsigned tsid, unsigned tclass, char **out);
+
 /* The new type of a named type transition in libsepol's policy (stype, ttype, tclass, name), or
  * 0 when there is none. */
 unsigned so_filename_otype(unsigned stype, unsigned ttype, unsigned tclass, const char *name);
