@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 
 #include "ss/error.h"
 
@@ -200,9 +201,53 @@ void save_results(const ResultsFile &r, const std::string &path) {
     if (!out) throw UserError(fmt::format("{}: write failed", path));
 }
 
+namespace {
+
+// Shard files ("shard": "I/N") must all be there, once each, and each must have finished every
+// run of its slice: then the merge holds every run of the sweep.
+void check_shards_complete(const std::vector<ResultsFile> &parts,
+                           const std::vector<std::string> &names) {
+    size_t count = 0, sharded = 0;
+    std::vector<int> seen;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        const json &sc = parts[i].scenario;
+        if (!sc.value("complete", true))
+            throw UserError(
+                fmt::format("{}: incomplete (interrupted before every run finished)", names[i]));
+        if (!sc.contains("shard")) continue;
+        ++sharded;
+        const std::string text = sc.value("shard", "");
+        size_t index = 0, n = 0;
+        char slash = 0;
+        std::istringstream in(text);
+        if (!(in >> index >> slash >> n) || slash != '/' || n == 0 || index >= n)
+            throw UserError(fmt::format("{}: shard '{}' is not I/N", names[i], text));
+        if (count == 0) {
+            count = n;
+            seen.assign(n, -1);
+        }
+        if (n != count)
+            throw UserError(fmt::format("{}: shard {} is of a split into {}, {} is of {}", names[i],
+                                        text, n, names[0], count));
+        if (seen[index] >= 0)
+            throw UserError(fmt::format("merge: shard {} given twice ({} and {})", text,
+                                        names[static_cast<size_t>(seen[index])], names[i]));
+        seen[index] = static_cast<int>(i);
+    }
+    if (sharded == 0) return;
+    if (sharded != parts.size()) throw UserError("merge: some files are shards and some are not");
+    std::string missing;
+    for (size_t k = 0; k < count; ++k)
+        if (seen[k] < 0) missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", k, count);
+    if (!missing.empty()) throw UserError(fmt::format("merge: shards missing: {}", missing));
+}
+
+}  // namespace
+
 ResultsFile merge_results(const std::vector<ResultsFile> &parts,
                           const std::vector<std::string> &names) {
     if (parts.empty()) throw UserError("merge: no results files given");
+    check_shards_complete(parts, names);
     ResultsFile merged;
     merged.scenario = parts[0].scenario;
     merged.scenario.erase("shard");

@@ -17,6 +17,7 @@
 
 #include "analysis/results_file.h"
 #include "analysis/table.h"
+#include "cli/cluster.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "kernel/results.h"
@@ -42,6 +43,7 @@ struct RunArgs {
     std::vector<std::string> strategies;
     std::vector<int64_t> seeds;
     std::string shard;
+    SlurmArgs slurm;
     int threads = 0;
     bool quiet = false;
     std::string platform = "sim";
@@ -116,16 +118,24 @@ void print_run_detail(const nlohmann::json &run) {
     }
 }
 
-std::pair<size_t, size_t> parse_shard(const std::string &text) {
-    size_t slash = text.find('/');
-    try {
-        if (slash != std::string::npos) {
-            size_t i = std::stoul(text.substr(0, slash)), n = std::stoul(text.substr(slash + 1));
-            if (n > 0 && i < n) return {i, n};
-        }
-    } catch (const std::exception &) {
-    }
-    throw UserError(fmt::format("--shard: '{}' is not I/N with 0 <= I < N", text));
+// `sweep --slurm`: the shards get the options that choose the runs, as given.
+void submit_sweep(const RunArgs &a, const Scenario &scenario, const fs::path &dir, size_t runs) {
+    if (!a.shard.empty()) throw UserError("--slurm chooses the shards itself; drop --shard");
+    if (!a.trace.path.empty()) throw UserError("--trace cannot be used with --slurm");
+    SweepCommand sweep;
+    sweep.scenario = fs::absolute(a.file).string();
+    sweep.out_dir = fs::absolute(dir).lexically_normal().string();
+    sweep.name = safe_name(scenario.name);
+    sweep.runs = runs;
+    for (const auto &s : a.strategies)
+        sweep.pass_args.insert(sweep.pass_args.end(), {"--strategy", s});
+    for (int64_t seed : a.seeds)
+        sweep.pass_args.insert(sweep.pass_args.end(), {"--seed", std::to_string(seed)});
+    if (a.threads > 0)
+        sweep.pass_args.insert(sweep.pass_args.end(), {"-j", std::to_string(a.threads)});
+    if (a.platform != "sim")
+        sweep.pass_args.insert(sweep.pass_args.end(), {"--platform", a.platform});
+    slurm_submit(a.slurm, sweep);
 }
 
 void run_command(Mode mode, const RunArgs &a) {
@@ -149,14 +159,18 @@ void run_command(Mode mode, const RunArgs &a) {
         mode == Mode::Sweep ? expand_sweep(scenario) : std::vector<Scenario>{scenario};
     if (mode != Mode::Sweep) points[0].sweep.clear();
     std::vector<RunJob> jobs = plan_runs(points);
+    fs::path dir = !a.out_dir.empty()             ? fs::path(a.out_dir)
+                   : !scenario.output.dir.empty() ? fs::path(scenario.output.dir)
+                                                  : fs::path("results") / scenario.name;
+    if (a.slurm.enabled) return submit_sweep(a, scenario, dir, jobs.size());
     std::string shard_text;
     if (!a.shard.empty()) {
-        auto [i, n] = parse_shard(a.shard);
+        Shard shard = resolve_shard(a.shard, process_environment());
         std::vector<RunJob> slice;
         for (const auto &j : jobs)
-            if (j.index % n == i) slice.push_back(j);
+            if (j.index % shard.count == shard.index) slice.push_back(j);
         jobs = std::move(slice);
-        shard_text = a.shard;
+        shard_text = shard.text();
     }
     const bool tty = isatty(STDERR_FILENO) && !a.quiet;
     RunOptions options;
@@ -187,9 +201,6 @@ void run_command(Mode mode, const RunArgs &a) {
     std::signal(SIGINT, previous);
     if (!shard_text.empty()) results.scenario["shard"] = shard_text;
 
-    fs::path dir = !a.out_dir.empty()             ? fs::path(a.out_dir)
-                   : !scenario.output.dir.empty() ? fs::path(scenario.output.dir)
-                                                  : fs::path("results") / scenario.name;
     fs::create_directories(dir);
     const auto &formats = scenario.output.formats;
     auto wants = [&](const char *f) { return std::count(formats.begin(), formats.end(), f) > 0; };
@@ -233,8 +244,12 @@ void add_mode(CLI::App &app, Mode mode, const char *name, const char *help) {
         ->check(CLI::IsMember({"sim", "real"}));
     cmd->add_flag("-q,--quiet", a->quiet, "No table, no progress");
     add_trace_options(cmd, a->trace);
-    if (mode == Mode::Sweep)
-        cmd->add_option("--shard", a->shard, "Run slice I of N (0-based), e.g. 0/4");
+    if (mode == Mode::Sweep) {
+        cmd->add_option("--shard", a->shard,
+                        "Run slice I of N (0-based), e.g. 0/4; auto: from a Slurm array task, "
+                        "auto/N: from a Kubernetes Indexed Job of N completions");
+        add_slurm_options(cmd, a->slurm);
+    }
     cmd->callback([mode, a] { run_command(mode, *a); });
 }
 

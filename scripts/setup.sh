@@ -13,6 +13,7 @@ packages=(g++ make cmake pkgconf ninja-build libboost-dev libboost-context-dev l
   libbenchmark-dev libgtest-dev libsepol-dev libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev checkpolicy clang libclang-rt-14-dev clang-format python3-matplotlib libsimgrid-dev
   rt-tests bzip2 ca-certificates chromium)
+packages+=(munge slurm-wlm)  # test command only: the one-node Slurm cluster of tests/cluster
 
 install_packages() {
   local missing=()
