@@ -46,6 +46,7 @@ struct RunArgs {
     SlurmArgs slurm;
     int threads = 0;
     bool quiet = false;
+    bool wall_clock = true;
     std::string platform = "sim";
     TraceArgs trace;
 };
@@ -131,6 +132,7 @@ void submit_sweep(const RunArgs &a, const Scenario &scenario, const fs::path &di
         sweep.pass_args.insert(sweep.pass_args.end(), {"--strategy", s});
     for (int64_t seed : a.seeds)
         sweep.pass_args.insert(sweep.pass_args.end(), {"--seed", std::to_string(seed)});
+    if (!a.wall_clock) sweep.pass_args.push_back("--no-wall-clock");
     if (a.threads > 0)
         sweep.pass_args.insert(sweep.pass_args.end(), {"-j", std::to_string(a.threads)});
     if (a.platform != "sim")
@@ -177,6 +179,7 @@ void run_command(Mode mode, const RunArgs &a) {
     options.threads = a.threads;
     options.platform = a.platform == "real" ? PlatformKind::Real : PlatformKind::Sim;
     options.interrupted = &g_interrupted;
+    options.wall_clock = a.wall_clock;
     options.trace_path = a.trace.path;
     if (!a.trace.path.empty() && options.platform == PlatformKind::Real)
         throw UserError(
@@ -243,6 +246,9 @@ void add_mode(CLI::App &app, Mode mode, const char *name, const char *help) {
                     "sim (default) or real: host threads with real primitives, one run at a time")
         ->check(CLI::IsMember({"sim", "real"}));
     cmd->add_flag("-q,--quiet", a->quiet, "No table, no progress");
+    cmd->add_flag("!--no-wall-clock", a->wall_clock,
+                  "Leave the wall-clock speed out of detail.engine: the same binary, scenario "
+                  "and seed then give the same results file byte for byte");
     add_trace_options(cmd, a->trace);
     if (mode == Mode::Sweep) {
         cmd->add_option("--shard", a->shard,

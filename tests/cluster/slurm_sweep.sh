@@ -104,8 +104,8 @@ if [ "$state" != idle ]; then
 fi
 echo "cluster up: $host, $cpus CPUs, slurmctld on port $base"
 
-"$locksim" sweep "$scenario" -q -j1 -o "$work/all" || fail "the unsharded sweep failed"
-submitted=$("$locksim" sweep "$scenario" -q -j1 -o "$work/out" --slurm --time 10:00) ||
+"$locksim" sweep "$scenario" -q -j1 --no-wall-clock -o "$work/all" || fail "the unsharded sweep failed"
+submitted=$("$locksim" sweep "$scenario" -q -j1 --no-wall-clock -o "$work/out" --slurm --time 10:00) ||
   fail "sweep --slurm failed: $submitted"
 echo "$submitted"
 jobs=$(echo "$submitted" | sed -n 's/^submitted array job \([0-9]*\) .* merge job \([0-9]*\)$/\1,\2/p')
