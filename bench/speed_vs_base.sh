@@ -8,7 +8,8 @@
 # Runs, each with -j1:
 #   scaling-256   scenarios/scaling.toml at 256 CPUs, 50 ms simulated, rcu-cond-dup
 #   default       locksim compare scenarios/default.toml
-# Prints wall seconds per binary and round, base/new ratios and their medians, and checks that
+# Prints wall and CPU (user + system) seconds per binary and round, base/new ratios and their
+# medians (on a shared machine CPU time moves less than wall time), and checks that
 # both binaries wrote the same results (detail.engine, which only this tree writes, aside).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,40 +42,39 @@ bin_new=$root/build/release/cli/locksim
 sed -e 's/^duration = .*/duration = "50ms"/' -e 's/^cpus = .*/cpus = 256/' -e '/^\[sweep\]/,$d' \
   "$root/scenarios/scaling.toml" >"$work/scaling-256.toml"
 
-run() {  # BINARY WHAT OUT
-  local bin=$1 what=$2 out=$3 t0 t1
-  t0=$(date +%s.%N)
-  case $what in
-    scaling-256) "$bin" run "$work/scaling-256.toml" --strategy rcu-cond-dup -j1 -q -o "$out" ;;
-    default) "$bin" compare "$root/scenarios/default.toml" -j1 -q -o "$out" ;;
-  esac
-  t1=$(date +%s.%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+
+run() {  # BINARY WHAT OUT: prints "wall cpu" in seconds (cpu = user + system)
+  local bin=$1 what=$2 out=$3 TIMEFORMAT='%R %U %S'
+  {
+    time case $what in
+      scaling-256) "$bin" run "$work/scaling-256.toml" --strategy rcu-cond-dup -j1 -q -o "$out" ;;
+      default) "$bin" compare "$root/scenarios/default.toml" -j1 -q -o "$out" ;;
+    esac
+  } 2>&1 | awk 'END { printf "%.3f %.3f\n", $1, $2 + $3 }'
 }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a / b }'; }
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
-
-declare -A times
+declare -A wall cpu
 for r in $(seq "$rounds"); do
   for what in scaling-256 default; do
     for who in base new; do
       bin=$bin_new
       [ "$who" = base ] && bin=$bin_base
-      times[$what,$who,$r]=$(run "$bin" "$what" "$work/out-$who-$what")
+      read -r "wall[$what,$who,$r]" "cpu[$what,$who,$r]" < <(run "$bin" "$what" "$work/out-$who-$what")
     done
-    printf 'round %d %-12s base %7.2f s  new %7.2f s  ratio %5.2fx\n' "$r" "$what" \
-      "${times[$what,base,$r]}" "${times[$what,new,$r]}" \
-      "$(ratio "${times[$what,base,$r]}" "${times[$what,new,$r]}")"
+    printf 'round %d %-12s wall base %6.2f s new %6.2f s (%.2fx) | cpu base %6.2f s new %6.2f s (%.2fx)\n' \
+      "$r" "$what" "${wall[$what,base,$r]}" "${wall[$what,new,$r]}" \
+      "$(ratio "${wall[$what,base,$r]}" "${wall[$what,new,$r]}")" \
+      "${cpu[$what,base,$r]}" "${cpu[$what,new,$r]}" \
+      "$(ratio "${cpu[$what,base,$r]}" "${cpu[$what,new,$r]}")"
   done
 done
 
 for what in scaling-256 default; do
-  ratios=()
-  for r in $(seq "$rounds"); do
-    ratios+=("$(ratio "${times[$what,base,$r]}" "${times[$what,new,$r]}")")
-  done
-  median=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-  printf 'median %-12s %.2fx faster\n' "$what" "$median"
+  w=$(for r in $(seq "$rounds"); do ratio "${wall[$what,base,$r]}" "${wall[$what,new,$r]}"; done | median)
+  c=$(for r in $(seq "$rounds"); do ratio "${cpu[$what,base,$r]}" "${cpu[$what,new,$r]}"; done | median)
+  printf 'median %-12s %.2fx faster (wall), %.2fx (cpu)\n' "$what" "$w" "$c"
   python3 - "$work/out-base-$what/results.json" "$work/out-new-$what/results.json" "$what" <<'EOF'
 import json, sys
 def load(p):
@@ -87,6 +87,12 @@ print(f"results {sys.argv[3]}: {'identical' if same else 'DIFFERENT'} (detail.en
 sys.exit(0 if same else 1)
 EOF
 done
-new_engine=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["runs"][0]["detail"].get("engine"); print(e)' \
-  "$work/out-new-scaling-256/results.json")
-echo "new scaling-256 detail.engine: $new_engine"
+python3 - "$work"/out-new-*/results.json <<'EOF'
+import json, sys
+for path in sys.argv[1:]:
+    for run in json.load(open(path))["runs"]:
+        e = run["detail"]["engine"]
+        print(f"{path.split('/')[-2]:<22} {run['label']:<20} {e['events']:>9} events "
+              f"{e['events_per_second'] / 1e6:6.2f} M events/s "
+              f"{e['simulated_cpu_seconds_per_wall_second']:6.2f} simulated CPU-s per wall s")
+EOF
