@@ -210,6 +210,11 @@ void check_shard_set(const std::vector<ResultsFile> &parts, const std::vector<st
     size_t total = 0;
     std::vector<char> seen;
     for (size_t i = 0; i < parts.size(); ++i) {
+        if (!allow_partial && !parts[i].scenario.value("complete", true))
+            throw UserError(fmt::format(
+                "{}: incomplete (interrupted before every run finished; --allow-partial joins it "
+                "and marks the result incomplete)",
+                names[i]));
         std::string text = parts[i].scenario.value("shard", std::string("0/1"));
         size_t index = 0, n = 0;
         char slash = 0;

@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <charconv>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 
 #include "analysis/results_file.h"
 #include "analysis/table.h"
+#include "cli/cluster.h"
 #include "cli/command.h"
 #include "cli/paths.h"
 #include "cli/trace_options.h"
@@ -45,8 +45,10 @@ struct RunArgs {
     std::vector<int64_t> seeds;
     std::string shard;
     std::string duration;
+    SlurmArgs slurm;
     int threads = 0;
     bool quiet = false;
+    bool wall_clock = true;
     std::string platform = "sim";
     TraceArgs trace;
 };
@@ -119,17 +121,27 @@ void print_run_detail(const nlohmann::json &run) {
     }
 }
 
-// Digits only: a sign or a blank is refused (std::stoul would wrap "-2" to a huge number).
-std::pair<size_t, size_t> parse_shard(const std::string &text) {
-    auto number = [](std::string_view digits, size_t *out) {
-        auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *out);
-        return !digits.empty() && ec == std::errc() && ptr == digits.data() + digits.size();
-    };
-    size_t slash = text.find('/'), i = 0, n = 0;
-    if (slash != std::string::npos && number(std::string_view(text).substr(0, slash), &i) &&
-        number(std::string_view(text).substr(slash + 1), &n) && n > 0 && i < n)
-        return {i, n};
-    throw UserError(fmt::format("--shard: '{}' is not I/N with 0 <= I < N", text));
+// `sweep --slurm`: the shards get the options that choose the runs, as given.
+void submit_sweep(const RunArgs &a, const Scenario &scenario, const fs::path &dir, size_t runs) {
+    if (!a.shard.empty()) throw UserError("--slurm chooses the shards itself; drop --shard");
+    if (!a.trace.path.empty()) throw UserError("--trace cannot be used with --slurm");
+    SweepCommand sweep;
+    sweep.scenario = fs::absolute(a.file).string();
+    sweep.out_dir = fs::absolute(dir).lexically_normal().string();
+    sweep.name = safe_name(scenario.name);
+    sweep.runs = runs;
+    for (const auto &s : a.strategies)
+        sweep.pass_args.insert(sweep.pass_args.end(), {"--strategy", s});
+    for (int64_t seed : a.seeds)
+        sweep.pass_args.insert(sweep.pass_args.end(), {"--seed", std::to_string(seed)});
+    if (!a.wall_clock) sweep.pass_args.push_back("--no-wall-clock");
+    if (!a.duration.empty())
+        sweep.pass_args.insert(sweep.pass_args.end(), {"--duration", a.duration});
+    if (a.threads > 0)
+        sweep.pass_args.insert(sweep.pass_args.end(), {"-j", std::to_string(a.threads)});
+    if (a.platform != "sim")
+        sweep.pass_args.insert(sweep.pass_args.end(), {"--platform", a.platform});
+    slurm_submit(a.slurm, sweep);
 }
 
 void run_command(Mode mode, const RunArgs &a) {
@@ -175,25 +187,27 @@ void run_command(Mode mode, const RunArgs &a) {
         p.warmup_ns = std::min(p.warmup_ns, p.duration_ns / 10);
     }
     std::vector<RunJob> jobs = plan_runs(points);
-    std::string shard_text;
-    if (!a.shard.empty()) {
-        auto [i, n] = parse_shard(a.shard);
-        std::vector<RunJob> slice;
-        for (const auto &j : jobs)
-            if (j.index % n == i) slice.push_back(j);
-        jobs = std::move(slice);
-        shard_text = a.shard;
-    }
     // The output directory is checked before anything runs, so a wrong -o costs no run.
     fs::path dir = !a.out_dir.empty()             ? fs::path(a.out_dir)
                    : !scenario.output.dir.empty() ? fs::path(scenario.output.dir)
                                                   : fs::path("results") / scenario.name;
     make_output_dir(dir, a.out_dir.empty() ? "output.dir" : "-o");
+    if (a.slurm.enabled) return submit_sweep(a, scenario, dir, jobs.size());
+    std::string shard_text;
+    if (!a.shard.empty()) {
+        Shard shard = resolve_shard(a.shard, process_environment());
+        std::vector<RunJob> slice;
+        for (const auto &j : jobs)
+            if (j.index % shard.count == shard.index) slice.push_back(j);
+        jobs = std::move(slice);
+        shard_text = shard.text();
+    }
     const bool tty = isatty(STDERR_FILENO) && !a.quiet;
     RunOptions options;
     options.threads = a.threads;
     options.platform = a.platform == "real" ? PlatformKind::Real : PlatformKind::Sim;
     options.interrupted = &g_interrupted;
+    options.wall_clock = a.wall_clock;
     options.trace_path = a.trace.path;
     if (!a.trace.path.empty() && options.platform == PlatformKind::Real)
         throw UserError(
@@ -260,9 +274,16 @@ void add_mode(CLI::App &app, Mode mode, const char *name, const char *help) {
                     "sim (default) or real: host threads with real primitives, one run at a time")
         ->check(CLI::IsMember({"sim", "real"}));
     cmd->add_flag("-q,--quiet", a->quiet, "No table, no progress");
+    cmd->add_flag("!--no-wall-clock", a->wall_clock,
+                  "Leave the wall-clock speed out of detail.engine: the same binary, scenario "
+                  "and seed then give the same results file byte for byte");
     add_trace_options(cmd, a->trace);
-    if (mode == Mode::Sweep)
-        cmd->add_option("--shard", a->shard, "Run slice I of N (0-based), e.g. 0/4");
+    if (mode == Mode::Sweep) {
+        cmd->add_option("--shard", a->shard,
+                        "Run slice I of N (0-based), e.g. 0/4; auto: from a Slurm array task, "
+                        "auto/N: from a Kubernetes Indexed Job of N completions");
+        add_slurm_options(cmd, a->slurm);
+    }
     cmd->callback([mode, a] { run_command(mode, *a); });
 }
 

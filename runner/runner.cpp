@@ -4,6 +4,7 @@
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 
@@ -178,6 +179,19 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
 
 namespace {
 
+// detail.engine of a simulated run: what the engine processed, and (wall_s >= 0) how fast.
+json engine_speed(uint64_t events, const Scenario &point, double wall_s) {
+    const double cpu_s =
+        static_cast<double>(point.machine.cpus) * static_cast<double>(point.duration_ns) / 1e9;
+    json e = {{"events", events}, {"simulated_cpu_seconds", cpu_s}};
+    if (wall_s >= 0) {
+        e["wall_seconds"] = wall_s;
+        e["events_per_second"] = wall_s > 0 ? static_cast<double>(events) / wall_s : 0.0;
+        e["simulated_cpu_seconds_per_wall_second"] = wall_s > 0 ? cpu_s / wall_s : 0.0;
+    }
+    return e;
+}
+
 // The platform's side of a job: the server, the workloads, the run.
 kernel::RunResults run_on(kernel::Platform &platform,
                           const std::function<kernel::RunResults()> &run, const RunJob &job,
@@ -200,9 +214,10 @@ kernel::RunResults run_on(kernel::Platform &platform,
 }  // namespace
 
 json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunResults *raw,
-             PlatformKind kind, const RunOptions *trace) {
+             PlatformKind kind, const RunOptions *trace, bool wall_clock) {
     const Scenario &point = *job.point;
     kernel::RunResults results;
+    json engine;
     if (kind == PlatformKind::Real) {
         real::RealConfig cfg;
         cfg.cpus = point.machine.cpus;
@@ -216,13 +231,24 @@ json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunRe
         std::unique_ptr<sim::ChromeTraceRecorder> recorder;
         if (trace && !trace->trace_path.empty())
             recorder = sim::enable_chrome_trace(platform, trace->trace);
+        double wall_s = 0;
         results = run_on(
-            platform, [&] { return platform.run(); }, job, image);
+            platform,
+            [&] {
+                const auto t0 = std::chrono::steady_clock::now();
+                kernel::RunResults r = platform.run();
+                wall_s =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                return r;
+            },
+            job, image);
         if (recorder) sim::write_chrome_trace(*recorder, trace->trace_path);
+        engine = engine_speed(results.events, point, wall_clock ? wall_s : -1);
     }
     json item = analysis::summary_to_json(summarize(results, *job.strategy, job.seed, point));
     item["index"] = job.index;
     item["detail"] = results;
+    if (!engine.is_null()) item["detail"]["engine"] = std::move(engine);
     if (raw) *raw = std::move(results);
     return item;
 }
@@ -281,7 +307,7 @@ analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scena
     tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t i) {
         if (options.interrupted && options.interrupted->load()) return;
         items[i] = run_job(jobs[i], images.at(key(jobs[i].point->policy)), nullptr,
-                           options.platform, i == 0 ? &options : nullptr);
+                           options.platform, i == 0 ? &options : nullptr, options.wall_clock);
         ran[i] = 1;
         size_t n = ++done;
         if (options.progress) {

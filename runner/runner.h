@@ -47,12 +47,16 @@ struct RunOptions {
     sim::TraceOptions trace;
     std::function<void(size_t done, size_t total)> progress;
     const std::atomic<bool> *interrupted = nullptr;  // stop starting new runs when set
+    // Simulated runs record the engine's speed in detail.engine: events and simulated
+    // CPU-seconds always, and with wall_clock also the wall time of the simulation and the
+    // rates per wall second (which differ from run to run: off for byte-identical files).
+    bool wall_clock = true;
 };
 
 // Runs one job; the returned JSON is a results-file run (summary keys + "index" + "detail").
 nlohmann::json run_job(const RunJob &job, const std::vector<uint8_t> &image,
                        kernel::RunResults *raw = nullptr, PlatformKind platform = PlatformKind::Sim,
-                       const RunOptions *trace = nullptr);
+                       const RunOptions *trace = nullptr, bool wall_clock = true);
 
 // Runs the jobs (a shard of them, or all) and assembles the results file. Runs not started
 // because of an interruption are left out and the file says "complete": false.

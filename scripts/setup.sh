@@ -20,6 +20,8 @@ main_packages=(g++ make cmake pkgconf ninja-build libboost-dev libboost-context-
 # Chromium (renders the report's page), clang-format.
 test_packages=(libgtest-dev libbenchmark-dev libsepol-dev checkpolicy clang libclang-rt-14-dev
   clang-format libsimgrid-dev rt-tests chromium)
+# The one-node Slurm cluster of tests/cluster.
+test_packages+=(munge slurm-wlm)
 
 install_packages() {
   local packages=("$@")

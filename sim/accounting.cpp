@@ -24,7 +24,7 @@ kernel::OpStats &SimPlatform::op_stats(Label l) {
 }
 
 void SimPlatform::op_begin(Label label) {
-    if (Task *t = cur_) t->ops.push_back(OpFrame{label, engine_.now(), mem_.live_bytes});
+    if (Task *t = cur_) t->ops.push_back(OpFrame{label, engine_.now(), mem_.live_bytes, live_seq_});
 }
 
 void SimPlatform::op_end(Label label) {
@@ -42,7 +42,7 @@ void SimPlatform::op_end(Label label) {
         kernel::OpStats &s = op_stats(label);
         ++s.completed;
         s.latency.record(engine_.now() - f.start);
-        s.peak_live_bytes = std::max(s.peak_live_bytes, f.peak_live);
+        s.peak_live_bytes = std::max(s.peak_live_bytes, peak_live_since(f));
     }
     if (cfg_.preempt == PreemptModel::None && t->ops.empty())
         maybe_preempt();  // return to user space
@@ -83,10 +83,26 @@ void SimPlatform::violation(std::string_view kind, std::string message) {
 // ---------------------------------------------------------------- memory
 
 void SimPlatform::note_live_bytes() {
-    mem_.peak_bytes = std::max(mem_.peak_bytes, mem_.live_bytes);
-    for (auto &t : tasks_)
-        for (OpFrame &f : t->ops)
-            f.peak_live = std::max(f.peak_live, mem_.live_bytes);
+    const int64_t live = mem_.live_bytes;
+    mem_.peak_bytes = std::max(mem_.peak_bytes, live);
+    while (!live_peaks_.empty() && live_peaks_.back().second <= live)
+        live_peaks_.pop_back();
+    live_peaks_.emplace_back(++live_seq_, live);
+    if (live_peaks_.size() < 4096) return;
+    // Drop the entries no open operation can ask for.
+    uint64_t oldest = live_seq_;
+    for (const auto &t : tasks_)
+        for (const OpFrame &f : t->ops)
+            oldest = std::min(oldest, f.live_seq);
+    auto keep = std::upper_bound(live_peaks_.begin(), live_peaks_.end(), oldest,
+                                 [](uint64_t s, const auto &e) { return s < e.first; });
+    live_peaks_.erase(live_peaks_.begin(), keep);
+}
+
+int64_t SimPlatform::peak_live_since(const OpFrame &f) const {
+    auto it = std::upper_bound(live_peaks_.begin(), live_peaks_.end(), f.live_seq,
+                               [](uint64_t s, const auto &e) { return s < e.first; });
+    return it == live_peaks_.end() ? f.peak_live : std::max(f.peak_live, it->second);
 }
 
 void *SimPlatform::mem_alloc(size_t bytes, kernel::AllocKind kind, Site site) {
@@ -147,7 +163,8 @@ void SimPlatform::mem_free(const void *p, Site site) {
     // The RCU check: readers that began before the object was unpublished may still use it.
     if (auto pub = published_.find(p); pub != published_.end()) {
         uint64_t cutoff = pub->second;
-        for (const auto &r : tasks_) {
+        for (size_t i = 0; oldest_reader_seq() < cutoff && i < tasks_.size(); ++i) {
+            const auto &r = tasks_[i];
             if (r->state == TaskState::Dead || r->rcu_nesting == 0 || r->rcu_start_seq >= cutoff)
                 continue;
             violation(
@@ -182,11 +199,13 @@ void SimPlatform::trace_line(std::string line) {
 
 void SimPlatform::reset_stats() {
     const Time now = engine_.now();
-    for (auto &op : op_stats_) op = kernel::OpStats{};
+    for (auto &op : op_stats_)
+        op = kernel::OpStats{};
     wakeup_.clear();
     preempt_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
     irqs_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
-    for (LockClass &c : classes_) c.stats = kernel::LockStats{.kind = c.stats.kind};
+    for (LockClass &c : classes_)
+        c.stats = kernel::LockStats{.kind = c.stats.kind};
     rcu_stats_ = kernel::RcuStats{};
     const int64_t live = mem_.live_bytes;
     mem_ = kernel::MemStats{.live_bytes = live, .peak_bytes = live};
@@ -194,7 +213,7 @@ void SimPlatform::reset_stats() {
         c.stats = kernel::CpuStats{};
         c.busy_since = now;
     }
-    compute_ns_.clear();
+    std::fill(compute_ns_.begin(), compute_ns_.end(), 0);
     stats_since_ = now;
 }
 
@@ -227,7 +246,10 @@ kernel::RunResults SimPlatform::collect() {
         if (c.act != Act::Idle) s.busy_ns += end - c.busy_since;
         r.cpus.push_back(s);
     }
-    r.compute_ns = compute_ns_;
+    for (size_t i = 0; i < compute_ns_.size(); ++i)
+        if (compute_ns_[i] != 0)
+            r.compute_ns[std::string(kernel::label_name(static_cast<uint32_t>(i)))] =
+                compute_ns_[i];
     r.violations = violations_;
     return r;
 }

@@ -26,6 +26,20 @@ bool SimPlatform::cpu_in_qs(const Cpu &c) const {
     return !t || (t->rcu_nesting == 0 && t->preempt_count == 0 && !t->irqs_off);
 }
 
+uint64_t SimPlatform::oldest_reader_seq() {
+    auto open = [](const std::pair<uint64_t, Task *> &e) {
+        const Task *t = e.second;
+        return t->state != TaskState::Dead && t->rcu_nesting > 0 && t->rcu_start_seq == e.first;
+    };
+    while (!readers_.empty() && !open(readers_.front()))
+        readers_.pop_front();
+    if (readers_.size() > 4 * tasks_.size() + 64)  // a long reader holds many ended ones behind it
+        readers_.erase(std::remove_if(readers_.begin(), readers_.end(),
+                                      [&](const auto &e) { return !open(e); }),
+                       readers_.end());
+    return readers_.empty() ? std::numeric_limits<uint64_t>::max() : readers_.front().first;
+}
+
 void SimPlatform::report_qs(Cpu &c) {
     for (size_t i = 0; i < gps_.size(); ++i) {
         GracePeriod &g = *gps_[i];
@@ -90,9 +104,8 @@ void SimPlatform::start_gp(GracePeriod &g) {
 
 void SimPlatform::check_gp(GracePeriod &g) {
     if (!g.started || g.completing || g.pending > 0) return;
-    for (const auto &t : tasks_)
-        if (t->state != TaskState::Dead && t->rcu_nesting > 0 && t->rcu_start_seq < g.start_seq)
-            return;  // a reader that may predate the grace period is still inside
+    if (oldest_reader_seq() < g.start_seq)
+        return;  // a reader that may predate the grace period is still inside
     g.completing = true;
     // The grace-period machinery notices at the next jiffy; expedited ones at once. Completion
     // always goes through an event so that callers never see it happen inside their own call.
@@ -167,6 +180,7 @@ void SimPlatform::rcu_read_lock(Site site) {
     if (t->rcu_nesting++ == 0) {
         t->rcu_start_seq = ++rcu_seq_;
         t->rcu_start = engine_.now();
+        readers_.emplace_back(t->rcu_start_seq, t);
     }
     if (!cfg_.preempt_rcu)
         preempt_inc(t, site);  // without PREEMPT_RCU a reader is a preempt-off section

@@ -194,6 +194,7 @@ void SimPlatform::enqueue(Cpu &c, Task *t, bool head) {
     t->rq_key = head ? --head_key_ : ++tail_key_;
     t->cpu = c.id;
     c.rq.push_back(t);
+    ++queued_;
 }
 
 SimPlatform::Task *SimPlatform::best_queued(const Cpu &c) const {
@@ -212,6 +213,7 @@ bool SimPlatform::should_yield(const Cpu &c, const Task *t) const {
 
 void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
     c.rq.erase(std::find(c.rq.begin(), c.rq.end(), next));
+    --queued_;
     bool was_idle = c.act == Act::Idle;
     if (was_idle) c.busy_since = engine_.now();
     c.curr = next;
@@ -237,8 +239,8 @@ void SimPlatform::schedule(Cpu &c) {
     }
     // Idle: pull the best queued task another CPU has waiting that may run here.
     Task *pulled = nullptr;
-    for (Cpu &o : cpus_)
-        for (Task *q : o.rq)
+    for (size_t i = 0; queued_ > 0 && i < cpus_.size(); ++i)
+        for (Task *q : cpus_[i].rq)
             if (q->params.cpu < 0 && (!pulled || q->rank > pulled->rank ||
                                       (q->rank == pulled->rank && q->rq_key < pulled->rq_key)))
                 pulled = q;
@@ -571,7 +573,8 @@ void SimPlatform::ndelay(Time ns, Label label) {
     Task *t = cur_;
     if (!t || ns <= 0) return;
     if (recording()) {
-        compute_ns_[std::string(label.name())] += ns;
+        if (label.id() >= compute_ns_.size()) compute_ns_.resize(label.id() + 1, 0);
+        compute_ns_[label.id()] += ns;
         if (!t->ops.empty()) op_stats(t->ops.back().label).compute_ns += ns;
     }
     advance(ns);

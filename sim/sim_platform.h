@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -143,7 +144,8 @@ class SimPlatform final : public kernel::Platform {
     struct OpFrame {
         Label label;
         Time start;
-        int64_t peak_live;
+        int64_t peak_live;  // live bytes at the start; later peaks come from live_peaks_
+        uint64_t live_seq;  // live_seq_ at the start
     };
     // An open atomic section (preemption or interrupts off) of a task.
     struct Section {
@@ -316,6 +318,9 @@ class SimPlatform final : public kernel::Platform {
     void close_section(Task *t, Section &s, bool irq, const Site &end);
     void violation(std::string_view kind, std::string message);
     void note_live_bytes();
+    int64_t peak_live_since(const OpFrame &f) const;
+    // The oldest read section still open (its rcu_start_seq), UINT64_MAX when none.
+    uint64_t oldest_reader_seq();
     kernel::RunResults collect();
     template <class... A>
     void trace_event(const char *fmt, const A &...args);
@@ -356,7 +361,17 @@ class SimPlatform final : public kernel::Platform {
     std::vector<kernel::OpStats> op_stats_;  // by label id
     std::vector<uint8_t> op_used_;
     std::map<std::string, kernel::Histogram> wakeup_;
-    std::map<std::string, Time> compute_ns_;
+    std::vector<Time> compute_ns_;  // by label id; 0: never charged
+    // Tasks waiting in any run queue (an idle CPU looks for one to pull only when there is one).
+    size_t queued_ = 0;
+    // Live-bytes peaks for the operations' peak_live: every note_live_bytes() takes a sequence
+    // number; the stack keeps (sequence, live bytes) with live bytes strictly decreasing, so
+    // the peak since sequence s is the first entry after s.
+    uint64_t live_seq_ = 0;
+    std::vector<std::pair<uint64_t, int64_t>> live_peaks_;
+    // Read sections in the order they began (rcu_start_seq, task); entries of sections that
+    // ended are dropped lazily from the front.
+    std::deque<std::pair<uint64_t, Task *>> readers_;
     kernel::IntervalStats preempt_off_, irqs_off_;
     Time stats_since_ = 0;  // start of the measured period (the end of the warm-up)
     kernel::RcuStats rcu_stats_;

@@ -45,10 +45,17 @@ period = "500us"
                           "small.toml");
 }
 
+// Without the wall-clock speed, so that equal runs give equal files.
+RunOptions deterministic() {
+    RunOptions o;
+    o.wall_clock = false;
+    return o;
+}
+
 analysis::ResultsFile run_all(const Scenario &s, std::vector<RunJob> jobs = {}) {
     std::vector<Scenario> points = expand_sweep(s);
     if (jobs.empty()) jobs = plan_runs(points);
-    return run_jobs(s, points, jobs, {});
+    return run_jobs(s, points, jobs, deterministic());
 }
 
 }  // namespace
@@ -104,13 +111,13 @@ TEST(Runner, ShardedSweepMergesIntoTheUnshardedOne) {
     std::vector<Scenario> points = expand_sweep(s);
     std::vector<RunJob> all = plan_runs(points);
     ASSERT_EQ(all.size(), 8u);
-    analysis::ResultsFile whole = run_jobs(s, points, all, {});
+    analysis::ResultsFile whole = run_jobs(s, points, all, deterministic());
     std::vector<analysis::ResultsFile> shards;
     for (size_t i = 0; i < 3; ++i) {
         std::vector<RunJob> slice;
         for (const auto &j : all)
             if (j.index % 3 == i) slice.push_back(j);
-        shards.push_back(run_jobs(s, points, slice, {}));
+        shards.push_back(run_jobs(s, points, slice, deterministic()));
         shards.back().scenario["shard"] = std::to_string(i) + "/3";
     }
     analysis::ResultsFile merged = analysis::merge_results(shards, {"0", "1", "2"});
