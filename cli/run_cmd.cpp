@@ -18,6 +18,7 @@
 #include "analysis/results_file.h"
 #include "analysis/table.h"
 #include "cli/command.h"
+#include "cli/duration_warnings.h"
 #include "cli/trace_options.h"
 #include "kernel/results.h"
 #include "runner/runner.h"
@@ -206,6 +207,7 @@ void run_command(Mode mode, const RunArgs &a) {
     if (wants("csv")) write_text(dir / "results.csv", analysis::format_csv(summaries));
     if (wants("hgrm")) write_hgrm(dir, results);
     if (!a.quiet) fmt::print("\nresults: {}\n", (dir / "results.json").string());
+    print_duration_warnings(a.file, counted(scenario, summaries));
     if (!a.trace.path.empty() && !results.runs.empty() && !a.quiet)
         fmt::print("timeline of {} (seed {}): {}\n", jobs.front().strategy->label,
                    jobs.front().seed, a.trace.path);

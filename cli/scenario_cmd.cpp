@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "cli/command.h"
+#include "cli/duration_warnings.h"
 #include "workloads/scenario.h"
 
 namespace locksim::cli {
@@ -17,6 +18,7 @@ void check(const CheckArgs &args) {
         size_t points = expand_sweep(s).size();
         fmt::print("{}: ok ({} strategies, {} workloads, {} seeds, {} sweep points)\n", file,
                    s.strategies.size(), s.workloads.size(), s.seeds.size(), points);
+        print_duration_warnings(file, expected_counts(s));
     }
 }
 

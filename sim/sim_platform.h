@@ -179,6 +179,7 @@ class SimPlatform final : public kernel::Platform {
         std::vector<OpFrame> ops;
         Label blame;  // operation of the lock holder this task waits for
         Time wait_start = 0;
+        Time probe_due = -1;  // a probe's wake-up time while it sleeps for one, else -1
         std::mt19937_64 rng;
     };
 
@@ -314,6 +315,11 @@ class SimPlatform final : public kernel::Platform {
         return t->ops.empty() ? Label{} : t->ops.back().label;
     }
     void close_section(Task *t, Section &s, bool irq, const Site &end);
+    void record_section(Task *t, const Section &s, bool irq, Time len, std::string end_site,
+                        bool open);
+    // At the end of the run: every section, operation, lock wait and probe wake-up still open is
+    // counted as censored ("at least" its elapsed part), before recording stops.
+    void close_open_at_end();
     void violation(std::string_view kind, std::string message);
     void note_live_bytes();
     kernel::RunResults collect();
@@ -356,6 +362,7 @@ class SimPlatform final : public kernel::Platform {
     std::vector<kernel::OpStats> op_stats_;  // by label id
     std::vector<uint8_t> op_used_;
     std::map<std::string, kernel::Histogram> wakeup_;
+    std::map<std::string, Time> wakeup_open_;
     std::map<std::string, Time> compute_ns_;
     kernel::IntervalStats preempt_off_, irqs_off_;
     Time stats_since_ = 0;  // start of the measured period (the end of the warm-up)
