@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,7 @@ inline analysis::RunCounts counted(const Scenario &s,
     for (const auto &g : analysis::group_by_design(runs)) {
         double commits = 0, wakeups = 0;
         for (const analysis::RunSummary *r : g.runs) {
-            commits += static_cast<double>(r->toggle_count);
+            commits += static_cast<double>(r->toggle_count + r->toggle_open.open_at_end);
             wakeups += static_cast<double>(r->probe_count);
         }
         // Per run: the measured time of one run is what the advice scales.
@@ -75,6 +76,7 @@ inline analysis::RunCounts counted(const Scenario &s,
 }
 
 inline void print_duration_warnings(const std::string &file, const analysis::RunCounts &c) {
+    std::fflush(stdout);  // after what was printed before them
     for (const auto &line : analysis::duration_advice(c))
         fmt::print(stderr, "warning: {}: {}\n", file, line);
 }
