@@ -9,7 +9,7 @@
 
 #include "analysis/seeds.h"
 #include "analysis/table.h"
-#include "ss/error.h"
+#include "util/error.h"
 #include "util/params.h"
 
 namespace locksim::analysis {
@@ -308,10 +308,10 @@ std::string format_pick(const Pick &p, const Limits &limits) {
 }
 
 int64_t parse_limit_ns(const std::string &option, const std::string &text) {
-    auto ns = parse_duration_ns(text);
+    std::string why;
+    auto ns = parse_duration_ns(text, &why);
     if (!ns)
-        throw UserError(
-            fmt::format("{}: '{}' is not a duration (like 100us, 10ms, 1s)", option, text));
+        throw UserError(fmt::format("{}: '{}' is {} (like 100us, 10ms, 1s)", option, text, why));
     return *ns;
 }
 

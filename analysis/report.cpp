@@ -17,7 +17,7 @@
 
 #include "analysis/table.h"
 #include "kernel/histogram.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 extern char **environ;
 

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 
-#include "ss/error.h"
+#include "util/error.h"
+#include "util/read_file.h"
 
 namespace locksim::analysis {
 
@@ -195,11 +197,10 @@ json ResultsFile::to_json() const {
 }
 
 ResultsFile load_results(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(fmt::format("{}: cannot open the results file", path));
+    std::string text = read_whole_file(path, "results file");
     json j;
     try {
-        j = json::parse(in);
+        j = json::parse(text);
     } catch (const json::parse_error &e) {
         throw UserError(fmt::format("{}: byte {}: not JSON: {}", path, e.byte, e.what()));
     }
@@ -223,8 +224,46 @@ void save_results(const ResultsFile &r, const std::string &path) {
     if (!out) throw UserError(fmt::format("{}: write failed", path));
 }
 
+namespace {
+
+// The shard set of the parts: N and which indices are there. A file without "shard" is the
+// whole set (0/1).
+void check_shard_set(const std::vector<ResultsFile> &parts, const std::vector<std::string> &names,
+                     bool allow_partial, json &merged_scenario) {
+    size_t total = 0;
+    std::vector<char> seen;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        std::string text = parts[i].scenario.value("shard", std::string("0/1"));
+        size_t index = 0, n = 0;
+        char slash = 0;
+        std::istringstream in(text);
+        if (!(in >> index >> slash >> n) || slash != '/' || n == 0 || index >= n || !in.eof())
+            throw UserError(fmt::format("{}: \"shard\": '{}' is not I/N", names[i], text));
+        if (total && n != total)
+            throw UserError(fmt::format("{}: shard {} belongs to a set of {}, not {}", names[i],
+                                        text, n, total));
+        total = n;
+        seen.resize(n);
+        if (seen[index])
+            throw UserError(fmt::format("{}: shard {} is given twice", names[i], text));
+        seen[index] = 1;
+    }
+    std::string missing;
+    for (size_t k = 0; k < total; ++k)
+        if (!seen[k]) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", k);
+    if (missing.empty()) return;
+    if (!allow_partial)
+        throw UserError(
+            fmt::format("merge: shards {} of {} are missing (--allow-partial joins "
+                        "the others and marks the result incomplete)",
+                        missing, total));
+    merged_scenario["complete"] = false;
+}
+
+}  // namespace
+
 ResultsFile merge_results(const std::vector<ResultsFile> &parts,
-                          const std::vector<std::string> &names) {
+                          const std::vector<std::string> &names, bool allow_partial) {
     if (parts.empty()) throw UserError("merge: no results files given");
     ResultsFile merged;
     merged.scenario = parts[0].scenario;
@@ -247,6 +286,7 @@ ResultsFile merge_results(const std::vector<ResultsFile> &parts,
             throw UserError(fmt::format("merge: run {} appears in two shards",
                                         merged.runs[i].value("index", int64_t{0})));
     }
+    check_shard_set(parts, names, allow_partial, merged.scenario);
     return merged;
 }
 

@@ -89,7 +89,9 @@ ResultsFile load_results(const std::string &path);
 void save_results(const ResultsFile &r, const std::string &path);
 
 // Joins shard files into one: scenarios must be the same; runs are ordered by their "index".
+// Every shard of the set ("shard": "I/N") must be there, else a UserError names the missing
+// indices; with `allow_partial` what is there is joined and marked "complete": false.
 ResultsFile merge_results(const std::vector<ResultsFile> &parts,
-                          const std::vector<std::string> &names);
+                          const std::vector<std::string> &names, bool allow_partial = false);
 
 }  // namespace locksim::analysis

@@ -12,7 +12,7 @@
 #include "runner/calibrate.h"
 #include "runner/runner.h"
 #include "sim/profile.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 namespace locksim::cli {
 namespace {

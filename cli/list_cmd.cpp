@@ -65,9 +65,19 @@ CommandRegistrar reg([](CLI::App &app) {
         for (const auto &w : workload_catalog()) {
             fmt::print("{:<14} {}\n", w.name, w.summary);
             print_params(w.params, *verbose);
+            if (!*verbose || w.common_defaults.empty()) continue;
+            // Where a workload has its own defaults for the common parameters (the probe: one
+            // SCHED_FIFO task per CPU), say so here rather than let the common list mislead.
+            std::vector<std::string> own;
+            for (const auto &[name, value] : w.common_defaults)
+                for (const auto &spec : common_workload_params())
+                    if (spec.name == name)
+                        own.push_back(fmt::format("{} = {}", name, show_value(value, spec.type)));
+            fmt::print("      its own defaults of the common parameters: {}\n",
+                       fmt::join(own, ", "));
         }
         if (*verbose) {
-            fmt::print("every workload also takes:\n");
+            fmt::print("every workload also takes (defaults unless a workload says otherwise):\n");
             print_params(common_workload_params(), true);
         }
     });

@@ -4,7 +4,7 @@
 #include <exception>
 
 #include "cli/command.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 namespace locksim::cli {
 

@@ -8,6 +8,7 @@
 #include "analysis/results_file.h"
 #include "cli/command.h"
 #include "cli/limit_options.h"
+#include "cli/paths.h"
 
 namespace locksim::cli {
 namespace {
@@ -29,9 +30,7 @@ void run_pick(const PickArgs &a) {
 CommandRegistrar reg([](CLI::App &app) {
     auto a = std::make_shared<PickArgs>();
     auto *cmd = app.add_subcommand("pick", "Rank the designs in a results file against limits");
-    cmd->add_option("results", a->results, "results.json from run, compare or sweep")
-        ->required()
-        ->check(CLI::ExistingFile);
+    cmd->add_option("results", a->results, "results.json from run, compare or sweep")->required();
     add_limit_options(cmd, a->limits);
     cmd->footer(
         "Ranking: designs meeting every limit first; then designs without self-check "
@@ -48,16 +47,18 @@ CommandRegistrar reg([](CLI::App &app) {
 
     auto out = std::make_shared<std::string>();
     auto shards = std::make_shared<std::vector<std::string>>();
+    auto allow_partial = std::make_shared<bool>(false);
     auto *merge = app.add_subcommand("merge", "Join the results files of sharded sweeps");
     merge->add_option("out", *out, "Merged results file to write")->required();
-    merge->add_option("shards", *shards, "Results files of the shards")
-        ->required()
-        ->check(CLI::ExistingFile);
-    merge->callback([out, shards] {
+    merge->add_option("shards", *shards, "Results files of the shards")->required();
+    merge->add_flag("--allow-partial", *allow_partial,
+                    "Join an incomplete shard set (the result says \"complete\": false)");
+    merge->callback([out, shards, allow_partial] {
+        check_output_file(*out, "merge OUT");
         std::vector<analysis::ResultsFile> parts;
         for (const auto &s : *shards)
             parts.push_back(analysis::load_results(s));
-        analysis::ResultsFile merged = analysis::merge_results(parts, *shards);
+        analysis::ResultsFile merged = analysis::merge_results(parts, *shards, *allow_partial);
         analysis::save_results(merged, *out);
         fmt::print("merged {} runs from {} files into {}\n", merged.runs.size(), shards->size(),
                    *out);

@@ -2,6 +2,7 @@
 // scripts and for checking against other implementations. Every input line gets exactly one
 // output line, flushed at once:
 //   av SCON TCON CLASS      -> allowed=0x%08x auditallow=0x%08x auditdeny=0x%08x
+//                              (with --names: allowed=read,open auditallow= auditdeny=...)
 //   create SCON TCON CLASS  -> context=NEWCON
 //   valid CON               -> valid=1 | valid=0
 //   setbool NAME 0|1        -> ok (in force for the following lines)
@@ -52,9 +53,23 @@ std::string errno_name(int rc) {
     }
 }
 
+// The permission names of the bits set in `av`, comma-separated in bit order; a bit the class
+// does not define is shown as its hex value.
+std::string permission_names(const ss::ClassDatum &cls, uint32_t av) {
+    std::string out;
+    for (uint32_t bit = 0; bit < 32; ++bit) {
+        if (!(av & (1u << bit))) continue;
+        std::string_view name = cls.permissions.name_of(bit + 1);
+        if (name.empty() && cls.comdatum) name = cls.comdatum->permissions.name_of(bit + 1);
+        if (!out.empty()) out += ',';
+        out += name.empty() ? fmt::format("{:#x}", 1u << bit) : std::string(name);
+    }
+    return out;
+}
+
 class QuerySession {
   public:
-    explicit QuerySession(ss::PolicyState st) : st_(std::move(st)) {}
+    QuerySession(ss::PolicyState st, bool names) : st_(std::move(st)), names_(names) {}
 
     std::string handle(std::string_view line) {
         std::vector<std::string_view> w = split_words(line);
@@ -73,6 +88,11 @@ class QuerySession {
                 ss::AvDecision avd;
                 if (int rc = ss::compute_av(st_, ssid, tsid, cls->value, &avd))
                     return fmt::format("error={} no decision", errno_name(rc));
+                if (names_)
+                    return fmt::format("allowed={} auditallow={} auditdeny={}",
+                                       permission_names(*cls, avd.allowed),
+                                       permission_names(*cls, avd.auditallow),
+                                       permission_names(*cls, avd.auditdeny));
                 return fmt::format("allowed=0x{:08x} auditallow=0x{:08x} auditdeny=0x{:08x}",
                                    avd.allowed, avd.auditallow, avd.auditdeny);
             }
@@ -105,10 +125,11 @@ class QuerySession {
 
   private:
     ss::PolicyState st_;
+    bool names_;
 };
 
-void run_query(const std::string &policy_file) {
-    QuerySession session(ss::policy_state_create(ss::policydb_read_file(policy_file)));
+void run_query(const std::string &policy_file, bool names) {
+    QuerySession session(ss::policy_state_create(ss::policydb_read_file(policy_file)), names);
     std::ios::sync_with_stdio(false);
     std::string line;
     while (std::getline(std::cin, line)) {
@@ -123,9 +144,13 @@ CommandRegistrar reg([](CLI::App &app) {
     auto *cmd = app.add_subcommand(
         "query", "Answer av/create/valid/setbool queries read from stdin, one line each");
     static std::string file_storage;
+    static bool names_storage = false;
     auto *file = &file_storage;
+    auto *names = &names_storage;
     cmd->add_option("--policy", *file, "Binary policy file")->required();
-    cmd->callback([file] { run_query(*file); });
+    cmd->add_flag("--names", *names,
+                  "Print the permissions of 'av' by name (comma-separated) instead of in hex");
+    cmd->callback([file, names] { run_query(*file, *names); });
 });
 
 }  // namespace

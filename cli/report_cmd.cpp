@@ -22,9 +22,7 @@ CommandRegistrar reg([](CLI::App &app) {
     auto a = std::make_shared<ReportArgs>();
     auto *cmd = app.add_subcommand(
         "report", "Plots of a results file and an index.html with the table and the verdict");
-    cmd->add_option("results", a->results, "results.json from run, compare or sweep")
-        ->required()
-        ->check(CLI::ExistingFile);
+    cmd->add_option("results", a->results, "results.json from run, compare or sweep")->required();
     cmd->add_option("-o,--out", a->out, "Directory to write the report into")->required();
     add_limit_options(cmd, a->limits);
     cmd->add_option("--reader-op", a->options.reader_op,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -19,10 +20,11 @@
 #include "analysis/table.h"
 #include "cli/command.h"
 #include "cli/duration_warnings.h"
+#include "cli/paths.h"
 #include "cli/trace_options.h"
 #include "kernel/results.h"
 #include "runner/runner.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 namespace locksim::cli {
 namespace {
@@ -43,6 +45,7 @@ struct RunArgs {
     std::vector<std::string> strategies;
     std::vector<int64_t> seeds;
     std::string shard;
+    std::string duration;
     int threads = 0;
     bool quiet = false;
     std::string platform = "sim";
@@ -117,19 +120,22 @@ void print_run_detail(const nlohmann::json &run) {
     }
 }
 
+// Digits only: a sign or a blank is refused (std::stoul would wrap "-2" to a huge number).
 std::pair<size_t, size_t> parse_shard(const std::string &text) {
-    size_t slash = text.find('/');
-    try {
-        if (slash != std::string::npos) {
-            size_t i = std::stoul(text.substr(0, slash)), n = std::stoul(text.substr(slash + 1));
-            if (n > 0 && i < n) return {i, n};
-        }
-    } catch (const std::exception &) {
-    }
+    auto number = [](std::string_view digits, size_t *out) {
+        auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *out);
+        return !digits.empty() && ec == std::errc() && ptr == digits.data() + digits.size();
+    };
+    size_t slash = text.find('/'), i = 0, n = 0;
+    if (slash != std::string::npos && number(std::string_view(text).substr(0, slash), &i) &&
+        number(std::string_view(text).substr(slash + 1), &n) && n > 0 && i < n)
+        return {i, n};
     throw UserError(fmt::format("--shard: '{}' is not I/N with 0 <= I < N", text));
 }
 
 void run_command(Mode mode, const RunArgs &a) {
+    for (int64_t seed : a.seeds)
+        if (seed < 0) throw UserError(fmt::format("--seed: {} is negative (seeds are >= 0)", seed));
     Scenario scenario = load_scenario(a.file);
     if (!a.seeds.empty()) scenario.seeds = a.seeds;
     if (!a.strategies.empty()) {
@@ -146,9 +152,29 @@ void run_command(Mode mode, const RunArgs &a) {
     } else if (mode == Mode::Run) {
         scenario.strategies.resize(1);
     }
+    if (!a.duration.empty()) {
+        int64_t ns = analysis::parse_limit_ns("--duration", a.duration);
+        if (ns < 1000) throw UserError(fmt::format("--duration {}: at least 1us", a.duration));
+        scenario.duration_ns = ns;
+        // Statistics start after the warm-up; a warm-up as long as the run would leave none.
+        scenario.warmup_ns = std::min(scenario.warmup_ns, ns / 10);
+    }
     std::vector<Scenario> points =
         mode == Mode::Sweep ? expand_sweep(scenario) : std::vector<Scenario>{scenario};
     if (mode != Mode::Sweep) points[0].sweep.clear();
+    // A sweep point is re-read from the file: the command line's choices apply to it too.
+    for (Scenario &p : points) {
+        p.seeds = scenario.seeds;
+        // The chosen strategies by label, keeping the point's own options (a swept option).
+        std::vector<StrategySpec> chosen;
+        for (const StrategySpec &want : scenario.strategies)
+            for (const StrategySpec &have : p.strategies)
+                if (have.label == want.label) chosen.push_back(have);
+        p.strategies = std::move(chosen);
+        if (a.duration.empty()) continue;
+        p.duration_ns = scenario.duration_ns;
+        p.warmup_ns = std::min(p.warmup_ns, p.duration_ns / 10);
+    }
     std::vector<RunJob> jobs = plan_runs(points);
     std::string shard_text;
     if (!a.shard.empty()) {
@@ -159,6 +185,11 @@ void run_command(Mode mode, const RunArgs &a) {
         jobs = std::move(slice);
         shard_text = a.shard;
     }
+    // The output directory is checked before anything runs, so a wrong -o costs no run.
+    fs::path dir = !a.out_dir.empty()             ? fs::path(a.out_dir)
+                   : !scenario.output.dir.empty() ? fs::path(scenario.output.dir)
+                                                  : fs::path("results") / scenario.name;
+    make_output_dir(dir, a.out_dir.empty() ? "output.dir" : "-o");
     const bool tty = isatty(STDERR_FILENO) && !a.quiet;
     RunOptions options;
     options.threads = a.threads;
@@ -169,10 +200,9 @@ void run_command(Mode mode, const RunArgs &a) {
         throw UserError(
             "--trace records the simulator's timeline; it cannot be used with "
             "--platform real");
-    if (!a.trace.path.empty()) {
-        options.trace = trace_options(a.trace);
-        fs::path parent = fs::path(a.trace.path).parent_path();
-        if (!parent.empty()) fs::create_directories(parent);
+    if (!a.trace.path.empty() && !jobs.empty()) {
+        options.trace = trace_options(a.trace, jobs.front().point->duration_ns);
+        check_output_file(a.trace.path, "--trace");
     }
     if (tty) {
         options.progress = [](size_t done, size_t total) {
@@ -188,10 +218,6 @@ void run_command(Mode mode, const RunArgs &a) {
     std::signal(SIGINT, previous);
     if (!shard_text.empty()) results.scenario["shard"] = shard_text;
 
-    fs::path dir = !a.out_dir.empty()             ? fs::path(a.out_dir)
-                   : !scenario.output.dir.empty() ? fs::path(scenario.output.dir)
-                                                  : fs::path("results") / scenario.name;
-    fs::create_directories(dir);
     const auto &formats = scenario.output.formats;
     auto wants = [&](const char *f) { return std::count(formats.begin(), formats.end(), f) > 0; };
     std::vector<analysis::RunSummary> summaries = results.summaries(dir.string());
@@ -211,7 +237,8 @@ void run_command(Mode mode, const RunArgs &a) {
     if (!a.trace.path.empty() && !results.runs.empty() && !a.quiet)
         fmt::print("timeline of {} (seed {}): {}\n", jobs.front().strategy->label,
                    jobs.front().seed, a.trace.path);
-    if (g_interrupted.load()) {
+    // Ctrl-C during the last runs lets them finish: then nothing was lost and nothing is said.
+    if (g_interrupted.load() && !results.scenario.value("complete", true)) {
         fmt::print(stderr, "interrupted: {} of {} runs finished and were kept\n",
                    results.runs.size(), jobs.size());
         throw CLI::RuntimeError(130);
@@ -221,14 +248,15 @@ void run_command(Mode mode, const RunArgs &a) {
 void add_mode(CLI::App &app, Mode mode, const char *name, const char *help) {
     auto a = std::make_shared<RunArgs>();
     auto *cmd = app.add_subcommand(name, help);
-    cmd->add_option("scenario", a->file, "Scenario file (TOML)")
-        ->required()
-        ->check(CLI::ExistingFile);
+    cmd->add_option("scenario", a->file, "Scenario file (TOML)")->required();
     cmd->add_option("-o,--out", a->out_dir,
                     "Results directory (default: the scenario's output.dir, "
                     "else results/<scenario name>)");
     cmd->add_option("-s,--strategy", a->strategies, "Only these strategies (by label)");
     cmd->add_option("--seed", a->seeds, "Seeds to run instead of the scenario's");
+    cmd->add_option("--duration", a->duration,
+                    "Simulated time of each run instead of the scenario's, e.g. 5ms (the "
+                    "warm-up is cut to a tenth of it when longer)");
     cmd->add_option("-j,--threads", a->threads, "Runs in parallel (default: all cores)");
     cmd->add_option("--platform", a->platform,
                     "sim (default) or real: host threads with real primitives, one run at a time")

@@ -1,8 +1,13 @@
-// `locksim scenario check FILE...`: validates scenario files without running them.
+// `locksim scenario check FILE...`: validates scenario files without running them, and opens
+// the policy and CPU profile files they name (every sweep point's) to check their format.
 #include <fmt/core.h>
+
+#include <set>
 
 #include "cli/command.h"
 #include "cli/duration_warnings.h"
+#include "sim/profile.h"
+#include "ss/policydb.h"
 #include "workloads/scenario.h"
 
 namespace locksim::cli {
@@ -15,9 +20,18 @@ struct CheckArgs {
 void check(const CheckArgs &args) {
     for (const auto &file : args.files) {
         Scenario s = load_scenario(file);
-        size_t points = expand_sweep(s).size();
+        std::vector<Scenario> points = expand_sweep(s);
+        std::set<std::string> policies, profiles;
+        for (const Scenario &p : points) {
+            if (p.policy.source == PolicySpec::Source::File) policies.insert(p.policy.path);
+            profiles.insert(p.machine.profile);
+        }
+        for (const auto &path : policies)
+            ss::policydb_read_file(path);
+        for (const auto &name : profiles)
+            sim::find_profile(name);
         fmt::print("{}: ok ({} strategies, {} workloads, {} seeds, {} sweep points)\n", file,
-                   s.strategies.size(), s.workloads.size(), s.seeds.size(), points);
+                   s.strategies.size(), s.workloads.size(), s.seeds.size(), points.size());
         print_duration_warnings(file, expected_counts(s));
     }
 }
@@ -27,9 +41,7 @@ CommandRegistrar reg([](CLI::App &app) {
     scenario->require_subcommand(1);
     auto args = std::make_shared<CheckArgs>();
     auto *cmd = scenario->add_subcommand("check", "Validate scenario files without running them");
-    cmd->add_option("files", args->files, "Scenario files (TOML)")
-        ->required()
-        ->check(CLI::ExistingFile);
+    cmd->add_option("files", args->files, "Scenario files (TOML)")->required();
     cmd->callback([args] { check(*args); });
 });
 

@@ -6,16 +6,20 @@
 //   ...
 //   sim::SimPlatform platform(config);             // the run to trace
 //   std::unique_ptr<sim::ChromeTraceRecorder> rec;
-//   if (!trace.path.empty()) rec = sim::enable_chrome_trace(platform, trace_options(trace));
-//   kernel::RunResults r = platform.run();
-//   if (rec) sim::write_chrome_trace(*rec, trace.path);
+//   if (!trace.path.empty()) rec = sim::enable_chrome_trace(platform, trace_options(trace,
+//   run_end)); kernel::RunResults r = platform.run(); if (rec) sim::write_chrome_trace(*rec,
+//   trace.path);
 #pragma once
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
+
 #include <string>
 
 #include "analysis/pick.h"
 #include "sim/chrome_trace.h"
+#include "util/error.h"
+#include "util/params.h"
 
 namespace locksim::cli {
 
@@ -36,11 +40,17 @@ inline void add_trace_options(CLI::App *cmd, TraceArgs &a) {
         ->capture_default_str();
 }
 
-// UserError naming the option on a bad time.
-inline sim::TraceOptions trace_options(const TraceArgs &a) {
+// UserError naming the option on a bad time, or a window that holds nothing of a run of
+// `run_end_ns` simulated nanoseconds.
+inline sim::TraceOptions trace_options(const TraceArgs &a, int64_t run_end_ns) {
     sim::TraceOptions o;
     if (!a.from.empty()) o.from = analysis::parse_limit_ns("--trace-from", a.from);
     if (!a.to.empty()) o.to = analysis::parse_limit_ns("--trace-to", a.to);
+    if (!a.from.empty() && o.from >= run_end_ns)
+        throw UserError(fmt::format("--trace-from {}: the run ends at {}", a.from,
+                                    format_duration_ns(run_end_ns)));
+    if (!a.from.empty() && !a.to.empty() && o.to <= o.from)
+        throw UserError(fmt::format("--trace-to {}: not after --trace-from {}", a.to, a.from));
     o.max_events = a.max_events;
     return o;
 }

@@ -19,9 +19,9 @@
 #include "runner/runner.h"
 #include "sim/profile.h"
 #include "sim/sim_platform.h"
-#include "ss/error.h"
 #include "ss/policydb.h"
 #include "strategies/security_server.h"
+#include "util/error.h"
 #include "workloads/scenario.h"
 #include "workloads/torture.h"
 
@@ -189,9 +189,7 @@ CommandRegistrar reg([](CLI::App &app) {
     auto *cmd = app.add_subcommand(
         "validate",
         "Run a scenario's strategies on the simulator and on host threads, side by side");
-    cmd->add_option("file", args->file, "Scenario file (TOML)")
-        ->required()
-        ->check(CLI::ExistingFile);
+    cmd->add_option("file", args->file, "Scenario file (TOML)")->required();
     cmd->add_option("--profile", args->profile,
                     "CPU profile for the simulator (default: host, from 'locksim calibrate')");
     cmd->add_option("--duration-ms", args->duration_ms,

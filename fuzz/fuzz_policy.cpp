@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <span>
 
-#include "ss/error.h"
 #include "ss/policydb.h"
+#include "util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     using namespace locksim::ss;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "ss/error.h"
+#include "util/error.h"
 #include "workloads/scenario.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -15,9 +15,9 @@
 #include "kernel/kernel.h"
 #include "real/real_platform.h"
 #include "real/urcu.h"
-#include "ss/error.h"
 #include "ss/policydb.h"
 #include "ss/services.h"
+#include "util/error.h"
 #include "workloads/policy_facts.h"
 
 namespace locksim {

@@ -9,11 +9,11 @@
 
 #include "real/real_platform.h"
 #include "sim/sim_platform.h"
-#include "ss/error.h"
 #include "ss/policy_gen.h"
 #include "ss/policydb.h"
 #include "ss/services.h"
 #include "strategies/security_server.h"
+#include "util/error.h"
 #include "workloads/policy_facts.h"
 #include "workloads/workload.h"
 

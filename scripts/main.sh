@@ -5,7 +5,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-scripts/setup.sh
+scripts/setup.sh main
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOCKSIM_TESTS=OFF \
   -DLOCKSIM_BENCH=OFF >/dev/null
 cmake --build build/release -j "$(nproc)" --target locksim

@@ -2,19 +2,27 @@
 # Installs what locksim needs on Debian 12 and builds the Debian reference policies.
 # Safe to run again: packages are installed only when missing, policies only when absent.
 #
-#   scripts/setup.sh            packages + policies
-#   scripts/setup.sh packages   packages only
+#   scripts/setup.sh main       what the main job needs (scripts/main.sh): packages + policies
+#   scripts/setup.sh [all]      that, and what the tests need (scripts/test.sh)
+#   scripts/setup.sh packages   every package only
 #   scripts/setup.sh policies   policies only
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:-all}
 
-packages=(g++ make cmake pkgconf ninja-build libboost-dev libboost-context-dev liburcu-dev libtbb-dev
-  libbenchmark-dev libgtest-dev libsepol-dev libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
-  libfmt-dev checkpolicy clang libclang-rt-14-dev clang-format python3-matplotlib libsimgrid-dev
-  rt-tests bzip2 ca-certificates chromium)
+# The main job: build locksim, run it, draw the report; bzip2 and ca-certificates build the
+# policies from Debian's packages.
+main_packages=(g++ make cmake pkgconf ninja-build libboost-dev libboost-context-dev liburcu-dev
+  libtbb-dev libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev python3-matplotlib
+  bzip2 ca-certificates)
+# The tests and benchmarks only: GoogleTest and Benchmark, libsepol (the oracle) and checkpolicy
+# (the fixtures), clang for libFuzzer, SimGrid and cyclictest (peers measured against),
+# Chromium (renders the report's page), clang-format.
+test_packages=(libgtest-dev libbenchmark-dev libsepol-dev checkpolicy clang libclang-rt-14-dev
+  clang-format libsimgrid-dev rt-tests chromium)
 
 install_packages() {
+  local packages=("$@")
   local missing=()
   for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -68,8 +76,9 @@ build_policies() {
 }
 
 case "$what" in
-  all) install_packages; build_policies ;;
-  packages) install_packages ;;
+  main) install_packages "${main_packages[@]}"; build_policies ;;
+  all) install_packages "${main_packages[@]}" "${test_packages[@]}"; build_policies ;;
+  packages) install_packages "${main_packages[@]}" "${test_packages[@]}" ;;
   policies) build_policies ;;
-  *) echo "usage: $0 [all|packages|policies]" >&2; exit 2 ;;
+  *) echo "usage: $0 [main|all|packages|policies]" >&2; exit 2 ;;
 esac

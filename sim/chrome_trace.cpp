@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/sim_platform.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 namespace locksim::sim {
 

@@ -9,7 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "ss/error.h"
+#include "util/error.h"
+#include "util/read_file.h"
 
 #ifndef LOCKSIM_PROFILE_DIR_DEFAULT
 #define LOCKSIM_PROFILE_DIR_DEFAULT "profiles"
@@ -133,11 +134,7 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
 }
 
 CpuProfile load_profile_file(const std::filesystem::path &path) {
-    std::ifstream in(path);
-    if (!in) throw UserError(fmt::format("{}: cannot open profile", path.string()));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse_profile(ss.str(), path.string());
+    return parse_profile(read_whole_file(path.string(), "profile"), path.string());
 }
 
 std::filesystem::path profile_dir() {
@@ -157,8 +154,7 @@ std::vector<std::string> list_profiles() {
 CpuProfile find_profile(const std::string &name_or_path) {
     std::filesystem::path shipped = profile_dir() / (name_or_path + ".toml");
     if (std::filesystem::exists(shipped)) return load_profile_file(shipped);
-    if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".toml"))
-        return load_profile_file(name_or_path);
+    if (names_a_file(name_or_path, ".toml")) return load_profile_file(name_or_path);
     std::string known;
     for (const auto &n : list_profiles())
         known += (known.empty() ? "" : ", ") + n;

@@ -16,7 +16,7 @@ void ebitmap_read(BinaryReader &r, Ebitmap &e) {
         return;
     }
     if (count == 0) r.fail("ebitmap with high bit {} has no maps", highbit);
-    r.check_count(count, 12, "ebitmap map");
+    r.check_count(count, kEbitmapMapBytes, "ebitmap map");
     EbitmapNode *n = nullptr;
     for (uint32_t i = 0; i < count; ++i) {
         uint32_t startbit = r.u32();

@@ -14,18 +14,35 @@
 
 #include "ss/context.h"
 #include "ss/ebitmap.h"
-#include "ss/error.h"
 #include "ss/mls_types.h"
+#include "ss/policydb.h"
 #include "ss/work_meter.h"
+#include "util/error.h"
 
 namespace locksim::ss {
 
+// The smallest legal encoding of the variable-length pieces, from which every count check
+// derives the least size of its entry: an empty ebitmap is {mapunit, highbit = 0, count = 0};
+// a level is its sensitivity and an ebitmap; a range of one level is {items = 1, sens, cats}
+// (the writer emits one level when low equals high); a context is {user, role, type, range}.
+inline constexpr size_t kEbitmapMinBytes = 12;
+inline constexpr size_t kEbitmapMapBytes = 12;  // {startbit u32, map u64}
+inline constexpr size_t kMlsLevelMinBytes = 4 + kEbitmapMinBytes;
+inline constexpr size_t kMlsRangeMinBytes = 4 + 4 + kEbitmapMinBytes;
+inline constexpr size_t kContextMinBytes = 12 + kMlsRangeMinBytes;
+// A counted string: its length, then at least one byte.
+inline constexpr size_t kNameMinBytes = 4 + 1;
+
 class BinaryReader {
   public:
-    BinaryReader(std::span<const uint8_t> data, std::string_view source)
-        : data_(data), source_(source) {}
+    BinaryReader(std::span<const uint8_t> data, std::string_view source,
+                 std::vector<PolicySection> *sections = nullptr)
+        : data_(data), source_(source), sections_(sections) {}
 
-    void section(const char *name) { section_ = name; }
+    void section(const char *name) {
+        section_ = name;
+        if (sections_) sections_->push_back({name, pos_});
+    }
     const char *section() const { return section_; }
     size_t pos() const { return pos_; }
     size_t remaining() const { return data_.size() - pos_; }
@@ -77,6 +94,7 @@ class BinaryReader {
   private:
     std::span<const uint8_t> data_;
     std::string source_;
+    std::vector<PolicySection> *sections_;
     const char *section_ = "header";
     size_t pos_ = 0;
     size_t last_ = 0;

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "ss/error.h"
+#include "util/error.h"
 
 namespace locksim::ss {
 namespace {

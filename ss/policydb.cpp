@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "ss/error.h"
+#include "util/error.h"
 
 namespace locksim::ss {
 

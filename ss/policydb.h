@@ -401,9 +401,19 @@ bool policydb_context_isvalid(const PolicyBase &p, const Context &c,
 
 // --- binary I/O -----------------------------------------------------------------------------
 
+// Where a section of the binary format starts: the names policydb_read's errors use, in file
+// order, with the byte offset of the section's first field.
+struct PolicySection {
+    std::string name;
+    size_t offset = 0;
+};
+
 // Reads a binary policy (versions 19..33). Throws UserError("<source>: <section> at byte <n>:
-// <what>") on any malformed input. Allocations are bounded by what the file can hold.
-Policydb policydb_read(std::span<const uint8_t> data, std::string_view source = "policy");
+// <what>") on any malformed input. Allocations are bounded by what the file can hold: every
+// count is checked against the smallest legal encoding of its entries. `sections`, when given,
+// receives each section as it is reached.
+Policydb policydb_read(std::span<const uint8_t> data, std::string_view source = "policy",
+                       std::vector<PolicySection> *sections = nullptr);
 Policydb policydb_read_file(const std::string &path);
 
 // Writes a binary policy of `version` (0: the version it was read as). Versions 24..33.

@@ -10,6 +10,7 @@
 
 #include "ss/binary_io.h"
 #include "ss/policydb.h"
+#include "util/read_file.h"
 
 namespace locksim::ss {
 namespace {
@@ -19,7 +20,9 @@ constexpr uint32_t kBoundsMaxDepth = 4;
 
 class PolicyReader {
   public:
-    PolicyReader(std::span<const uint8_t> data, std::string_view source) : r_(data, source) {}
+    PolicyReader(std::span<const uint8_t> data, std::string_view source,
+                 std::vector<PolicySection> *sections)
+        : r_(data, source, sections) {}
 
     Policydb read() {
         base_ = std::make_shared<PolicyBase>();
@@ -109,7 +112,7 @@ class PolicyReader {
 
     void read_perms(Symtab<PermDatum> &perms, uint32_t nprim, uint32_t nel) {
         if (nprim > kPermSymtabSize) r_.fail("{} permissions (at most {})", nprim, kPermSymtabSize);
-        r_.check_count(nel, 9, "permission");
+        r_.check_count(nel, 4 + kNameMinBytes, "permission");
         perms.init(nel);
         for (uint32_t i = 0; i < nel; ++i) {
             auto d = std::make_unique<PermDatum>();
@@ -125,12 +128,12 @@ class PolicyReader {
     }
 
     void read_constraints(std::vector<Constraint> &out, uint32_t ncons, bool allow_xtarget) {
-        r_.check_count(ncons, 8, "constraint");
+        r_.check_count(ncons, 8, "constraint");  // permissions, nexpr = 0
         out.resize(ncons);
         for (Constraint &c : out) {
             c.permissions = r_.u32();
             uint32_t nexpr = r_.u32();
-            r_.check_count(nexpr, 12, "constraint expression");
+            r_.check_count(nexpr, 12, "constraint expression");  // an attribute test
             c.expr.resize(nexpr);
             int depth = -1;
             for (ConstraintExpr &e : c.expr) {
@@ -172,7 +175,7 @@ class PolicyReader {
     }
 
     void read_symtabs() {
-        read_symtab("commons", p().commons, 16 + 1, [&](CommonDatum &d) {
+        read_symtab("commons", p().commons, 12 + kNameMinBytes, [&](CommonDatum &d) {
             uint32_t len = r_.u32();
             d.value = r_.u32();
             uint32_t nprim = r_.u32();
@@ -180,7 +183,7 @@ class PolicyReader {
             d.name = r_.str(len, "common name");
             read_perms(d.permissions, nprim, nel);
         });
-        read_symtab("classes", p().classes, 28 + 1, [&](ClassDatum &d) {
+        read_symtab("classes", p().classes, 24 + kNameMinBytes, [&](ClassDatum &d) {
             uint32_t len = r_.u32();
             uint32_t len2 = r_.u32();
             d.value = r_.u32();
@@ -212,7 +215,11 @@ class PolicyReader {
             }
         });
         const bool bounds = vers() >= POLICYDB_VERSION_BOUNDARY;
-        read_symtab("roles", p().roles, 8 + 24 + 1, [&](RoleDatum &d) {
+        // Least sizes of a role and a user: value and name, then their sets and levels.
+        constexpr size_t role_min = 4 + kNameMinBytes + 2 * kEbitmapMinBytes;
+        constexpr size_t user_min =
+            4 + kNameMinBytes + kEbitmapMinBytes + kMlsRangeMinBytes + kMlsLevelMinBytes;
+        read_symtab("roles", p().roles, role_min, [&](RoleDatum &d) {
             uint32_t len = r_.u32();
             d.value = r_.u32();
             if (bounds) d.bounds = r_.u32();
@@ -222,7 +229,7 @@ class PolicyReader {
             if (d.name == OBJECT_R && d.value != OBJECT_R_VAL)
                 r_.fail("role {} has value {}, not {}", OBJECT_R, d.value, OBJECT_R_VAL);
         });
-        read_symtab("types", p().types, 12 + 1, [&](TypeDatum &d) {
+        read_symtab("types", p().types, 8 + kNameMinBytes, [&](TypeDatum &d) {
             uint32_t len = r_.u32();
             d.value = r_.u32();
             if (bounds) {
@@ -235,7 +242,7 @@ class PolicyReader {
             }
             d.name = r_.str(len, "type name");
         });
-        read_symtab("users", p().users, 8 + 12 + 1, [&](UserDatum &d) {
+        read_symtab("users", p().users, user_min, [&](UserDatum &d) {
             uint32_t len = r_.u32();
             d.value = r_.u32();
             if (bounds) d.bounds = r_.u32();
@@ -244,21 +251,22 @@ class PolicyReader {
             mls_range_read(r_, d.range);
             mls_level_read(r_, d.dfltlevel);
         });
-        read_symtab("booleans", cond_->bools, 12 + 1, [&](BoolDatum &d) {
+        read_symtab("booleans", cond_->bools, 8 + kNameMinBytes, [&](BoolDatum &d) {
             d.value = r_.u32();
             uint32_t state = r_.u32();
             if (state > 1) r_.fail("boolean state {} is not 0 or 1", state);
             d.state = static_cast<int>(state);
             d.name = r_.str(r_.u32(), "boolean name");
         });
-        read_symtab("sensitivities", p().levels, 8 + 16 + 1, [&](LevelDatum &d) {
-            uint32_t len = r_.u32();
-            d.isalias = r_.u32() != 0;
-            d.name = r_.str(len, "sensitivity name");
-            mls_level_read(r_, d.level);
-            d.value = d.level.sens;
-        });
-        read_symtab("categories", p().cats, 12 + 1, [&](CatDatum &d) {
+        read_symtab("sensitivities", p().levels, 4 + kNameMinBytes + kMlsLevelMinBytes,
+                    [&](LevelDatum &d) {
+                        uint32_t len = r_.u32();
+                        d.isalias = r_.u32() != 0;
+                        d.name = r_.str(len, "sensitivity name");
+                        mls_level_read(r_, d.level);
+                        d.value = d.level.sens;
+                    });
+        read_symtab("categories", p().cats, 8 + kNameMinBytes, [&](CatDatum &d) {
             uint32_t len = r_.u32();
             d.value = r_.u32();
             d.isalias = r_.u32() != 0;
@@ -384,7 +392,7 @@ class PolicyReader {
     void read_cond_list() {
         r_.section("conditional rules");
         uint32_t len = r_.u32();
-        r_.check_count(len, 16, "conditional node");
+        r_.check_count(len, 16, "conditional node");  // state, nexpr, two list lengths
         cond_->te_cond_avtab.alloc(p().te_avtab.nel());
         cond_->cond_list.resize(len);
         for (CondNode &node : cond_->cond_list) {
@@ -445,7 +453,7 @@ class PolicyReader {
         r_.section("filename transitions");
         uint32_t nel = r_.u32();
         if (vers() < POLICYDB_VERSION_COMP_FTRANS) {
-            r_.check_count(nel, 21, "filename transition");
+            r_.check_count(nel, kNameMinBytes + 16, "filename transition");
             p().filename_trans_index.init(nel);
             for (uint32_t i = 0; i < nel; ++i) {
                 std::string name = r_.str(r_.u32(), "filename");
@@ -457,7 +465,9 @@ class PolicyReader {
             }
             return;
         }
-        r_.check_count(nel, 33, "filename transition key");
+        // A key holds at least one rule, whose source types are not empty.
+        constexpr size_t rule_min = kEbitmapMinBytes + kEbitmapMapBytes + 4;
+        r_.check_count(nel, kNameMinBytes + 12 + rule_min, "filename transition key");
         p().filename_trans_index.init(nel);
         for (uint32_t i = 0; i < nel; ++i) {
             FilenameTrans ft;
@@ -468,7 +478,7 @@ class PolicyReader {
             if (!type_ok(ft.ttype) || !class_ok(ft.tclass))
                 r_.fail("filename transition names an unknown type or class");
             if (ndatum == 0) r_.fail("filename transition key with no rules");
-            r_.check_count(ndatum, 16, "filename transition rule");
+            r_.check_count(ndatum, rule_min, "filename transition rule");
             ft.datums.resize(ndatum);
             Ebitmap seen;
             for (FilenameTransDatum &d : ft.datums) {
@@ -506,7 +516,8 @@ class PolicyReader {
         for (uint32_t i = 0; i < n; ++i) {
             r_.section(names[i]);
             uint32_t nel = r_.u32();
-            r_.check_count(nel, 20, "object context");
+            // The smallest kind is an initial SID: its value and one context.
+            r_.check_count(nel, 4 + kContextMinBytes, "object context");
             auto &list = p().ocontexts[i];
             list.resize(nel);
             for (Ocontext &c : list) {
@@ -571,7 +582,7 @@ class PolicyReader {
     void read_genfs() {
         r_.section("genfs");
         uint32_t nel = r_.u32();
-        r_.check_count(nel, 9, "genfs file system");
+        r_.check_count(nel, kNameMinBytes + 4, "genfs file system");
         auto &all = p().genfs;
         all.reserve(nel);
         for (uint32_t i = 0; i < nel; ++i) {
@@ -583,7 +594,7 @@ class PolicyReader {
             if (pos != all.end() && pos->fstype == g.fstype)
                 r_.fail("duplicate genfs file system {}", g.fstype);
             uint32_t nel2 = r_.u32();
-            r_.check_count(nel2, 29, "genfs entry");
+            r_.check_count(nel2, kNameMinBytes + 4 + kContextMinBytes, "genfs entry");
             for (uint32_t j = 0; j < nel2; ++j) {
                 GenfsEntry e;
                 e.path = r_.str(r_.u32(), "genfs path");
@@ -612,7 +623,7 @@ class PolicyReader {
         r_.section("range transitions");
         uint32_t nel = r_.u32();
         bool with_class = vers() >= POLICYDB_VERSION_RANGETRANS;
-        r_.check_count(nel, with_class ? 40 : 36, "range transition");
+        r_.check_count(nel, (with_class ? 12 : 8) + kMlsRangeMinBytes, "range transition");
         p().range_tr_index.init(nel);
         for (uint32_t i = 0; i < nel; ++i) {
             RangeTrans rt;
@@ -688,16 +699,15 @@ class PolicyReader {
 
 }  // namespace
 
-Policydb policydb_read(std::span<const uint8_t> data, std::string_view source) {
-    return PolicyReader(data, source).read();
+Policydb policydb_read(std::span<const uint8_t> data, std::string_view source,
+                       std::vector<PolicySection> *sections) {
+    return PolicyReader(data, source, sections).read();
 }
 
 Policydb policydb_read_file(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(fmt::format("{}: cannot open the policy file", path));
-    std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)),
-                              std::istreambuf_iterator<char>());
-    return policydb_read(data, path);
+    std::string data = read_whole_file(path, "policy file");
+    return policydb_read(std::span(reinterpret_cast<const uint8_t *>(data.data()), data.size()),
+                         path);
 }
 
 }  // namespace locksim::ss

@@ -5,10 +5,10 @@
 #include "ss/avtab.h"
 #include "ss/constraint_eval.h"
 #include "ss/context_string.h"
-#include "ss/error.h"
 #include "ss/mls.h"
 #include "ss/policy_dup.h"
 #include "ss/work_meter.h"
+#include "util/error.h"
 
 namespace locksim::ss {
 

@@ -4,9 +4,9 @@
 
 #include <stdexcept>
 
-#include "ss/error.h"
 #include "strategies/catalog.h"
 #include "strategies/strategy.h"
+#include "util/error.h"
 
 namespace locksim {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "ss/conditional.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 namespace locksim::strategies {
 

@@ -104,16 +104,23 @@ Params Params::with_defaults(const std::vector<ParamSpec> &specs) {
     return p;
 }
 
-std::optional<int64_t> parse_duration_ns(std::string_view text) {
+std::optional<int64_t> parse_duration_ns(std::string_view text, std::string *why) {
+    auto fail = [&](const char *reason) -> std::optional<int64_t> {
+        if (why) *why = reason;
+        return std::nullopt;
+    };
+    constexpr const char *kMalformed = "not a duration: a number and a unit (ns, us, ms, s, m)";
     double number = 0;
     const char *begin = text.data(), *end = text.data() + text.size();
     auto [ptr, ec] = std::from_chars(begin, end, number);
-    if (ec != std::errc() || ptr == begin || number < 0) return std::nullopt;
+    if (ec == std::errc::result_out_of_range) return fail("too large: at most about 292 years");
+    if (ec != std::errc() || ptr == begin) return fail(kMalformed);
+    if (number < 0) return fail("negative");
     std::string_view unit(ptr, static_cast<size_t>(end - ptr));
     double scale;
     if (unit == "ns")
         scale = 1;
-    else if (unit == "us")
+    else if (unit == "us" || unit == "\u00b5s" || unit == "\u03bcs")  // micro sign, Greek mu
         scale = 1e3;
     else if (unit == "ms")
         scale = 1e6;
@@ -122,9 +129,9 @@ std::optional<int64_t> parse_duration_ns(std::string_view text) {
     else if (unit == "m" || unit == "min")
         scale = 60e9;
     else
-        return std::nullopt;
+        return fail(kMalformed);
     double ns = number * scale;
-    if (ns > 9.2e18) return std::nullopt;
+    if (ns > 9.2e18) return fail("too large: at most about 292 years");
     return static_cast<int64_t>(ns + 0.5);
 }
 

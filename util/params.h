@@ -62,8 +62,10 @@ class Params {
     std::map<std::string, ParamValue> values_;
 };
 
-// "250ms", "2s", "40us", "1500ns", "1m" -> nanoseconds. Empty optional if malformed.
-std::optional<int64_t> parse_duration_ns(std::string_view text);
+// "250ms", "2s", "40us" (or "40µs", as the tables print it), "1500ns", "1m" -> nanoseconds.
+// Empty optional if malformed or beyond what int64 nanoseconds hold (about 292 years); `why`,
+// when given, receives the reason in words fit for a message.
+std::optional<int64_t> parse_duration_ns(std::string_view text, std::string *why = nullptr);
 // 1500000 -> "1.5ms": the shortest exact-ish human form, for messages and tables.
 std::string format_duration_ns(int64_t ns);
 

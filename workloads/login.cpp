@@ -3,7 +3,7 @@
 // many roles and types this is the longest read-side section of the security server.
 #include <fmt/core.h>
 
-#include "ss/error.h"
+#include "util/error.h"
 #include "workloads/workload.h"
 
 namespace locksim {

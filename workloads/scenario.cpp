@@ -8,8 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "ss/error.h"
 #include "strategies/catalog.h"
+#include "util/error.h"
+#include "util/read_file.h"
 #include "workloads/catalog.h"
 
 namespace locksim {
@@ -71,11 +72,12 @@ class TableReader {
         const toml::node *n = node(key);
         if (!n) return std::nullopt;
         auto text = n->value_exact<std::string>();
-        std::optional<int64_t> ns = text ? parse_duration_ns(*text) : std::nullopt;
+        std::string why = n->is_number() ? "a number without a unit" : "not a string";
+        std::optional<int64_t> ns = text ? parse_duration_ns(*text, &why) : std::nullopt;
         if (!ns)
-            fail_at(n->source(), fmt::format("'{}' must be a duration with a unit, like \"250ms\", "
-                                             "\"40us\" or \"2s\"",
-                                             where(key)));
+            fail_at(n->source(), fmt::format("'{}' is {} (a duration with a unit, like \"250ms\", "
+                                             "\"40us\" or \"2s\")",
+                                             where(key), why));
         if (*ns < min_ns)
             fail_at(n->source(), fmt::format("'{}' must be at least {}", where(key),
                                              format_duration_ns(min_ns)));
@@ -193,9 +195,18 @@ void read_params(TableReader &r, const std::vector<ParamSpec> &specs, Params &pa
     }
 }
 
-void read_machine(TableReader &r, MachineSpec &m) {
+// A file a scenario names (the policy, a profile) is found relative to the scenario's folder,
+// whatever the working directory; an absolute path is kept.
+std::string resolve_from_scenario(const std::string &scenario_file, const std::string &path) {
+    std::string dir = scenario_file.substr(0, scenario_file.find_last_of('/') + 1);
+    return (path.empty() || path.front() == '/' || dir.empty()) ? path : dir + path;
+}
+
+void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_file) {
     if (auto v = r.get_int("cpus", 1, 4096)) m.cpus = static_cast<int>(*v);
-    if (auto v = r.get<std::string>("profile")) m.profile = *v;
+    // A shipped profile's name stays a name; a path (with '/' or ending in .toml) is a file.
+    if (auto v = r.get<std::string>("profile"))
+        m.profile = names_a_file(*v, ".toml") ? resolve_from_scenario(scenario_file, *v) : *v;
     if (auto v = r.get_choice("preemption", {"none", "voluntary", "full"})) {
         m.preemption = *v == "none"        ? PreemptionModel::None
                        : *v == "voluntary" ? PreemptionModel::Voluntary
@@ -239,8 +250,7 @@ void read_policy(TableReader &r, PolicySpec &p, const std::string &scenario_file
         p.source = PolicySpec::Source::Synthetic;
     if (p.source == PolicySpec::Source::File) {
         if (!path) r.fail("'policy.source = \"file\"' needs 'policy.path'");
-        std::string dir = scenario_file.substr(0, scenario_file.find_last_of('/') + 1);
-        p.path = (path->empty() || path->front() == '/' || dir.empty()) ? *path : dir + *path;
+        p.path = resolve_from_scenario(scenario_file, *path);
     } else if (path) {
         r.fail("'policy.path' is only used with 'policy.source = \"file\"'");
     }
@@ -459,7 +469,7 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
     }
     if (const toml::table *m = r.get_table("machine")) {
         TableReader mr(file, *m, "machine");
-        read_machine(mr, s.machine);
+        read_machine(mr, s.machine, file);
     }
     if (const toml::table *p = r.get_table("policy")) {
         TableReader pr(file, *p, "policy");
@@ -557,11 +567,7 @@ Scenario parse_scenario(std::string_view text, const std::string &source_name) {
 }
 
 Scenario load_scenario(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(fmt::format("{}: cannot open the scenario file", path));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse_scenario(ss.str(), path);
+    return parse_scenario(read_whole_file(path, "scenario file"), path);
 }
 
 std::vector<Scenario> expand_sweep(const Scenario &s) {

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "ss/error.h"
+#include "util/error.h"
 #include "workloads/workload.h"
 
 namespace locksim {

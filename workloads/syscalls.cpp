@@ -13,7 +13,7 @@
 // without SELinux would.
 #include <fmt/core.h>
 
-#include "ss/error.h"
+#include "util/error.h"
 #include "workloads/workload.h"
 
 namespace locksim {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "ss/error.h"
 #include "ss/services.h"
+#include "util/error.h"
 
 namespace locksim {
 

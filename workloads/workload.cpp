@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include "ss/error.h"
+#include "util/error.h"
 #include "workloads/catalog.h"
 
 namespace locksim {

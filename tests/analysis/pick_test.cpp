@@ -9,7 +9,7 @@
 #include "analysis/pick.h"
 #include "analysis/results_file.h"
 #include "analysis/table.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 using namespace locksim;
 using namespace locksim::analysis;

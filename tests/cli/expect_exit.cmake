@@ -1,8 +1,16 @@
-# cmake -DCMD="a;b;c" -DEXPECT_RC=N [-DEXPECT_TEXT=...] -P expect_exit.cmake
+# cmake -DCMD="a;b;c" -DEXPECT_RC=N [-DEXPECT_TEXT=...] [-DONE_LINE=1] -P expect_exit.cmake
+# ONE_LINE: a user's mistake is reported as exactly one line on stderr, "locksim: ...".
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL EXPECT_RC)
   message(FATAL_ERROR "exit status ${rc}, expected ${EXPECT_RC}\n${out}${err}")
 endif()
 if(DEFINED EXPECT_TEXT AND NOT "${out}${err}" MATCHES "${EXPECT_TEXT}")
   message(FATAL_ERROR "output lacks '${EXPECT_TEXT}':\n${out}${err}")
+endif()
+if(ONE_LINE)
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines lines)
+  if(NOT lines EQUAL 1 OR NOT err MATCHES "^locksim: " OR err MATCHES "internal error")
+    message(FATAL_ERROR "expected one line 'locksim: ...' on stderr, got:\n${err}")
+  endif()
 endif()

@@ -15,7 +15,7 @@
 #include "kernel/results.h"
 #include "sim/chrome_trace.h"
 #include "sim/sim_platform.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 using namespace locksim;
 using namespace locksim::kernel;
@@ -304,10 +304,14 @@ TEST(ChromeTrace, CommandLineOptions) {
     app.parse(std::vector<std::string>{"50000", "--trace-max-events", "3ms", "--trace-to", "2ms",
                                        "--trace-from", "t.json", "--trace"});
     EXPECT_EQ(args.path, "t.json");
-    TraceOptions o = cli::trace_options(args);
+    TraceOptions o = cli::trace_options(args, 10 * kMsec);
     EXPECT_EQ(o.from, 2 * kMsec);
     EXPECT_EQ(o.to, 3 * kMsec);
     EXPECT_EQ(o.max_events, 50000u);
+    // A window after the run's end, or empty, holds nothing: refused.
+    EXPECT_THROW(cli::trace_options(args, 2 * kMsec), UserError);
+    args.to = "1ms";
+    EXPECT_THROW(cli::trace_options(args, 10 * kMsec), UserError);
     args.to = "soon";
-    EXPECT_THROW(cli::trace_options(args), UserError);
+    EXPECT_THROW(cli::trace_options(args, 10 * kMsec), UserError);
 }

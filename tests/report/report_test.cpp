@@ -19,7 +19,7 @@
 #include "analysis/report.h"
 #include "analysis/table.h"
 #include "kernel/results.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 using namespace locksim;
 using namespace locksim::analysis;

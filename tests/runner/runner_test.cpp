@@ -6,7 +6,7 @@
 
 #include "analysis/results_file.h"
 #include "runner/runner.h"
-#include "ss/error.h"
+#include "util/error.h"
 
 using namespace locksim;
 

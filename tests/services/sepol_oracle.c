@@ -8,7 +8,11 @@
 
 #include <sepol/context.h>
 #include <sepol/debug.h>
+#include <sepol/policydb/avtab.h>
 #include <sepol/policydb/conditional.h>
+#include <sepol/policydb/context.h>
+#include <sepol/policydb/ebitmap.h>
+#include <sepol/policydb/mls_types.h>
 #include <sepol/policydb/policydb.h>
 #include <sepol/policydb/services.h>
 #include <sepol/policydb/sidtab.h>
@@ -123,8 +127,8 @@ int so_get_user_sids(const char *fromcon, const char *user, char ***out, unsigne
     if (rc) return rc < 0 ? rc : -rc;
     char **strs = calloc(nel ? nel : 1, sizeof(char *));
     for (uint32_t i = 0; i < nel; ++i) {
-        size_t len;
-        if (sepol_sid_to_context(list[i], &strs[i], &len)) strs[i] = strdup("?");
+        strs[i] = so_render(list[i]);
+        if (!strs[i]) strs[i] = strdup("?");
     }
     free(list);
     *out = strs;
@@ -136,4 +140,116 @@ void so_free_strings(char **strs, unsigned n) {
     for (unsigned i = 0; i < n; ++i)
         free(strs[i]);
     free(strs);
+}
+
+int so_compute_sid_kind(unsigned ssid, unsigned tsid, unsigned tclass, int kind, char **out) {
+    sepol_security_id_t nsid;
+    sepol_security_class_t c = (sepol_security_class_t)tclass;
+    int rc = kind == 0   ? sepol_transition_sid(ssid, tsid, c, &nsid)
+             : kind == 1 ? sepol_member_sid(ssid, tsid, c, &nsid)
+                         : sepol_change_sid(ssid, tsid, c, &nsid);
+    if (rc) return rc < 0 ? rc : -rc;
+    *out = so_render(nsid);
+    return *out ? 0 : -EINVAL;
+}
+
+static void append(char **buf, size_t *len, size_t *cap, const char *s) {
+    size_t n = strlen(s);
+    if (*len + n + 1 > *cap) {
+        *cap = (*len + n + 1) * 2;
+        *buf = realloc(*buf, *cap);
+    }
+    memcpy(*buf + *len, s, n + 1);
+    *len += n;
+}
+
+static void append_level(char **buf, size_t *len, size_t *cap, const mls_level_t *l) {
+    append(buf, len, cap, policy.p_sens_val_to_name[l->sens - 1]);
+    ebitmap_node_t *node;
+    unsigned bit;
+    int first = 1;
+    ebitmap_for_each_positive_bit(&l->cat, node, bit) {
+        append(buf, len, cap, first ? ":" : ",");
+        append(buf, len, cap, policy.p_cat_val_to_name[bit]);
+        first = 0;
+    }
+}
+
+char *so_render(unsigned sid) {
+    context_struct_t *c = sepol_sidtab_search(&sids, sid);
+    if (!c) return NULL;
+    size_t len = 0, cap = 256;
+    char *buf = malloc(cap);
+    buf[0] = 0;
+    append(&buf, &len, &cap, policy.p_user_val_to_name[c->user - 1]);
+    append(&buf, &len, &cap, ":");
+    append(&buf, &len, &cap, policy.p_role_val_to_name[c->role - 1]);
+    append(&buf, &len, &cap, ":");
+    append(&buf, &len, &cap, policy.p_type_val_to_name[c->type - 1]);
+    if (policy.mls) {
+        append(&buf, &len, &cap, ":");
+        append_level(&buf, &len, &cap, &c->range.level[0]);
+        if (!mls_level_eq(&c->range.level[0], &c->range.level[1])) {
+            append(&buf, &len, &cap, "-");
+            append_level(&buf, &len, &cap, &c->range.level[1]);
+        }
+    }
+    return buf;
+}
+
+unsigned so_filename_otype(unsigned stype, unsigned ttype, unsigned tclass, const char *name) {
+    filename_trans_key_t key = {.ttype = ttype, .tclass = tclass, .name = (char *)name};
+    filename_trans_datum_t *d = hashtab_search(policy.filename_trans, (hashtab_key_t)&key);
+    for (; d; d = d->next)
+        if (ebitmap_get_bit(&d->stypes, stype - 1)) return d->otype;
+    return 0;
+}
+
+/* A type rule of `specified` for the key, unconditional or in an enabled conditional branch, as
+ * libsepol's own compute_sid looks it up. */
+static int have_type_rule(unsigned stype, unsigned ttype, unsigned tclass, unsigned specified) {
+    avtab_key_t key = {.source_type = (uint16_t)stype,
+                       .target_type = (uint16_t)ttype,
+                       .target_class = (uint16_t)tclass,
+                       .specified = (uint16_t)specified};
+    if (avtab_search(&policy.te_avtab, &key)) return 1;
+    for (avtab_ptr_t n = avtab_search_node(&policy.te_cond_avtab, &key); n;
+         n = avtab_search_node_next(n, (int)specified))
+        if (n->key.specified & AVTAB_ENABLED) return 1;
+    return 0;
+}
+
+int so_socket_sid(unsigned ssid, unsigned tsid, unsigned tclass, char **out) {
+    sepol_security_id_t rsid;
+    int rc = sepol_transition_sid(ssid, tsid, (sepol_security_class_t)tclass, &rsid);
+    if (rc) return rc < 0 ? rc : -rc;
+    context_struct_t *s = sepol_sidtab_search(&sids, ssid);
+    context_struct_t *t = sepol_sidtab_search(&sids, tsid);
+    context_struct_t *r = sepol_sidtab_search(&sids, rsid);
+    if (!s || !t || !r) return -EINVAL;
+    const class_datum_t *cls = policy.class_val_to_struct[tclass - 1];
+    context_struct_t e;
+    context_init(&e);
+    if (context_cpy(&e, r)) return -ENOMEM;
+    int role_rule = 0;
+    for (role_trans_t *rt = policy.role_tr; rt; rt = rt->next)
+        role_rule |= rt->role == s->role && rt->type == t->type && rt->tclass == tclass;
+    if (!cls->default_role && !role_rule) e.role = s->role;
+    if (!cls->default_type && !have_type_rule(s->type, t->type, tclass, AVTAB_TRANSITION))
+        e.type = s->type;
+    range_trans_t key = {.source_type = s->type, .target_type = t->type, .target_class = tclass};
+    if (policy.mls && !cls->default_range &&
+        !hashtab_search(policy.range_tr, (hashtab_key_t)&key)) {
+        mls_context_destroy(&e);
+        if (mls_context_cpy(&e, s)) return -ENOMEM;
+    }
+    sepol_security_id_t esid;
+    if (!policydb_context_isvalid(&policy, &e))
+        rc = -EACCES;
+    else if (sepol_sidtab_context_to_sid(&sids, &e, &esid))
+        rc = -ENOMEM;
+    context_destroy(&e);
+    if (rc) return rc;
+    *out = so_render(esid);
+    return *out ? 0 : -EINVAL;
 }

@@ -37,7 +37,7 @@ inline bool have_file(const std::string &path) {
 // The policies the oracle tests run on: the Debian builds and the compiled fixtures.
 inline std::vector<std::string> oracle_policies() {
     std::vector<std::string> out = {debian_policy("default"), debian_policy("mls")};
-    for (const char *f : {"basic.33", "mls.33", "bounds.33", "cond.33", "cond.24"})
+    for (const char *f : {"basic.33", "mls.33", "bounds.33", "cond.33", "cond.24", "minimal.33"})
         if (have_file(fixture_policy(f))) out.push_back(fixture_policy(f));
     return out;
 }
@@ -65,6 +65,10 @@ class ContextGen {
             if (d && !d->attribute) types_.push_back(t);
         }
     }
+
+    // Leave out category sets that libsepol prints wrongly (for tests that compare libsepol's
+    // strings); a test that compares category sets as sets turns it off.
+    bool avoid_print_quirk = true;
 
     uint32_t uniform(uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng_); }
     std::mt19937_64 &rng() { return rng_; }
@@ -270,7 +274,7 @@ class ContextGen {
                 for (uint32_t n = 1 + uniform(6); n; --n)
                     out.set_bit(bits[uniform(static_cast<uint32_t>(bits.size()))], true);
         }
-        while (sepol_render_quirk(out)) {
+        while (avoid_print_quirk && sepol_render_quirk(out)) {
             // Drop the last bit of the offending word.
             for (uint32_t b : out.bits())
                 if (b % 64 == 63) {
@@ -285,7 +289,7 @@ class ContextGen {
         const LevelDatum *ld = p_.levels.by_value(sens);
         if (!ld) return {};
         Ebitmap out = ebitmap_and(cats, ld->level.cat);
-        while (sepol_render_quirk(out))
+        while (avoid_print_quirk && sepol_render_quirk(out))
             for (uint32_t b : out.bits())
                 if (b % 64 == 63) {
                     out.set_bit(b, false);

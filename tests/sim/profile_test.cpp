@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ss/error.h"
+#include "util/error.h"
 
 using namespace locksim;
 using namespace locksim::sim;

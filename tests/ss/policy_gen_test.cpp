@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "policy_test_util.h"
-#include "ss/error.h"
 #include "ss/policy_gen.h"
+#include "util/error.h"
 
 namespace locksim::ss {
 namespace {

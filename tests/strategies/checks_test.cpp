@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "broken_strategy.h"
-#include "ss/error.h"
 #include "strategies/catalog.h"
 #include "strategies/strategy.h"
 #include "strategy_test_util.h"
+#include "util/error.h"
 
 namespace locksim::strategies::test {
 namespace {

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ss/error.h"
+#include "util/error.h"
 #include "workloads/scenario.h"
 
 namespace fs = std::filesystem;
@@ -186,6 +186,17 @@ TEST(Duration, ParsesAndFormats) {
     EXPECT_FALSE(parse_duration_ns("5"));
     EXPECT_FALSE(parse_duration_ns("ms"));
     EXPECT_FALSE(parse_duration_ns("-1ms"));
+    // The micro sign the tables print, and the Greek mu that looks the same.
+    EXPECT_EQ(parse_duration_ns("200\u00b5s"), 200'000);
+    EXPECT_EQ(parse_duration_ns("200\u03bcs"), 200'000);
+    // Too large for int64 nanoseconds: said so, not called malformed.
+    std::string why;
+    EXPECT_FALSE(parse_duration_ns("300y", &why));
+    EXPECT_NE(why.find("not a duration"), std::string::npos) << why;
+    EXPECT_FALSE(parse_duration_ns("1e12s", &why));
+    EXPECT_NE(why.find("too large"), std::string::npos) << why;
+    EXPECT_FALSE(parse_duration_ns("1e400s", &why));
+    EXPECT_NE(why.find("too large"), std::string::npos) << why;
     EXPECT_FALSE(parse_duration_ns("1e300s"));
     EXPECT_EQ(format_duration_ns(1'500'000), "1.5ms");
     EXPECT_EQ(format_duration_ns(2'000'000'000), "2s");

@@ -2,6 +2,8 @@
 // The command line turns a UserError into its message and exit status 2; anything else that
 // escapes is an internal error (exit status 1). The message names the place: file, line and
 // column for text, section and byte offset for binary input.
+// It lives in util/, the base every layer may include (util/ includes nothing of the others),
+// so that the core, the engines and the command line share it without depending on each other.
 #pragma once
 
 #include <stdexcept>

@@ -3,9 +3,10 @@
 // mandated by the issue: the probe sleeps on a Boost.Asio steady_timer (epoll and timerfd)
 // where cyclictest calls clock_nanosleep, so it pays a few microseconds more per wake-up, and a
 // shared VM moves both by tens of microseconds between runs. The tolerance is therefore wide:
-// the probe's mean lateness must lie within a factor of 4 of cyclictest's, plus 50 us. It still
-// fails when the probe measures the wrong thing (a lateness of zero, of a whole period, or of a
-// different clock).
+// the probe's mean lateness must be at most 4 times cyclictest's plus 50 us, and at least a
+// quarter of it (the probe's timer path is never faster than clock_nanosleep). It fails when the
+// probe measures the wrong thing (a lateness of zero, of a whole period, or of another clock).
+// It runs alone (RUN_SERIAL: other tests on the same CPUs would move both sides).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -75,7 +76,7 @@ TEST(Probe, AgreesWithCyclictest) {
                 fifo ? "SCHED_FIFO 80" : "SCHED_OTHER");
     EXPECT_GT(ours, 0.0);
     EXPECT_LE(ours, 4 * theirs + 50) << "cyclictest " << theirs << " us";
-    EXPECT_GE(ours, theirs / 4 - 50) << "cyclictest " << theirs << " us";
+    EXPECT_GE(ours, theirs / 4) << "cyclictest " << theirs << " us";
 }
 
 }  // namespace
