@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <map>
 
+#include "analysis/seeds.h"
 #include "analysis/table.h"
 #include "util/error.h"
 #include "util/params.h"
@@ -14,66 +16,232 @@ namespace locksim::analysis {
 
 namespace {
 
-// The worst figures of one design over all its runs.
-struct Worst {
-    int64_t preempt_off = 0, irqs_off = 0, probe = 0, toggle = 0, reader_p99 = 0, memory = 0;
-    double ops_per_sec = -1;
-    uint64_t violations = 0;
+// One limit checked against a set of runs.
+struct Outcome {
+    bool given = false;
+    bool over = false;
+    double ratio = 0;
+    std::string text;
 };
 
-struct Check {
-    const char *what;
-    std::optional<int64_t> limit;
-    int64_t value;
-    bool bytes;
-};
+std::string prob_text(double p) {
+    return fmt::format("{:.0e}", p);
+}
+
+// The limits checked against the worst of `runs` (indices into `all`).
+std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector<size_t> &runs,
+                           const Limits &limits, const TailSource &tails) {
+    std::vector<const RunSummary *> ptrs;
+    for (size_t i : runs)
+        ptrs.push_back(&all[i]);
+    const RunSummary w = worst_over(ptrs);
+    struct Check {
+        const char *what;
+        std::optional<int64_t> limit;
+        int64_t value;
+        Censoring censoring;
+        bool bytes;
+        std::optional<double> probability;
+        TailMetric metric;
+        const char *per;
+    };
+    const Check checks[] = {
+        {"preempt-off", limits.max_preempt_off_ns, w.preempt_off_max_ns, w.preempt_off_open, false,
+         limits.preempt_off_probability, TailMetric::PreemptOff, "section"},
+        {"irqs-off", limits.max_irqs_off_ns, w.irqs_off_max_ns, w.irqs_off_open, false,
+         limits.irqs_off_probability, TailMetric::IrqsOff, "section"},
+        {"probe wake-up", limits.max_probe_wakeup_ns, w.probe_max_ns, w.probe_open, false,
+         limits.probe_wakeup_probability, TailMetric::ProbeWakeup, "wake-up"},
+        {"toggle", limits.max_toggle_ns, w.toggle_max_ns, w.toggle_open, false,
+         limits.toggle_probability, TailMetric::Toggle, "commit"},
+        {"reader p99",
+         limits.max_reader_p99_ns,
+         w.reader_p99_ns,
+         {},
+         false,
+         {},
+         TailMetric::PreemptOff,
+         ""},
+        {"memory",
+         limits.max_memory_bytes,
+         w.peak_memory_bytes,
+         {},
+         true,
+         {},
+         TailMetric::PreemptOff,
+         ""},
+    };
+    std::vector<Outcome> out;
+    for (const auto &c : checks) {
+        Outcome o;
+        o.given = c.limit.has_value();
+        if (!o.given) {
+            out.push_back(o);
+            continue;
+        }
+        auto show = [&](int64_t x) { return c.bytes ? human_bytes(x) : human_ns(x); };
+        const int64_t limit = *c.limit;
+        auto ratio_of = [&](double v) {
+            return limit > 0 ? v / static_cast<double>(limit) : (v > 0 ? 1e9 : 0);
+        };
+        if (c.probability) {
+            // The tail estimate of every run; the largest upper bound is judged.
+            double high = 0, estimate = 0;
+            std::string poor;
+            for (size_t i : runs) {
+                TailQuantile q = tails ? tails(i, c.metric, *c.probability) : TailQuantile{};
+                if (!tails) q.note = "no histograms to estimate from";
+                if (!q.ok) {
+                    poor = q.note;
+                    break;
+                }
+                if (q.high >= high) {
+                    high = q.high;
+                    estimate = q.estimate;
+                }
+            }
+            if (!poor.empty()) {
+                o.over = true;
+                o.ratio = 1e9;
+                o.text = fmt::format("{} at p={} per {}: no estimate ({}): cannot meet {}", c.what,
+                                     prob_text(*c.probability), c.per, poor, show(limit));
+            } else {
+                o.over = !(high <= static_cast<double>(limit));
+                o.ratio = ratio_of(high);
+                o.text = fmt::format(
+                    "{} at p={} per {}: {} (upper bound {}) {} {} ({:.2f}x of the limit)", c.what,
+                    prob_text(*c.probability), c.per, show(std::llround(estimate)),
+                    std::isfinite(high) ? show(std::llround(high)) : std::string("unbounded"),
+                    o.over ? ">" : "<=", show(limit), o.ratio);
+            }
+            out.push_back(o);
+            continue;
+        }
+        o.ratio = ratio_of(static_cast<double>(c.value));
+        const std::string at_least = c.censoring.max_censored ? "\u2265" : "";
+        if (c.metric == TailMetric::Toggle && c.censoring.open_at_end > 0) {
+            // A commit that never completed: its cost is unknown, so no commit limit is met.
+            o.over = true;
+            o.ratio = std::max(o.ratio, 1.0);
+            o.text = fmt::format(
+                "{} {}{} vs {}: incomplete (a commit was still running when the run ended)", c.what,
+                at_least, show(c.value), show(limit));
+        } else if (c.censoring.max_censored) {
+            o.over = true;
+            o.ratio = std::max(o.ratio, 1.0);
+            o.text = fmt::format("{} {}{} {} {}: still open when the run ended{}", c.what, at_least,
+                                 show(c.value), c.value > limit ? ">" : "vs", show(limit),
+                                 c.value > limit ? "" : ", so cannot tell");
+        } else {
+            o.over = c.value > limit;
+            o.text = fmt::format("{} {} {} {} ({:.2f}x of the limit)", c.what, show(c.value),
+                                 o.over ? ">" : "<=", show(limit), o.ratio);
+        }
+        out.push_back(o);
+    }
+    return out;
+}
 
 }  // namespace
 
-Pick pick(const std::vector<RunSummary> &runs, const Limits &limits) {
-    std::map<std::string, Worst> worst;
+TailSample run_tail_sample(const nlohmann::json &run, TailMetric m, const std::string &toggle_op) {
+    const nlohmann::json &d = run.at("detail");
+    kernel::Histogram h;
+    std::vector<int64_t> open;
+    auto take = [&](const nlohmann::json &hist, const nlohmann::json *opened) {
+        h.merge(hist.get<kernel::Histogram>());
+        if (opened)
+            for (const auto &v : *opened)
+                open.push_back(v.get<int64_t>());
+    };
+    auto opened = [](const nlohmann::json &j, const char *key) {
+        return j.contains(key) ? &j.at(key) : nullptr;
+    };
+    switch (m) {
+        case TailMetric::PreemptOff:
+        case TailMetric::IrqsOff: {
+            const auto &s = d.at(m == TailMetric::PreemptOff ? "preempt_off" : "irqs_off");
+            take(s.at("length_ns"), opened(s, "open_at_end_ns"));
+            break;
+        }
+        case TailMetric::ProbeWakeup:
+            for (const auto &[task, hist] : d.at("wakeup_latency_ns").items())
+                take(hist, nullptr);
+            if (d.contains("wakeup_open_at_end_ns"))
+                for (const auto &[task, late] : d.at("wakeup_open_at_end_ns").items())
+                    open.push_back(late.get<int64_t>());
+            break;
+        case TailMetric::Toggle:
+            if (d.at("ops").contains(toggle_op)) {
+                const auto &op = d.at("ops").at(toggle_op);
+                take(op.at("latency_ns"), opened(op, "open_at_end_ns"));
+            }
+            break;
+    }
+    return tail_sample(h, open);
+}
+
+TailSource tail_source(const ResultsFile &file) {
+    return [&file](size_t index, TailMetric m, double probability) {
+        TailOptions o;
+        o.bucketed = true;
+        return tail_quantile(run_tail_sample(file.runs.at(index), m), probability, o);
+    };
+}
+
+Pick pick(const std::vector<RunSummary> &runs, const Limits &limits, const TailSource &tails) {
+    std::map<std::string, std::vector<size_t>> by_label;
     std::vector<std::string> order;
-    for (const auto &r : runs) {
-        if (!worst.count(r.label)) order.push_back(r.label);
-        Worst &w = worst[r.label];
-        w.preempt_off = std::max(w.preempt_off, r.preempt_off_max_ns);
-        w.irqs_off = std::max(w.irqs_off, r.irqs_off_max_ns);
-        w.probe = std::max(w.probe, r.probe_max_ns);
-        w.toggle = std::max(w.toggle, r.toggle_max_ns);
-        w.reader_p99 = std::max(w.reader_p99, r.reader_p99_ns);
-        w.memory = std::max(w.memory, r.peak_memory_bytes);
-        w.ops_per_sec = w.ops_per_sec < 0 ? r.ops_per_sec : std::min(w.ops_per_sec, r.ops_per_sec);
-        w.violations += r.violations;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        if (!by_label.count(runs[i].label)) order.push_back(runs[i].label);
+        by_label[runs[i].label].push_back(i);
     }
     Pick p;
     for (const auto &label : order) {
-        const Worst &w = worst[label];
+        const std::vector<size_t> &mine = by_label[label];
+        std::vector<const RunSummary *> ptrs;
+        std::map<uint64_t, std::vector<size_t>> by_seed;
+        for (size_t i : mine) {
+            ptrs.push_back(&runs[i]);
+            by_seed[runs[i].seed].push_back(i);
+        }
+        const RunSummary w = worst_over(ptrs);
         Verdict v{label, true, 0, std::max(0.0, w.ops_per_sec), {}, w.violations};
-        const Check checks[] = {
-            {"preempt-off", limits.max_preempt_off_ns, w.preempt_off, false},
-            {"irqs-off", limits.max_irqs_off_ns, w.irqs_off, false},
-            {"probe wake-up", limits.max_probe_wakeup_ns, w.probe, false},
-            {"toggle", limits.max_toggle_ns, w.toggle, false},
-            {"reader p99", limits.max_reader_p99_ns, w.reader_p99, false},
-            {"memory", limits.max_memory_bytes, w.memory, true},
-        };
-        for (const auto &c : checks) {
-            if (!c.limit) continue;
-            double ratio = *c.limit > 0
-                               ? static_cast<double>(c.value) / static_cast<double>(*c.limit)
-                               : (c.value > 0 ? 1e9 : 0);
-            v.worst_ratio = std::max(v.worst_ratio, ratio);
-            auto show = [&](int64_t x) { return c.bytes ? human_bytes(x) : human_ns(x); };
-            bool over = c.value > *c.limit;
-            v.meets = v.meets && !over;
-            v.why.push_back(fmt::format("{} {} {} {} ({:.2f}x of the limit)", c.what, show(c.value),
-                                        over ? ">" : "<=", show(*c.limit), ratio));
+        v.seeds = by_seed.size();
+        const std::vector<Outcome> overall = judge(runs, mine, limits, tails);
+        // Per seed: which limits each seed's runs meet.
+        std::vector<size_t> meeting(overall.size(), 0);
+        for (const auto &[seed, idx] : by_seed) {
+            const std::vector<Outcome> one = judge(runs, idx, limits, tails);
+            bool all = true;
+            uint64_t seed_violations = 0;
+            for (size_t i : idx)
+                seed_violations += runs[i].violations;
+            for (size_t k = 0; k < one.size(); ++k) {
+                if (!one[k].given) continue;
+                if (!one[k].over) ++meeting[k];
+                all = all && !one[k].over;
+            }
+            if (all && seed_violations == 0) ++v.seeds_meeting;
+        }
+        for (size_t k = 0; k < overall.size(); ++k) {
+            const Outcome &o = overall[k];
+            if (!o.given) continue;
+            v.worst_ratio = std::max(v.worst_ratio, o.ratio);
+            v.meets = v.meets && !o.over;
+            std::string line = o.text;
+            if (v.seeds > 1) {
+                line += fmt::format("; {} of {} seeds meet it", meeting[k], v.seeds);
+                if (meeting[k] > 0 && meeting[k] < v.seeds) line += " (unstable)";
+            }
+            v.why.push_back(std::move(line));
         }
         if (w.violations) {
             v.meets = false;
             v.why.push_back(fmt::format("{} self-check violation{} (a broken design)", w.violations,
                                         w.violations == 1 ? "" : "s"));
         }
+        v.unstable = v.seeds_meeting > 0 && v.seeds_meeting < v.seeds;
         p.ranked.push_back(std::move(v));
     }
     std::stable_sort(p.ranked.begin(), p.ranked.end(), [](const Verdict &a, const Verdict &b) {
@@ -87,12 +255,21 @@ Pick pick(const std::vector<RunSummary> &runs, const Limits &limits) {
 
 std::string format_pick(const Pick &p, const Limits &limits) {
     std::vector<std::string> given;
+    auto tail = [](const std::optional<double> &p) {
+        return p ? fmt::format(" at p={}", prob_text(*p)) : std::string();
+    };
     if (limits.max_preempt_off_ns)
-        given.push_back("preempt-off <= " + human_ns(*limits.max_preempt_off_ns));
-    if (limits.max_irqs_off_ns) given.push_back("irqs-off <= " + human_ns(*limits.max_irqs_off_ns));
+        given.push_back("preempt-off <= " + human_ns(*limits.max_preempt_off_ns) +
+                        tail(limits.preempt_off_probability));
+    if (limits.max_irqs_off_ns)
+        given.push_back("irqs-off <= " + human_ns(*limits.max_irqs_off_ns) +
+                        tail(limits.irqs_off_probability));
     if (limits.max_probe_wakeup_ns)
-        given.push_back("probe wake-up <= " + human_ns(*limits.max_probe_wakeup_ns));
-    if (limits.max_toggle_ns) given.push_back("toggle <= " + human_ns(*limits.max_toggle_ns));
+        given.push_back("probe wake-up <= " + human_ns(*limits.max_probe_wakeup_ns) +
+                        tail(limits.probe_wakeup_probability));
+    if (limits.max_toggle_ns)
+        given.push_back("toggle <= " + human_ns(*limits.max_toggle_ns) +
+                        tail(limits.toggle_probability));
     if (limits.max_reader_p99_ns)
         given.push_back("reader p99 <= " + human_ns(*limits.max_reader_p99_ns));
     if (limits.max_memory_bytes)
@@ -119,6 +296,11 @@ std::string format_pick(const Pick &p, const Limits &limits) {
     for (const auto &v : p.ranked) {
         out += fmt::format("{:>2}. {:<24} {}  {:.0f} ops/s\n", rank++, v.label,
                            v.meets ? "meets the limits" : "over a limit    ", v.ops_per_sec);
+        if (v.unstable)
+            out += fmt::format(
+                "      **unstable**: the verdict differs between seeds ({} of {} meet every "
+                "limit)\n",
+                v.seeds_meeting, v.seeds);
         for (const auto &why : v.why)
             out += "      " + why + "\n";
     }
@@ -131,6 +313,20 @@ int64_t parse_limit_ns(const std::string &option, const std::string &text) {
     if (!ns)
         throw UserError(fmt::format("{}: '{}' is {} (like 100us, 10ms, 1s)", option, text, why));
     return *ns;
+}
+
+std::pair<int64_t, std::optional<double>> parse_tail_limit(const std::string &option,
+                                                           const std::string &text) {
+    const size_t at = text.find('@');
+    if (at == std::string::npos) return {parse_limit_ns(option, text), std::nullopt};
+    const std::string prob = text.substr(at + 1);
+    double p = 0;
+    auto [ptr, ec] = std::from_chars(prob.data(), prob.data() + prob.size(), p);
+    if (ec != std::errc() || ptr != prob.data() + prob.size() || !(p > 0 && p < 1))
+        throw UserError(
+            fmt::format("{}: '{}' after '@' is not a probability between 0 and 1 (like 200us@1e-9)",
+                        option, prob));
+    return {parse_limit_ns(option, text.substr(0, at)), p};
 }
 
 int64_t parse_limit_bytes(const std::string &option, const std::string &text) {

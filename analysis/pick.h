@@ -1,16 +1,26 @@
 // `locksim pick`: ranks the designs in a results file against a user's limits and says why.
 //
-// Each design (run label) is judged by its worst run (over seeds and sweep points). A design
-// with self-check violations is never recommended. Designs within every limit are ranked by
-// their headroom: the largest of value/limit over the limits given (smaller is better), then by
-// throughput. Designs over a limit are listed with each limit they break and by how much.
+// Each design (run label) is judged by its worst run over seeds and sweep points. A design
+// with self-check violations is never recommended. Ranking rule: designs within every limit
+// first, then designs without violations before those with, then by headroom (the largest of
+// value/limit over the limits given: smaller is better), then by throughput (higher is better).
+//
+// What was still open when a run ended counts: a worst case that is such a lower bound
+// ("at least") meets no limit it does not already break (its end is unknown), and a commit that
+// never completed (`toggle.incomplete`) fails the commit limit. With several seeds, each limit
+// says how many seeds meet it, and a design whose verdict differs between seeds is marked
+// unstable. A limit may name a probability (`200us@1e-9`): it then applies to the tail estimate
+// (analysis/tail.h) of the value exceeded with that probability per observation, judged by the
+// upper end of its confidence interval; a design whose fit is poor cannot meet it.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/results_file.h"
+#include "analysis/tail.h"
 
 namespace locksim::analysis {
 
@@ -21,7 +31,26 @@ struct Limits {
     std::optional<int64_t> max_toggle_ns;
     std::optional<int64_t> max_reader_p99_ns;
     std::optional<int64_t> max_memory_bytes;
+    // Probabilities (per section, per wake-up, per commit) for tail limits ("200us@1e-9").
+    std::optional<double> preempt_off_probability;
+    std::optional<double> irqs_off_probability;
+    std::optional<double> probe_wakeup_probability;
+    std::optional<double> toggle_probability;
 };
+
+// The metrics a tail limit applies to.
+enum class TailMetric { PreemptOff, IrqsOff, ProbeWakeup, Toggle };
+
+// The tail estimate of run `index` (position in the runs given to pick) for a metric at a
+// probability; pick asks for it only when a limit names a probability.
+using TailSource = std::function<TailQuantile(size_t index, TailMetric, double probability)>;
+
+// A metric's observations in a results-file run (its histogram and what was open at the end).
+// `toggle_op` names the commit operation.
+TailSample run_tail_sample(const nlohmann::json &run, TailMetric m,
+                           const std::string &toggle_op = "setsebool");
+// Tail estimates from a results file's runs.
+TailSource tail_source(const ResultsFile &file);
 
 struct Verdict {
     std::string label;
@@ -30,6 +59,9 @@ struct Verdict {
     double ops_per_sec = 0;        // the lowest over its runs
     std::vector<std::string> why;  // one line per limit: "preempt-off 1.21ms > 100us (12.1x)"
     uint64_t violations = 0;
+    size_t seeds = 1;          // distinct seeds among its runs
+    size_t seeds_meeting = 0;  // seeds whose runs all meet every limit
+    bool unstable = false;     // some seeds meet every limit and others do not
 };
 
 struct Pick {
@@ -37,10 +69,13 @@ struct Pick {
     bool any_meets() const { return !ranked.empty() && ranked.front().meets; }
 };
 
-Pick pick(const std::vector<RunSummary> &runs, const Limits &limits);
+Pick pick(const std::vector<RunSummary> &runs, const Limits &limits, const TailSource &tails = {});
 std::string format_pick(const Pick &p, const Limits &limits);
 // "100us" / "10ms" -> ns, "512M" / "2G" / "4096" -> bytes; UserError naming the option otherwise.
 int64_t parse_limit_ns(const std::string &option, const std::string &text);
+// "200us@1e-9": the duration and the probability (nullopt without '@'); UserError otherwise.
+std::pair<int64_t, std::optional<double>> parse_tail_limit(const std::string &option,
+                                                           const std::string &text);
 int64_t parse_limit_bytes(const std::string &option, const std::string &text);
 
 }  // namespace locksim::analysis

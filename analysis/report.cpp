@@ -202,6 +202,32 @@ json histogram_figure(const json &run, size_t i, const RunSummary &s, bool probe
         }
         if (h.count()) worst = fmt::format("worst {}", human_ns(h.max()));
     }
+    // The tail estimate beside the histogram (analysis/tail.h), at two probabilities.
+    if (h.count()) {
+        const TailSample sample =
+            run_tail_sample(run, probe ? TailMetric::ProbeWakeup : TailMetric::PreemptOff);
+        TailOptions to;
+        to.bucketed = true;
+        json tails = json::array();
+        std::string text;
+        for (const TailQuantile &q : tail_quantiles(sample, {1e-6, 1e-9}, to)) {
+            const double p = q.probability;
+            tails.push_back({{"probability", p},
+                             {"ok", q.ok},
+                             {"estimate_ns", q.ok ? json(q.estimate) : json(nullptr)},
+                             {"low_ns", q.ok ? json(q.low) : json(nullptr)},
+                             {"high_ns", q.ok ? json(q.high) : json(nullptr)},
+                             {"note", q.note}});
+            text += (text.empty() ? "" : "; ") + format_tail(q);
+        }
+        fig["tail"] = std::move(tails);
+        fig["caption"] = fig["caption"].get<std::string>() + " Tail estimate, the value exceeded " +
+                         "with probability p per " + (probe ? "wake-up" : "section") +
+                         " (peaks over threshold, generalised Pareto; 95% interval): " + text + ".";
+    }
+    const Censoring &open = probe ? s.probe_open : s.preempt_off_open;
+    if (open.max_censored && !worst.empty())
+        worst = "\u2265 " + worst + " (still open when the run ended)";
     fig["bins"] = std::move(bins);
     fig["samples"] = h.count();
     if (h.count()) {
@@ -441,13 +467,16 @@ std::string escape(const std::string &s) {
 
 std::string limits_text(const Limits &l) {
     std::vector<std::string> parts;
-    auto add = [&](const char *name, const std::optional<int64_t> &v, bool bytes) {
-        if (v) parts.push_back(fmt::format("{} {}", name, bytes ? human_bytes(*v) : human_ns(*v)));
+    auto add = [&](const char *name, const std::optional<int64_t> &v, bool bytes,
+                   std::optional<double> p = std::nullopt) {
+        if (v)
+            parts.push_back(fmt::format("{} {}{}", name, bytes ? human_bytes(*v) : human_ns(*v),
+                                        p ? fmt::format("@{:.0e}", *p) : std::string()));
     };
-    add("--max-preempt-off", l.max_preempt_off_ns, false);
-    add("--max-irqs-off", l.max_irqs_off_ns, false);
-    add("--max-probe-wakeup", l.max_probe_wakeup_ns, false);
-    add("--max-toggle", l.max_toggle_ns, false);
+    add("--max-preempt-off", l.max_preempt_off_ns, false, l.preempt_off_probability);
+    add("--max-irqs-off", l.max_irqs_off_ns, false, l.irqs_off_probability);
+    add("--max-probe-wakeup", l.max_probe_wakeup_ns, false, l.probe_wakeup_probability);
+    add("--max-toggle", l.max_toggle_ns, false, l.toggle_probability);
     add("--max-reader-p99", l.max_reader_p99_ns, false);
     add("--max-memory", l.max_memory_bytes, true);
     std::string out;
@@ -553,7 +582,8 @@ std::string report_html(const ResultsFile &r, const std::string &where, const js
             escape(format_table(sums)) + "</pre>\n";
     html += fmt::format("<h2 id=\"verdict\">Verdict</h2>\n<p>Limits: <code>{}</code></p>\n",
                         escape(limits_text(o.limits)));
-    html += "<pre id=\"pick\">" + escape(format_pick(pick(sums, o.limits), o.limits)) + "</pre>\n";
+    html += "<pre id=\"pick\">" +
+            escape(format_pick(pick(sums, o.limits, tail_source(r)), o.limits)) + "</pre>\n";
 
     auto section = [&](const char *id, const char *title, auto pred, const char *none) {
         html += fmt::format("<h2 id=\"{}\">{}</h2>\n", id, title);

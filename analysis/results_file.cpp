@@ -39,16 +39,22 @@ json summary_to_json(const RunSummary &s) {
           {"p50_ns", s.preempt_off_p50_ns},
           {"count", s.preempt_off_count},
           {"worst_label", s.preempt_off_worst_label},
-          {"worst_site", s.preempt_off_worst_site}}},
+          {"worst_site", s.preempt_off_worst_site},
+          {"open_at_end", s.preempt_off_open.open_at_end},
+          {"max_censored", s.preempt_off_open.max_censored}}},
         {"irqs_off",
          {{"max_ns", s.irqs_off_max_ns},
           {"p99_ns", s.irqs_off_p99_ns},
-          {"count", s.irqs_off_count}}},
+          {"count", s.irqs_off_count},
+          {"open_at_end", s.irqs_off_open.open_at_end},
+          {"max_censored", s.irqs_off_open.max_censored}}},
         {"probe_wakeup",
          {{"max_ns", s.probe_max_ns},
           {"p99_ns", s.probe_p99_ns},
           {"p50_ns", s.probe_p50_ns},
-          {"count", s.probe_count}}},
+          {"count", s.probe_count},
+          {"open_at_end", s.probe_open.open_at_end},
+          {"max_censored", s.probe_open.max_censored}}},
         {"toggle",
          {{"count", s.toggle_count},
           {"p50_ns", s.toggle_p50_ns},
@@ -60,12 +66,17 @@ json summary_to_json(const RunSummary &s) {
           {"gp_wait_ns", s.toggle_gp_wait_ns},
           {"bytes_allocated", s.toggle_bytes_allocated},
           {"peak_live_bytes", s.toggle_peak_live_bytes},
-          {"avc_refill_ns", s.toggle_avc_refill_ns}}},
+          {"avc_refill_ns", s.toggle_avc_refill_ns},
+          {"open_at_end", s.toggle_open.open_at_end},
+          {"incomplete", s.toggle_incomplete()},
+          {"max_censored", s.toggle_open.max_censored}}},
         {"reader",
          {{"count", s.reader_count},
           {"p50_ns", s.reader_p50_ns},
           {"p99_ns", s.reader_p99_ns},
-          {"max_ns", s.reader_max_ns}}},
+          {"max_ns", s.reader_max_ns},
+          {"open_at_end", s.reader_open.open_at_end},
+          {"max_censored", s.reader_open.max_censored}}},
         {"throughput", {{"ops", s.ops}, {"ops_per_sec", s.ops_per_sec}}},
         {"memory", {{"peak_bytes", s.peak_memory_bytes}}},
         {"violations", s.violations},
@@ -110,6 +121,10 @@ class Reader {
 
 RunSummary summary_from_json(const json &j, const std::string &where) {
     Reader r(j, where);
+    auto censoring = [&](const char *metric) {
+        return Censoring{r.get<uint64_t>(metric, "open_at_end"),
+                         r.get<bool>(metric, "max_censored")};
+    };
     RunSummary s;
     s.strategy = r.get<std::string>("strategy");
     s.label = r.get<std::string>("label");
@@ -127,6 +142,14 @@ RunSummary summary_from_json(const json &j, const std::string &where) {
     s.preempt_off_count = r.get<uint64_t>("preempt_off", "count");
     s.preempt_off_worst_label = r.get<std::string>("preempt_off", "worst_label");
     s.preempt_off_worst_site = r.get<std::string>("preempt_off", "worst_site");
+    s.preempt_off_open = censoring("preempt_off");
+    s.irqs_off_open = censoring("irqs_off");
+    s.probe_open = censoring("probe_wakeup");
+    s.toggle_open = censoring("toggle");
+    s.reader_open = censoring("reader");
+    if (r.get<bool>("toggle", "incomplete") != s.toggle_incomplete())
+        throw UserError(
+            fmt::format("{}: 'toggle.incomplete' disagrees with 'toggle.open_at_end'", where));
     s.irqs_off_max_ns = r.get<int64_t>("irqs_off", "max_ns");
     s.irqs_off_p99_ns = r.get<int64_t>("irqs_off", "p99_ns");
     s.irqs_off_count = r.get<uint64_t>("irqs_off", "count");

@@ -1,16 +1,22 @@
-// The results file (results.json, schema "locksim/results/1"): what `run`, `compare` and `sweep`
+// The results file (results.json, schema "locksim/results/2"): what `run`, `compare` and `sweep`
 // write, and what `pick`, `merge` and `report` read. analysis/ sees results only through this
 // file's content, never through an engine.
 //
 // Each item of "runs" is one (strategy, seed, sweep point) with its summary (the keys below) and
 // the platform's full detail under "detail". Summary keys (all times in ns, integers):
 //   strategy, label, seed, platform, point{field: value}
-//   preempt_off{max_ns, p99_ns, p50_ns, count, worst_label, worst_site}
-//   irqs_off{max_ns, p99_ns, count}
-//   probe_wakeup{max_ns, p99_ns, p50_ns, count}
+//   preempt_off{max_ns, p99_ns, p50_ns, count, worst_label, worst_site, open_at_end,
+//               max_censored}
+//   irqs_off{max_ns, p99_ns, count, open_at_end, max_censored}
+//   probe_wakeup{max_ns, p99_ns, p50_ns, count, open_at_end, max_censored}
 //   toggle{count, p50_ns, max_ns, mean_ns, readers_blocked_ns, preempt_off_ns, irqs_off_ns,
-//          gp_wait_ns, bytes_allocated, peak_live_bytes, avc_refill_ns}
-//   reader{count, p50_ns, p99_ns, max_ns}
+//          gp_wait_ns, bytes_allocated, peak_live_bytes, avc_refill_ns, open_at_end,
+//          incomplete, max_censored}
+//   reader{count, p50_ns, p99_ns, max_ns, open_at_end, max_censored}
+// Schema 2 counts what was still open when the run ended (a section, an operation, a probe
+// wake-up due): closed at the end, its elapsed part counted as a lower bound. `open_at_end` is
+// how many were; `max_censored` says the worst (max_ns) is such a lower bound ("at least");
+// `toggle.incomplete` says a commit never completed.
 //   throughput{ops, ops_per_sec}
 //   memory{peak_bytes}
 //   violations (count), violation_kinds{kind: count}
@@ -22,7 +28,13 @@
 
 namespace locksim::analysis {
 
-inline constexpr const char *kResultsSchema = "locksim/results/1";
+inline constexpr const char *kResultsSchema = "locksim/results/2";
+
+// What was open when a run ended, for one metric.
+struct Censoring {
+    uint64_t open_at_end = 0;
+    bool max_censored = false;  // the worst value is a lower bound
+};
 
 struct RunSummary {
     std::string strategy;
@@ -33,17 +45,23 @@ struct RunSummary {
     int64_t preempt_off_max_ns = 0, preempt_off_p99_ns = 0, preempt_off_p50_ns = 0;
     uint64_t preempt_off_count = 0;
     std::string preempt_off_worst_label, preempt_off_worst_site;
+    Censoring preempt_off_open;
     int64_t irqs_off_max_ns = 0, irqs_off_p99_ns = 0;
     uint64_t irqs_off_count = 0;
+    Censoring irqs_off_open;
     int64_t probe_max_ns = 0, probe_p99_ns = 0, probe_p50_ns = 0;
     uint64_t probe_count = 0;
+    Censoring probe_open;
     uint64_t toggle_count = 0;
     int64_t toggle_p50_ns = 0, toggle_max_ns = 0, toggle_mean_ns = 0;
     int64_t toggle_readers_blocked_ns = 0, toggle_preempt_off_ns = 0, toggle_irqs_off_ns = 0;
     int64_t toggle_gp_wait_ns = 0, toggle_bytes_allocated = 0, toggle_peak_live_bytes = 0;
     int64_t toggle_avc_refill_ns = 0;
+    Censoring toggle_open;
+    bool toggle_incomplete() const { return toggle_open.open_at_end > 0; }
     uint64_t reader_count = 0;
     int64_t reader_p50_ns = 0, reader_p99_ns = 0, reader_max_ns = 0;
+    Censoring reader_open;
     uint64_t ops = 0;
     double ops_per_sec = 0;
     int64_t peak_memory_bytes = 0;

@@ -21,7 +21,8 @@ struct PickArgs {
 void run_pick(const PickArgs &a) {
     analysis::ResultsFile file = analysis::load_results(a.results);
     analysis::Limits limits = parse_limits(a.limits);
-    analysis::Pick p = analysis::pick(file.summaries(a.results), limits);
+    analysis::Pick p =
+        analysis::pick(file.summaries(a.results), limits, analysis::tail_source(file));
     fmt::print("{}", analysis::format_pick(p, limits));
     if (!p.any_meets()) throw CLI::RuntimeError(kExitNoneMeets);
 }
@@ -32,6 +33,15 @@ CommandRegistrar reg([](CLI::App &app) {
     cmd->add_option("results", a->results, "results.json from run, compare or sweep")->required();
     add_limit_options(cmd, a->limits);
     cmd->footer(
+        "Ranking: designs meeting every limit first; then designs without self-check "
+        "violations before those with; then by headroom (the largest value/limit over the "
+        "limits given, smaller first); then by throughput (higher first). A design is judged by "
+        "its worst run over seeds and sweep points; each limit says how many seeds meet it, and "
+        "a design whose verdict differs between seeds is marked unstable. A worst case still "
+        "open when a run ended (shown with \u2265) and a commit that never completed "
+        "(toggle.incomplete) meet no limit. DURATION@P (e.g. 200us@1e-9) judges the tail "
+        "estimate of the value exceeded with probability P per section, wake-up or commit by "
+        "the upper end of its 95% interval; a poor fit meets no limit.\n"
         "Exit status: 0 when a design meets every limit, 3 when none does, 2 on bad input.");
     cmd->callback([a] { run_pick(*a); });
 

@@ -19,6 +19,7 @@
 #include "analysis/table.h"
 #include "cli/cluster.h"
 #include "cli/command.h"
+#include "cli/duration_warnings.h"
 #include "cli/paths.h"
 #include "cli/trace_options.h"
 #include "kernel/results.h"
@@ -246,6 +247,7 @@ void run_command(Mode mode, const RunArgs &a) {
     if (wants("csv")) write_text(dir / "results.csv", analysis::format_csv(summaries));
     if (wants("hgrm")) write_hgrm(dir, results);
     if (!a.quiet) fmt::print("\nresults: {}\n", (dir / "results.json").string());
+    print_duration_warnings(a.file, counted(scenario, summaries));
     if (!a.trace.path.empty() && !results.runs.empty() && !a.quiet)
         fmt::print("timeline of {} (seed {}): {}\n", jobs.front().strategy->label,
                    jobs.front().seed, a.trace.path);

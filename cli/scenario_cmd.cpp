@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli/command.h"
+#include "cli/duration_warnings.h"
 #include "sim/profile.h"
 #include "ss/policydb.h"
 #include "workloads/scenario.h"
@@ -31,6 +32,7 @@ void check(const CheckArgs &args) {
             sim::find_profile(name);
         fmt::print("{}: ok ({} strategies, {} workloads, {} seeds, {} sweep points)\n", file,
                    s.strategies.size(), s.workloads.size(), s.seeds.size(), points.size());
+        print_duration_warnings(file, expected_counts(s));
     }
 }
 

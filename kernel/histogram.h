@@ -48,6 +48,8 @@ class Histogram {
     static int64_t bucket_low(size_t index);
     static int64_t bucket_high(size_t index);  // inclusive
     static int64_t bucket_mid(size_t index);
+    // How many recorded values fall in bucket `index`.
+    uint64_t count_at(size_t index) const { return index < counts_.size() ? counts_[index] : 0; }
 
     bool operator==(const Histogram &o) const;
 

@@ -19,6 +19,20 @@ void IntervalStats::add(AtomicInterval iv) {
     if (longest.size() > keep) longest.pop_back();
 }
 
+void IntervalStats::record(Time len, const std::function<AtomicInterval()> &describe) {
+    if (worth_keeping(len)) {
+        add(describe());
+    } else {
+        length.record(len);
+        total += len;
+    }
+}
+
+void IntervalStats::record_open(Time len, const std::function<AtomicInterval()> &describe) {
+    open_at_end.push_back(len);
+    record(len, describe);
+}
+
 size_t RunResults::count_violations(std::string_view kind) const {
     return static_cast<size_t>(std::count_if(violations.begin(), violations.end(),
                                              [&](const Violation &v) { return v.kind == kind; }));
@@ -31,7 +45,10 @@ void to_json(nlohmann::json &j, const AtomicInterval &v) {
 }
 
 void to_json(nlohmann::json &j, const IntervalStats &v) {
-    j = {{"length_ns", v.length}, {"total_ns", v.total}, {"longest", v.longest}};
+    j = {{"length_ns", v.length},
+         {"total_ns", v.total},
+         {"longest", v.longest},
+         {"open_at_end_ns", v.open_at_end}};
 }
 
 void to_json(nlohmann::json &j, const OpStats &v) {
@@ -44,7 +61,8 @@ void to_json(nlohmann::json &j, const OpStats &v) {
          {"caused_wait_ns", v.caused_wait_ns},
          {"gp_wait_ns", v.gp_wait_ns},
          {"bytes_allocated", v.bytes_allocated},
-         {"peak_live_bytes", v.peak_live_bytes}};
+         {"peak_live_bytes", v.peak_live_bytes},
+         {"open_at_end_ns", v.open_at_end}};
 }
 
 void to_json(nlohmann::json &j, const LockStats &v) {
@@ -52,7 +70,8 @@ void to_json(nlohmann::json &j, const LockStats &v) {
         return nlohmann::json{{"acquisitions", v.acquisitions[i]},
                               {"contended", v.contended[i]},
                               {"wait_ns", v.wait[i]},
-                              {"hold_ns", v.hold[i]}};
+                              {"hold_ns", v.hold[i]},
+                              {"wait_open_at_end_ns", v.wait_open_at_end[i]}};
     };
     j = {{"kind", v.kind}, {"exclusive", side(0)}, {"shared", side(1)}};
 }
@@ -99,6 +118,7 @@ void to_json(nlohmann::json &j, const RunResults &v) {
          {"events", v.events},
          {"ops", v.ops},
          {"wakeup_latency_ns", v.wakeup_latency},
+         {"wakeup_open_at_end_ns", v.wakeup_open_at_end},
          {"preempt_off", v.preempt_off},
          {"irqs_off", v.irqs_off},
          {"locks", v.locks},

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -14,7 +15,7 @@
 
 namespace locksim::kernel {
 
-inline constexpr int kResultsSchemaVersion = 1;
+inline constexpr int kResultsSchemaVersion = 2;
 
 // One atomic section (preemption or interrupts off) on one CPU, as ftrace's preemptoff and
 // irqsoff tracers report it: the outermost section, the operation it ran for, where it began
@@ -29,15 +30,22 @@ struct AtomicInterval {
     std::string end_site;
 };
 
-// Every interval in a histogram, the longest `keep` with their labels.
+// Every interval in a histogram, the longest `keep` with their labels. A section still open
+// when the run ended is closed at the end and counted like the others, its length a lower bound
+// ("at least"); `open_at_end` lists those lengths (right-censored values).
 struct IntervalStats {
     Histogram length;
     Time total = 0;
     size_t keep = 20;
     std::vector<AtomicInterval> longest;  // longest first; ties by start time
+    std::vector<Time> open_at_end;
 
     bool worth_keeping(Time len) const;
     void add(AtomicInterval iv);
+    // Counts a section of `len` (the longest list gets it only when worth keeping).
+    void record(Time len, const std::function<AtomicInterval()> &describe);
+    // Counts a section still open at the end, `len` being the part that elapsed.
+    void record_open(Time len, const std::function<AtomicInterval()> &describe);
 };
 
 // Per operation label.
@@ -52,6 +60,9 @@ struct OpStats {
     Time gp_wait_ns = 0;      // time it waited for RCU grace periods
     int64_t bytes_allocated = 0;
     int64_t peak_live_bytes = 0;  // highest platform-wide live bytes seen during one operation
+    // Operations in flight when the run ended: their elapsed time is in `latency` (a lower bound)
+    // and listed here; `completed` does not count them.
+    std::vector<Time> open_at_end;
 };
 
 // Per lock class (lock name). Index 0: exclusive (write), 1: shared (read).
@@ -61,6 +72,7 @@ struct LockStats {
     uint64_t contended[2] = {0, 0};
     Histogram wait[2];
     Histogram hold[2];
+    std::vector<Time> wait_open_at_end[2];  // waits still going at the end (also in `wait`)
 };
 
 struct RcuStats {
@@ -105,6 +117,9 @@ struct RunResults {
     uint64_t events = 0;  // engine events processed (sim)
     std::map<std::string, OpStats> ops;
     std::map<std::string, Histogram> wakeup_latency;  // per probe task
+    // Probe wake-ups due but not yet made when the run ended: lateness so far (also counted in
+    // wakeup_latency), per probe task.
+    std::map<std::string, Time> wakeup_open_at_end;
     IntervalStats preempt_off;
     IntervalStats irqs_off;
     std::map<std::string, LockStats> locks;

@@ -113,7 +113,9 @@ struct ThreadStats {
     std::vector<kernel::CpuStats> cpus;
     kernel::Histogram preempt_off, irqs_off;
     Time preempt_off_total = 0, irqs_off_total = 0;
+    std::vector<Time> preempt_off_open, irqs_off_open;  // sections open when the run ended
     std::map<std::string, kernel::Histogram> wakeup;
+    std::map<std::string, Time> wakeup_open;
     kernel::RcuStats rcu;
     uint64_t allocs_atomic = 0, allocs_sleeping = 0, frees = 0;
     int64_t bytes_atomic = 0, bytes_sleeping = 0;
@@ -263,6 +265,15 @@ struct RealPlatform::State {
             .count();
     }
     bool recording() const { return !p.stop_.load(std::memory_order_relaxed); }
+    // When the run ended (set with stop_), for what was still open then.
+    std::atomic<Time> stop_at{-1};
+    // The part of something begun at `start` that elapsed before the end, when it ends after
+    // the end (it was open then and is counted as censored); nullopt otherwise.
+    std::optional<Time> open_part(Time start) const {
+        const Time end = stop_at.load();
+        if (recording() || end < 0 || start >= end) return std::nullopt;
+        return end - start;
+    }
     int cpu_now() const {
         int c = sched_getcpu();
         return c < 0 ? 0 : c % p.ncpus_;
@@ -328,9 +339,16 @@ struct RealPlatform::State {
     void close_section(TaskState &t, Section &s, bool irq, const Site &end, Time at) {
         urcu_memb_read_unlock();
         tsan_rcu_reader_exit();
-        if (!recording()) return;
-        const Time len = at - s.start;
+        Time len = at - s.start;
         ThreadStats &st = *t.stats;
+        const std::optional<Time> open = open_part(s.start);
+        if (!recording() && !open) return;
+        Site closed_by = end;
+        if (open) {
+            len = *open;
+            (irq ? st.irqs_off_open : st.preempt_off_open).push_back(len);
+            closed_by = Site{"(open at the end)", {}};
+        }
         (irq ? st.irqs_off : st.preempt_off).record(len);
         (irq ? st.irqs_off_total : st.preempt_off_total) += len;
         kernel::CpuStats &c = st.cpu(s.cpu);
@@ -340,7 +358,8 @@ struct RealPlatform::State {
             (irq ? o.irqs_off_ns : o.preempt_off_ns) += len;
         }
         if (len > keep_threshold.load(std::memory_order_relaxed) &&
-            !t.samples.push(Sample{irq, s.cpu, t.id, s.label.id(), s.start, len, s.site, end}))
+            !t.samples.push(
+                Sample{irq, s.cpu, t.id, s.label.id(), s.start, len, s.site, closed_by}))
             ++st.samples_dropped;
     }
     void preempt_inc(TaskState &t, const Site &site, Time at) {
@@ -492,6 +511,8 @@ void RealPlatform::create_task(kernel::TaskParams params, std::function<void()> 
 void RealPlatform::request_stop() {
     {
         std::lock_guard g(s_->sleep_mu);
+        Time unset = -1;
+        s_->stop_at.compare_exchange_strong(unset, s_->now());
         stop_.store(true);
     }
     s_->sleep_cv.notify_all();
@@ -600,7 +621,12 @@ void RealPlatform::sleep_until(Time until, Site site) {
         t.io->restart();
         t.io->run_one();
         const Time late = s_->now() - until;
-        if (s_->recording()) t.stats->wakeup[t.name].record(std::max<Time>(late, 0));
+        if (s_->recording()) {
+            t.stats->wakeup[t.name].record(std::max<Time>(late, 0));
+        } else if (auto open = s_->open_part(until)) {
+            t.stats->wakeup[t.name].record(*open);
+            t.stats->wakeup_open[t.name] = *open;
+        }
         return;
     }
     std::unique_lock lk(s_->sleep_mu);
@@ -708,9 +734,16 @@ void RealPlatform::lock_acquire(kernel::LockObject *lo, LockMode mode, Site site
     }
     const Time t1 = waited ? s_->now() : t0;
     t.held.push_back(Held{lo, mode, t1});
-    if (!s_->recording()) return;
-    kernel::LockStats &ls = t.stats->lock(l->cls);
     const size_t m = mode_index(mode);
+    if (!s_->recording()) {
+        if (auto open = s_->open_part(t0); open && waited) {
+            kernel::LockStats &ls = t.stats->lock(l->cls);
+            ls.wait[m].record(*open);
+            ls.wait_open_at_end[m].push_back(*open);
+        }
+        return;
+    }
+    kernel::LockStats &ls = t.stats->lock(l->cls);
     ++ls.acquisitions[m];
     if (waited) {
         ++ls.contended[m];
@@ -1023,7 +1056,14 @@ void RealPlatform::op_end(Label label) {
     }
     OpFrame f = t.ops.back();
     t.ops.pop_back();
-    if (!s_->recording()) return;
+    if (!s_->recording()) {
+        if (auto open = s_->open_part(f.start)) {
+            kernel::OpStats &s = t.stats->op(label);
+            s.latency.record(*open);
+            s.open_at_end.push_back(*open);
+        }
+        return;
+    }
     kernel::OpStats &s = t.stats->op(label);
     ++s.completed;
     s.latency.record(end - f.start);
@@ -1076,6 +1116,7 @@ kernel::RunResults RealPlatform::State::collect(Time duration) {
             o.gp_wait_ns += s.gp_wait_ns;
             o.bytes_allocated += s.bytes_allocated;
             o.peak_live_bytes = std::max(o.peak_live_bytes, s.peak_live_bytes);
+            o.open_at_end.insert(o.open_at_end.end(), s.open_at_end.begin(), s.open_at_end.end());
         }
         if (st.compute_ns.size() > compute.size()) compute.resize(st.compute_ns.size(), 0);
         for (size_t i = 0; i < st.compute_ns.size(); ++i)
@@ -1086,6 +1127,9 @@ kernel::RunResults RealPlatform::State::collect(Time duration) {
                 locks[i].contended[m] += st.locks[i].contended[m];
                 locks[i].wait[m].merge(st.locks[i].wait[m]);
                 locks[i].hold[m].merge(st.locks[i].hold[m]);
+                locks[i].wait_open_at_end[m].insert(locks[i].wait_open_at_end[m].end(),
+                                                    st.locks[i].wait_open_at_end[m].begin(),
+                                                    st.locks[i].wait_open_at_end[m].end());
             }
         for (size_t i = 0; i < st.cpus.size(); ++i) {
             kernel::CpuStats &c = cpus[i % cpus.size()];
@@ -1096,8 +1140,14 @@ kernel::RunResults RealPlatform::State::collect(Time duration) {
         r.preempt_off.total += st.preempt_off_total;
         r.irqs_off.length.merge(st.irqs_off);
         r.irqs_off.total += st.irqs_off_total;
+        r.preempt_off.open_at_end.insert(r.preempt_off.open_at_end.end(),
+                                         st.preempt_off_open.begin(), st.preempt_off_open.end());
+        r.irqs_off.open_at_end.insert(r.irqs_off.open_at_end.end(), st.irqs_off_open.begin(),
+                                      st.irqs_off_open.end());
         for (const auto &[name, h] : st.wakeup)
             r.wakeup_latency[name].merge(h);
+        for (const auto &[name, late] : st.wakeup_open)
+            r.wakeup_open_at_end[name] = late;
         r.rcu.grace_periods += st.rcu.grace_periods;
         r.rcu.expedited_grace_periods += st.rcu.expedited_grace_periods;
         r.rcu.callbacks_invoked += st.rcu.callbacks_invoked;

@@ -106,6 +106,15 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     return c;
 }
 
+// How many were open at the end, and whether the worst of `h` is one of them.
+analysis::Censoring censoring(const std::vector<kernel::Time> &open, const kernel::Histogram &h) {
+    analysis::Censoring c;
+    c.open_at_end = open.size();
+    for (kernel::Time t : open)
+        c.max_censored = c.max_censored || t >= h.max();
+    return c;
+}
+
 kernel::Histogram merged(const std::map<std::string, kernel::Histogram> &hs) {
     kernel::Histogram h;
     for (const auto &[name, one] : hs)
@@ -128,6 +137,7 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
     s.preempt_off_p99_ns = po.value_at_percentile(99);
     s.preempt_off_p50_ns = po.value_at_percentile(50);
     s.preempt_off_count = po.count();
+    s.preempt_off_open = censoring(r.preempt_off.open_at_end, po);
     if (!r.preempt_off.longest.empty()) {
         s.preempt_off_worst_label = r.preempt_off.longest.front().label;
         s.preempt_off_worst_site = r.preempt_off.longest.front().start_site;
@@ -136,11 +146,16 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
     s.irqs_off_max_ns = io.max();
     s.irqs_off_p99_ns = io.value_at_percentile(99);
     s.irqs_off_count = io.count();
+    s.irqs_off_open = censoring(r.irqs_off.open_at_end, io);
     kernel::Histogram probe = merged(r.wakeup_latency);
     s.probe_max_ns = probe.max();
     s.probe_p99_ns = probe.value_at_percentile(99);
     s.probe_p50_ns = probe.value_at_percentile(50);
     s.probe_count = probe.count();
+    std::vector<kernel::Time> probe_open;
+    for (const auto &[task, late] : r.wakeup_open_at_end)
+        probe_open.push_back(late);
+    s.probe_open = censoring(probe_open, probe);
     if (auto it = r.ops.find(kOpSetsebool); it != r.ops.end()) {
         const kernel::OpStats &t = it->second;
         s.toggle_count = t.completed;
@@ -153,15 +168,19 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
         s.toggle_gp_wait_ns = t.gp_wait_ns;
         s.toggle_bytes_allocated = t.bytes_allocated;
         s.toggle_peak_live_bytes = t.peak_live_bytes;
+        s.toggle_open = censoring(t.open_at_end, t.latency);
     }
     if (auto it = r.ops.find(kOpAvcRefill); it != r.ops.end())
         s.toggle_avc_refill_ns = it->second.latency.sum();
     kernel::Histogram reader;
+    std::vector<kernel::Time> reader_open;
     for (const auto &[label, op] : r.ops) {
         if (!is_reader_op(label)) continue;
         reader.merge(op.latency);
+        reader_open.insert(reader_open.end(), op.open_at_end.begin(), op.open_at_end.end());
         s.ops += op.completed;
     }
+    s.reader_open = censoring(reader_open, reader);
     s.reader_count = reader.count();
     s.reader_p50_ns = reader.value_at_percentile(50);
     s.reader_p99_ns = reader.value_at_percentile(99);

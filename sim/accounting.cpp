@@ -55,19 +55,60 @@ void SimPlatform::close_section(Task *t, Section &s, bool irq, const Site &end) 
         recorder_->atomic_section(c.id, irq, s.start, engine_.now(), t->params.name, s.label.name(),
                                   s.site.str(), end.str());
     if (!recording()) return;
+    record_section(t, s, irq, len, end.str(), false);
+}
+
+void SimPlatform::record_section(Task *t, const Section &s, bool irq, Time len,
+                                 std::string end_site, bool open) {
+    Cpu &c = cpu_of(t);
     kernel::IntervalStats &stats = irq ? irqs_off_ : preempt_off_;
     (irq ? c.stats.irqs_off_ns : c.stats.preempt_off_ns) += len;
     if (!s.label.empty()) {
         kernel::OpStats &o = op_stats(s.label);
         (irq ? o.irqs_off_ns : o.preempt_off_ns) += len;
     }
-    if (stats.worth_keeping(len)) {
-        stats.add(kernel::AtomicInterval{c.id, s.start, len, t->params.name,
-                                         std::string(s.label.name()), s.site.str(), end.str()});
-    } else {
-        stats.length.record(len);
-        stats.total += len;
+    auto describe = [&] {
+        return kernel::AtomicInterval{c.id,
+                                      s.start,
+                                      len,
+                                      t->params.name,
+                                      std::string(s.label.name()),
+                                      s.site.str(),
+                                      std::move(end_site)};
+    };
+    if (open)
+        stats.record_open(len, describe);
+    else
+        stats.record(len, describe);
+}
+
+void SimPlatform::close_open_at_end() {
+    const Time now = engine_.now();
+    for (auto &tp : tasks_) {
+        Task *t = tp.get();
+        if (t->state == TaskState::Dead || t->state == TaskState::New) continue;
+        if (t->preempt_count > 0)
+            record_section(t, t->poff, false, now - t->poff.start, "(open at the end)", true);
+        if (t->irqs_off)
+            record_section(t, t->ioff, true, now - t->ioff.start, "(open at the end)", true);
+        for (const OpFrame &f : t->ops) {
+            kernel::OpStats &s = op_stats(f.label);
+            s.latency.record(now - f.start);
+            s.open_at_end.push_back(now - f.start);
+        }
+        if (t->params.probe && t->probe_due >= 0 && t->probe_due <= now) {
+            wakeup_[t->params.name].record(now - t->probe_due);
+            wakeup_open_[t->params.name] = now - t->probe_due;
+        }
     }
+    for (auto &l : locks_)
+        for (size_t i = l->head; i < l->waiters.size(); ++i) {
+            const Waiter &w = l->waiters[i];
+            kernel::LockStats &ls = classes_[static_cast<size_t>(l->cls)].stats;
+            const int sd = w.mode == LockMode::Exclusive ? 0 : 1;
+            ls.wait[sd].record(now - w.task->wait_start);
+            ls.wait_open_at_end[sd].push_back(now - w.task->wait_start);
+        }
 }
 
 void SimPlatform::violation(std::string_view kind, std::string message) {
@@ -202,6 +243,7 @@ void SimPlatform::reset_stats() {
     for (auto &op : op_stats_)
         op = kernel::OpStats{};
     wakeup_.clear();
+    wakeup_open_.clear();
     preempt_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
     irqs_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
     for (LockClass &c : classes_)
@@ -234,6 +276,7 @@ kernel::RunResults SimPlatform::collect() {
         if (op_used_[i])
             r.ops[std::string(kernel::label_name(static_cast<uint32_t>(i)))] = op_stats_[i];
     r.wakeup_latency = wakeup_;
+    r.wakeup_open_at_end = wakeup_open_;
     r.preempt_off = preempt_off_;
     r.irqs_off = irqs_off_;
     for (const LockClass &c : classes_)

@@ -390,6 +390,7 @@ void SimPlatform::sleep_until(Time t_abs, Site site) {
     if (!t) throw std::logic_error("sleep outside a task");
     might_sleep(site);
     Time expected = t_abs;
+    if (t->params.probe) t->probe_due = expected;
     if (t_abs > engine_.now()) {
         ++t->timer_gen;
         t->timer_cpu = t->cpu;
@@ -400,6 +401,7 @@ void SimPlatform::sleep_until(Time t_abs, Site site) {
     } else {
         maybe_preempt();  // an overdue target returns at once (and counts, as in cyclictest)
     }
+    t->probe_due = -1;
     if (t->params.probe && recording()) {
         Time late = engine_.now() - expected;
         wakeup_[t->params.name].record(late);
@@ -464,6 +466,7 @@ void SimPlatform::on_warmup_end(void *self, uint64_t) {
 
 void SimPlatform::on_stop(void *self, uint64_t) {
     auto *p = static_cast<SimPlatform *>(self);
+    p->close_open_at_end();
     p->stop_ = true;
     p->trace_event("stop");
     if (p->cb_task_ && p->cb_task_waiting_) {

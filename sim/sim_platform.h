@@ -181,6 +181,7 @@ class SimPlatform final : public kernel::Platform {
         std::vector<OpFrame> ops;
         Label blame;  // operation of the lock holder this task waits for
         Time wait_start = 0;
+        Time probe_due = -1;  // a probe's wake-up time while it sleeps for one, else -1
         std::mt19937_64 rng;
     };
 
@@ -316,6 +317,11 @@ class SimPlatform final : public kernel::Platform {
         return t->ops.empty() ? Label{} : t->ops.back().label;
     }
     void close_section(Task *t, Section &s, bool irq, const Site &end);
+    void record_section(Task *t, const Section &s, bool irq, Time len, std::string end_site,
+                        bool open);
+    // At the end of the run: every section, operation, lock wait and probe wake-up still open is
+    // counted as censored ("at least" its elapsed part), before recording stops.
+    void close_open_at_end();
     void violation(std::string_view kind, std::string message);
     void note_live_bytes();
     int64_t peak_live_since(const OpFrame &f) const;
@@ -372,6 +378,7 @@ class SimPlatform final : public kernel::Platform {
     // Read sections in the order they began (rcu_start_seq, task); entries of sections that
     // ended are dropped lazily from the front.
     std::deque<std::pair<uint64_t, Task *>> readers_;
+    std::map<std::string, Time> wakeup_open_;
     kernel::IntervalStats preempt_off_, irqs_off_;
     Time stats_since_ = 0;  // start of the measured period (the end of the warm-up)
     kernel::RcuStats rcu_stats_;

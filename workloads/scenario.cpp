@@ -440,7 +440,17 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
     s.description = r.get<std::string>("description").value_or("");
     if (auto v = r.get_duration("duration", 1000)) s.duration_ns = *v;
     if (auto v = r.get_duration("warmup", 0)) s.warmup_ns = *v;
-    if (const toml::node *n = r.node("seeds")) {
+    if (const toml::node *n = r.node("seeds"); n && n->is_integer()) {
+        // A count: seeds 1..N.
+        const int64_t count = *n->value<int64_t>();
+        if (count < 1 || count > 10000)
+            r.fail_at(n->source(), fmt::format("'seeds' must be a count from 1 to 10000 or a "
+                                               "list of seeds, not {}",
+                                               count));
+        s.seeds.clear();
+        for (int64_t i = 1; i <= count; ++i)
+            s.seeds.push_back(i);
+    } else if (n) {
         Params p;
         read_params(r,
                     {{.name = "seeds",

@@ -1,0 +1,69 @@
+#include "analysis/duration_advice.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/table.h"
+
+namespace locksim::analysis {
+
+namespace {
+
+// The next duration of the form 1, 2 or 5 times a power of ten nanoseconds, at least `ns`.
+int64_t round_up(double ns) {
+    double step = 1;
+    while (step * 10 <= ns)
+        step *= 10;
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * step >= ns) return static_cast<int64_t>(m * step);
+    return static_cast<int64_t>(10 * step);
+}
+
+std::string duration_text(int64_t ns) {
+    if (ns % 1'000'000'000 == 0) return fmt::format("{}s", ns / 1'000'000'000);
+    if (ns % 1'000'000 == 0) return fmt::format("{}ms", ns / 1'000'000);
+    if (ns % 1000 == 0) return fmt::format("{}us", ns / 1000);
+    return fmt::format("{}ns", ns);
+}
+
+}  // namespace
+
+std::vector<std::string> duration_advice(const RunCounts &c) {
+    std::vector<std::string> out;
+    const double measured = static_cast<double>(c.duration_ns - c.warmup_ns);
+    if (measured <= 0) return out;
+    auto advise = [&](double needed_measured_ns) {
+        const int64_t d = round_up(static_cast<double>(c.warmup_ns) + needed_measured_ns);
+        return fmt::format("run for at least {} (duration = \"{}\")", human_ns(d),
+                           duration_text(d));
+    };
+    const std::string span = human_ns(static_cast<int64_t>(measured));
+    const double runs = static_cast<double>(std::max<size_t>(1, c.runs));
+    const std::string seeds = c.runs > 1 ? fmt::format(" x {} seeds", c.runs) : "";
+    auto too_few = [&](const char *what, double per_run, double needed, const char *why) {
+        if (per_run * runs >= needed) return;
+        const double rate = per_run / measured;  // per ns of one run
+        out.push_back(
+            fmt::format("too few {}: {:.0f} in the measured {}{}; {} needs at least {:.0f}: {}",
+                        what, per_run * runs, span, seeds, why, needed,
+                        rate > 0 ? advise(needed / runs / rate) : std::string("run longer")));
+    };
+    if (c.commits) too_few("boolean commits", *c.commits, kMinCommits, "a worst commit");
+    if (c.probe_wakeups)
+        too_few("probe wake-ups", *c.probe_wakeups, kMinWakeups, "the tail estimate");
+    if (c.worst_open_at_end) {
+        out.push_back(fmt::format(
+            "the worst section or commit ({} so far) was still running when the run ended: {}",
+            human_ns(c.worst_section_ns), advise(10.0 * static_cast<double>(c.worst_section_ns))));
+    } else if (static_cast<double>(c.worst_section_ns) * 10 > measured) {
+        out.push_back(fmt::format(
+            "the worst section or commit ({}) is longer than a tenth of the measured {}: {}",
+            human_ns(c.worst_section_ns), span,
+            advise(10.0 * static_cast<double>(c.worst_section_ns))));
+    }
+    return out;
+}
+
+}  // namespace locksim::analysis

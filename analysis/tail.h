@@ -1,0 +1,99 @@
+// The tail of a latency distribution, estimated: peaks over a threshold with a generalised
+// Pareto distribution (GPD), as in Coles, "An Introduction to Statistical Modeling of Extreme
+// Values" (Springer 2001), chapter 4, and as measurement-based probabilistic timing analysis
+// applies it to execution times (Cucu-Grosjean et al., "Measurement-Based Probabilistic Timing
+// Analysis for Multi-path Programs", ECRTS 2012).
+//
+// Method:
+//  - threshold u: the k largest values are the exceedances, k = clamp(2 sqrt(n), 30, n/10)
+//    (at least `min_exceedances`); on a histogram u is put at a bucket boundary, so k is the
+//    count at and above that bucket;
+//  - values come from log-linear histogram buckets (kernel/histogram.h): each bucket counts as
+//    its midpoint, within 0.4 % of the true values, far below the fit's statistical error;
+//  - values still open when the run ended are right-censored: they add their survival term
+//    (at least that long) to the likelihood instead of their density;
+//  - maximum likelihood over (sigma, xi) by Grimshaw's reduction (Technometrics 1993) to one
+//    parameter theta = xi / sigma, whose profile is maximised with Brent's method (Boost.Math);
+//  - the value exceeded with probability p per observation,
+//      x_p = u + sigma / xi * ((p / zeta)^(-xi) - 1),   zeta = k / n,
+//    with a profile-likelihood confidence interval (Coles 2001, section 4.3.4): the x_p whose
+//    profile log-likelihood is within chi2(1, confidence) / 2 of the maximum;
+//  - goodness of fit: the Kolmogorov-Smirnov distance between the exceedances and the fitted
+//    GPD, its p-value by a parametric bootstrap (samples drawn from the fit, bucketed the same
+//    way and refitted), since the parameters were estimated from the same data.
+// A fit is poor, and no number is given, when there are too few exceedances, the shape xi is 1
+// or more (a tail with no finite mean: the threshold lies below a mixture of modes rather than
+// in one tail), the goodness-of-fit p-value is below 0.05, or the interval is unbounded above. When
+// p is at least zeta the value lies inside the data and the empirical quantile is given instead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernel/histogram.h"
+
+namespace locksim::analysis {
+
+// Observations for a fit: distinct values with their counts, and right-censored values (lower
+// bounds, e.g. sections still open at the end of a run).
+struct TailSample {
+    std::vector<std::pair<double, uint64_t>> values;  // ascending
+    std::vector<double> censored;
+    uint64_t count() const;
+};
+
+// A histogram's buckets at their midpoints; `open_at_end` (values also counted in the
+// histogram) are taken out of their buckets and kept as censored.
+TailSample tail_sample(const kernel::Histogram &h, const std::vector<int64_t> &open_at_end = {});
+// Raw values, each counted once (tests and small samples).
+TailSample tail_sample(std::vector<double> values);
+
+struct TailOptions {
+    double confidence = 0.95;
+    uint64_t min_exceedances = 30;
+    int gof_replicates = 99;  // parametric bootstrap samples for the goodness-of-fit p-value
+    double gof_alpha = 0.05;  // below this p-value the fit is poor
+    uint64_t seed = 1;        // the bootstrap's generator (a fit is deterministic)
+    bool bucketed = false;    // bootstrap samples are bucketed like kernel::Histogram values
+};
+
+struct GpdFit {
+    bool ok = false;
+    std::string why_not;  // when !ok: too few exceedances, a poor fit ...
+    double threshold = 0;
+    uint64_t n = 0;  // observations
+    uint64_t k = 0;  // exceedances (censored ones included)
+    double sigma = 0, xi = 0;
+    double log_likelihood = 0;
+    double ks = 0;     // Kolmogorov-Smirnov distance of the exceedances to the fit
+    double gof_p = 0;  // its bootstrap p-value
+};
+
+GpdFit fit_gpd(const TailSample &sample, const TailOptions &o = {});
+
+struct TailQuantile {
+    bool ok = false;         // a number to rely on (else `note` says why not)
+    bool empirical = false;  // p lies inside the data: the observed quantile, no fit needed
+    std::string note;
+    double probability = 0;
+    double estimate = 0, low = 0, high = 0;  // high is +inf when unbounded
+    GpdFit fit;
+};
+
+// The value exceeded with probability `p` per observation, with its confidence interval.
+TailQuantile tail_quantile(const TailSample &sample, double p, const TailOptions &o = {});
+// The same at several probabilities, from one fit.
+std::vector<TailQuantile> tail_quantiles(const TailSample &sample,
+                                         const std::vector<double> &probabilities,
+                                         const TailOptions &o = {});
+
+// "310us [220us, 580us] at p=1e-09 (GPD: k=200 of 12000, xi=0.12, KS p=0.43)" or
+// "no estimate at p=1e-09: poor fit (KS p=0.01 < 0.05)".
+std::string format_tail(const TailQuantile &q);
+
+// The generalised Pareto distribution's quantile function (for tests and sampling).
+double gpd_quantile(double sigma, double xi, double probability_below);
+
+}  // namespace locksim::analysis

@@ -1,0 +1,84 @@
+// Duration advice (analysis/duration_advice.h) for the command line: what a scenario is
+// expected to count before it runs, what its runs counted after, and the warnings on stderr.
+#pragma once
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "analysis/duration_advice.h"
+#include "analysis/results_file.h"
+#include "analysis/seeds.h"
+#include "workloads/scenario.h"
+
+namespace locksim::cli {
+
+// Commits and probe wake-ups the scenario's workloads make in its measured time.
+inline analysis::RunCounts expected_counts(const Scenario &s) {
+    analysis::RunCounts c;
+    c.duration_ns = s.duration_ns;
+    c.warmup_ns = s.warmup_ns;
+    c.runs = s.seeds.size();
+    const double measured = static_cast<double>(s.duration_ns - s.warmup_ns);
+    for (const auto &w : s.workloads) {
+        if (w.kind != "setsebool" && w.kind != "probe") continue;
+        const double tasks = static_cast<double>(w.tasks == 0 ? s.machine.cpus : w.tasks);
+        const double per_task = measured / static_cast<double>(std::max<int64_t>(
+                                               1, w.params.get_duration_ns("period")));
+        if (w.kind == "setsebool") {
+            const double burst = w.params.get_string("mode") == "burst"
+                                     ? static_cast<double>(w.params.get_int("burst"))
+                                     : 1;
+            c.commits = c.commits.value_or(0) + tasks * per_task * burst;
+        } else if (w.kind == "probe") {
+            c.probe_wakeups = c.probe_wakeups.value_or(0) + tasks * per_task;
+        }
+    }
+    return c;
+}
+
+// What the runs counted: the fewest commits and wake-ups of any design (summed over its seeds,
+// since its verdict is the worst over them), the longest section or commit of any run.
+inline analysis::RunCounts counted(const Scenario &s,
+                                   const std::vector<analysis::RunSummary> &runs) {
+    analysis::RunCounts expected = expected_counts(s), c;
+    c.duration_ns = s.duration_ns;
+    c.warmup_ns = s.warmup_ns;
+    for (const auto &g : analysis::group_by_design(runs)) {
+        double commits = 0, wakeups = 0;
+        for (const analysis::RunSummary *r : g.runs) {
+            commits += static_cast<double>(r->toggle_count + r->toggle_open.open_at_end);
+            wakeups += static_cast<double>(r->probe_count);
+        }
+        // Per run: the measured time of one run is what the advice scales.
+        commits /= static_cast<double>(g.runs.size());
+        wakeups /= static_cast<double>(g.runs.size());
+        if (expected.commits) c.commits = std::min(c.commits.value_or(1e300), commits);
+        if (expected.probe_wakeups)
+            c.probe_wakeups = std::min(c.probe_wakeups.value_or(1e300), wakeups);
+        c.runs = std::max(c.runs, g.runs.size());
+    }
+    for (const auto &r : runs) {
+        const std::pair<int64_t, bool> worst[] = {
+            {r.preempt_off_max_ns, r.preempt_off_open.max_censored},
+            {r.irqs_off_max_ns, r.irqs_off_open.max_censored},
+            {r.toggle_max_ns, r.toggle_open.max_censored || r.toggle_incomplete()}};
+        for (const auto &[ns, open] : worst)
+            if (ns > c.worst_section_ns || (ns == c.worst_section_ns && open)) {
+                c.worst_section_ns = ns;
+                c.worst_open_at_end = open;
+            }
+    }
+    return c;
+}
+
+inline void print_duration_warnings(const std::string &file, const analysis::RunCounts &c) {
+    std::fflush(stdout);  // after what was printed before them
+    for (const auto &line : analysis::duration_advice(c))
+        fmt::print(stderr, "warning: {}: {}\n", file, line);
+}
+
+}  // namespace locksim::cli

@@ -1,0 +1,162 @@
+// The verdict from real short runs: what is in flight at the end is counted as "at least" and
+// fails pick's limits; the warm-up drops only what ended before it; seeds that disagree make
+// an unstable verdict.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/pick.h"
+#include "analysis/results_file.h"
+#include "analysis/table.h"
+#include "runner/runner.h"
+
+using namespace locksim;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000, kUs = 1000;
+
+// Two CPUs, the Debian policy, two tasks making system calls.
+const std::string kTwoCpusWithSyscalls = R"(
+[machine]
+cpus = 2
+[policy]
+source = "debian-default"
+[[workload]]
+kind = "syscalls"
+tasks = 2
+)";
+
+// rcu-full-copy with its copy made atomically (the 2018 series); a commit every `period`.
+Scenario full_copy(const std::string &duration, const std::string &warmup,
+                   const std::string &period, const std::string &mode = "periodic") {
+    return parse_scenario(R"(
+name = "in-flight"
+duration = ")" + duration + R"("
+warmup = ")" + warmup + R"("
+strategies = []
+[[strategy]]
+name = "rcu-full-copy"
+copy = "atomic"
+)" + kTwoCpusWithSyscalls + R"(
+[[workload]]
+kind = "setsebool"
+period = ")" + period + R"("
+mode = ")" + mode + R"("
+[[workload]]
+kind = "probe"
+period = "1ms"
+)",
+                          "in-flight.toml");
+}
+
+analysis::ResultsFile run_all(const Scenario &s) {
+    std::vector<Scenario> points = expand_sweep(s);
+    return run_jobs(s, points, plan_runs(points), {});
+}
+
+}  // namespace
+
+TEST(Verdict, CommitInFlightAtTheEndIsAtLeastItsElapsedPartAndMeetsNoLimit) {
+    // A commit at 25 ms of a 30 ms run: its atomic copy is still running at the end.
+    analysis::ResultsFile file = run_all(full_copy("30ms", "0ms", "25ms"));
+    std::vector<analysis::RunSummary> sums = file.summaries("in-flight");
+    ASSERT_EQ(sums.size(), 1u);
+    const analysis::RunSummary &s = sums[0];
+    const nlohmann::json &longest = file.runs[0].at("detail").at("preempt_off").at("longest");
+    ASSERT_FALSE(longest.empty());
+    const int64_t started = longest[0].at("start_ns").get<int64_t>();
+    ASSERT_GT(started, 25 * kMs);
+    // The section opened by the copy, closed at the end: at least what elapsed of it.
+    EXPECT_GE(s.preempt_off_max_ns, 30 * kMs - started);
+    EXPECT_GT(s.preempt_off_max_ns, 1 * kMs);
+    EXPECT_TRUE(s.preempt_off_open.max_censored);
+    EXPECT_EQ(longest[0].at("end_site"), "(open at the end)");
+    EXPECT_TRUE(s.toggle_incomplete());
+    EXPECT_EQ(s.toggle_count, 0u);
+    EXPECT_GE(s.toggle_max_ns, s.preempt_off_max_ns);
+    EXPECT_EQ(file.runs[0].at("toggle").at("incomplete"), true);
+    EXPECT_GE(file.runs[0].at("preempt_off").at("open_at_end").get<uint64_t>(), 1u);
+
+    EXPECT_NE(analysis::format_table(sums).find("\u2265"), std::string::npos);
+    // Neither limit is met: the preempt-off section is too long already, and the commit never
+    // completed, even with a commit limit it has not reached yet.
+    analysis::Limits limits{.max_preempt_off_ns = 100 * kUs, .max_toggle_ns = 10 * kMs};
+    analysis::Pick p = analysis::pick(sums, limits);
+    EXPECT_FALSE(p.any_meets());
+    std::string text = analysis::format_pick(p, limits);
+    EXPECT_EQ(text.find("meets the limits"), std::string::npos) << text;
+    EXPECT_NE(text.find("incomplete"), std::string::npos) << text;
+    analysis::Limits generous{.max_preempt_off_ns = 1000 * kMs, .max_toggle_ns = 1000 * kMs};
+    EXPECT_FALSE(analysis::pick(sums, generous).any_meets());
+}
+
+TEST(Verdict, WarmUpDropsOnlyWhatEndedBeforeIt) {
+    // The copy begins at about 25 ms and runs past a 30 ms warm-up: it still counts, in full.
+    auto worst = [](const std::string &warmup) {
+        return run_all(full_copy("80ms", warmup, "25ms")).summaries("w")[0];
+    };
+    analysis::RunSummary none = worst("0ms"), warm = worst("30ms");
+    EXPECT_FALSE(none.preempt_off_open.max_censored);
+    EXPECT_GT(none.preempt_off_max_ns, 5 * kMs);
+    EXPECT_EQ(warm.preempt_off_max_ns, none.preempt_off_max_ns);
+    EXPECT_EQ(warm.toggle_max_ns, none.toggle_max_ns);
+}
+
+TEST(Verdict, SeedsThatDisagreeMakeAnUnstableVerdict) {
+    // rwlock with logins: how late the real-time probe wakes depends on where the long
+    // read-side sections fall, which the seed moves. A limit between the per-seed worst cases is
+    // met by some seeds and not by others.
+    Scenario s = parse_scenario(R"(
+name = "seeds"
+duration = "30ms"
+warmup = "0ms"
+seeds = [1, 2, 3, 4]
+strategies = ["rwlock"]
+)" + kTwoCpusWithSyscalls + R"(
+[[workload]]
+kind = "login"
+period = "5ms"
+users = ["staff_u", "unconfined_u"]
+[[workload]]
+kind = "probe"
+period = "500us"
+)",
+                                "seeds.toml");
+    std::vector<analysis::RunSummary> sums = run_all(s).summaries("seeds");
+    ASSERT_EQ(sums.size(), 4u);
+    std::vector<int64_t> worst;
+    for (const auto &r : sums)
+        worst.push_back(r.probe_max_ns);
+    auto [lo, hi] = std::minmax_element(worst.begin(), worst.end());
+    ASSERT_LT(*lo, *hi) << "the seeds agree; the test needs a scenario where they do not";
+    analysis::Limits limits{.max_probe_wakeup_ns = (*lo + *hi) / 2};
+    analysis::Pick p = analysis::pick(sums, limits);
+    ASSERT_EQ(p.ranked.size(), 1u);
+    EXPECT_FALSE(p.ranked[0].meets);  // judged by its worst seed
+    EXPECT_TRUE(p.ranked[0].unstable);
+    std::string text = analysis::format_pick(p, limits);
+    EXPECT_NE(text.find("**unstable**"), std::string::npos) << text;
+    EXPECT_NE(text.find("of 4 seeds meet it (unstable)"), std::string::npos) << text;
+    // The table shows one row with the worst over seeds, and the spread below it.
+    std::string table = analysis::format_table(sums);
+    EXPECT_NE(table.find("spread over seeds"), std::string::npos) << table;
+    EXPECT_NE(table.find(analysis::human_ns(*lo) + "-" + analysis::human_ns(*hi)),
+              std::string::npos)
+        << table;
+}
+
+TEST(Verdict, SeedsMayBeACount) {
+    auto seeds = [](const std::string &value) {
+        return parse_scenario("seeds = " + value + R"(
+strategies = "all"
+[[workload]]
+kind = "syscalls"
+)",
+                              "seeds.toml")
+            .seeds;
+    };
+    EXPECT_EQ(seeds("3"), (std::vector<int64_t>{1, 2, 3}));
+    EXPECT_EQ(seeds("[7, 9]"), (std::vector<int64_t>{7, 9}));
+    EXPECT_ANY_THROW(seeds("0"));  // a user error naming the place
+}
