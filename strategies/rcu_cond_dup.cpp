@@ -61,8 +61,7 @@ int RcuCondDupServer::write_load(std::span<const uint8_t> image, uint32_t *seqno
     PolicyVersion *old = policy_locked();
     int rc;
     if (PolicyVersion *next = prepare_load(image, *old, &rc)) {
-        commit_load(*old);  // sidtab_freeze_begin .. end around the publication
-        replace_policy(next);
+        commit_load(*old, [&] { replace_policy(next); });  // inside sidtab_freeze_begin .. end
         *seqno = next->st.seqno;
         notify_policy_change(*seqno);
         grace_period(expedited_);

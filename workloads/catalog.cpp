@@ -129,6 +129,18 @@ const std::vector<WorkloadInfo> &workload_catalog() {
          "many distinct (source, target, class) triples to force AVC misses and reclaim",
          {count("triples", "distinct triples cycled through", 4096, 1, 10000000),
           dur("think", "time between two checks", 5 * us)}},
+        {"new_contexts",
+         "a long-lived system making new contexts (new SIDs), as a container runtime or sVirt "
+         "does with a new MCS category pair per container: the SID table grows; needs an MLS "
+         "policy",
+         {count("rate", "new contexts per second per task", 1000, 1, 100000000),
+          count("max_contexts",
+                "new contexts the workload makes in the run (then it only looks up)", 20000, 0,
+                1000000),
+          count("preload", "contexts made at setup, before the run (the table's starting size)", 0,
+                0, 1000000),
+          count("lookups", "percent of operations that look up a context made earlier", 0, 0,
+                100)}},
         {"probe",
          "a cyclictest-like SCHED_FIFO task: sleeps to the next period and records how late it "
          "woke",

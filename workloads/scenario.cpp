@@ -261,6 +261,7 @@ void read_core(TableReader &r, CoreVariants &c) {
         c.avc_slow_path_inline = *v == "inline";
     if (auto v = r.get_choice("avc_lock", {"rcu", "spinlock", "rwlock"})) c.avc_lock = *v;
     if (auto v = r.get_int("sid_string_cache", 0, 1'000'000)) c.sid_string_cache = *v;
+    if (auto v = r.get_choice("sidtab", {"hash", "linear", "legacy"})) c.sidtab = *v;
     if (auto v = r.get_int("avc_slots", 1, 1 << 20)) {
         if (*v & (*v - 1)) r.fail("'core.avc_slots' must be a power of two");
         c.avc_slots = *v;
