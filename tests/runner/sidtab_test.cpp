@@ -7,6 +7,7 @@
 
 #include "analysis/results_file.h"
 #include "runner/runner.h"
+#include "ss/error.h"
 
 using namespace locksim;
 
@@ -124,4 +125,28 @@ period = "10ms"
     EXPECT_GT(op_value(runs[2], "sidtab_insert_failed", "completed"), 0);
     EXPECT_GT(op_value(runs[2], "sidtab_shutdown", "completed"), 0);
     EXPECT_EQ(op_value(runs[0], "sidtab_shutdown", "completed"), 0);
+}
+
+TEST(SidtabRuns, NewContextsNeedCategoryPairs) {
+    Scenario s = parse_scenario(R"(
+strategies = ["rwlock"]
+duration = "5ms"
+warmup = "1ms"
+[policy]
+source = "synthetic"
+[policy.synthetic]
+types = 50
+mls = false
+[[workload]]
+kind = "new_contexts"
+)",
+                                "nomls.toml");
+    try {
+        run_points(s);
+        ADD_FAILURE() << "ran without MLS";
+    } catch (const UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("an MLS policy with categories is needed"),
+                  std::string::npos)
+            << e.what();
+    }
 }
