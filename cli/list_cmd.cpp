@@ -1,5 +1,5 @@
-// `locksim list strategies|workloads`: what a scenario can name, with the documentation of every
-// option and parameter.
+// `locksim list strategies|workloads|core`: what a scenario can name, with the documentation of
+// every option and parameter.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -80,6 +80,11 @@ CommandRegistrar reg([](CLI::App &app) {
             fmt::print("every workload also takes (defaults unless a workload says otherwise):\n");
             print_params(common_workload_params(), true);
         }
+    });
+    auto *core = list->add_subcommand("core", "The [core] table: the core's runtime variants");
+    core->callback([] {
+        fmt::print("[core]\n");
+        print_params(core_params(), true);
     });
 });
 

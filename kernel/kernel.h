@@ -224,37 +224,98 @@ inline void cond_resched(Loc loc = Loc::current()) {
 
 // ---------------------------------------------------------------- cost of work
 
+namespace detail {
+// The compute() span running on this thread: what compute_break() closes and reopens.
+struct ComputeSpan {
+    Platform *platform;
+    Label label;
+    ss::WorkCounts counts;
+    bool timed;
+    std::chrono::steady_clock::time_point t0;
+    ss::WorkCounts *outer_meter;
+    ComputeSpan *outer;
+
+    Time host_ns() const {
+        return timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - t0)
+                           .count()
+                     : Time{0};
+    }
+};
+inline thread_local ComputeSpan *tl_span = nullptr;
+
+// Opens a span: its counts become the work meter until close() (or the scope's end).
+struct ComputeScope {
+    ComputeSpan span;
+    bool open = true;
+    explicit ComputeScope(Platform &p, Label label)
+        : span{&p, label, {}, p.measures_host_time(), {}, ss::detail::tl_work, tl_span} {
+        if (span.timed) span.t0 = std::chrono::steady_clock::now();
+        tl_span = &span;
+        ss::detail::tl_work = &span.counts;
+    }
+    // Restores the thread's meter and charges the span's remaining work.
+    void close() {
+        open = false;
+        tl_span = span.outer;
+        ss::detail::tl_work = span.outer_meter;
+        span.platform->charge(span.label, span.counts, span.host_ns());
+    }
+    ~ComputeScope() {
+        if (!open) return;
+        tl_span = span.outer;
+        ss::detail::tl_work = span.outer_meter;
+    }
+    ComputeScope(const ComputeScope &) = delete;
+    ComputeScope &operator=(const ComputeScope &) = delete;
+};
+}  // namespace detail
+
 // Runs `fn` (real security-server work) now, on the host, and charges its cost to the calling
 // task: the work units it counted times the CPU profile (`counted`), or its host time times a
 // scale (`measured`). On the simulator the charged time passes preemptibly when the preempt
 // count is zero and interrupts are on, and as one atomic span otherwise.
 template <class F>
 auto compute(Label label, F &&fn) {
-    Platform &p = current();
-    ss::WorkCounts counts;
-    const bool timed = p.measures_host_time();
-    const auto t0 =
-        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    auto host_ns = [&] {
-        return timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now() - t0)
-                           .count()
-                     : Time{0};
-    };
+    detail::ComputeScope scope(current(), label);
     if constexpr (std::is_void_v<std::invoke_result_t<F>>) {
-        {
-            ss::WorkMeterScope meter(&counts);
-            std::forward<F>(fn)();
-        }
-        p.charge(label, counts, host_ns());
+        std::forward<F>(fn)();
+        scope.close();
     } else {
-        auto result = [&] {
-            ss::WorkMeterScope meter(&counts);
-            return std::forward<F>(fn)();
-        }();
-        p.charge(label, counts, host_ns());
+        auto result = std::forward<F>(fn)();
+        scope.close();
         return result;
     }
+}
+
+// Whether the calling thread is inside compute() (a task's core work, not setup code).
+inline bool in_compute() {
+    return detail::tl_span != nullptr;
+}
+
+// The label of the compute() span running on this thread (inside compute() only).
+inline Label compute_label() {
+    return detail::tl_span->label;
+}
+
+// From inside compute(): charges the work counted so far to the span's label, runs `fn` outside
+// the span (it may make platform calls: take a lock, reschedule), then goes on counting under
+// `next`. Returns the label the span had. This is how core code that takes a lock in the kernel
+// (the SID table's spinlock) gets its section on the platform without knowing the platform.
+template <class F>
+Label compute_break(Label next, F &&fn) {
+    detail::ComputeSpan *s = detail::tl_span;
+    const Label prev = s->label;
+    detail::tl_span = s->outer;
+    ss::detail::tl_work = s->outer_meter;
+    s->platform->charge(prev, s->counts, s->host_ns());
+    s->counts.clear();
+    std::forward<F>(fn)();
+    s->label = next;
+    if (s->timed) s->t0 = std::chrono::steady_clock::now();
+    detail::tl_span = s;
+    ss::detail::tl_work = &s->counts;
+    return prev;
 }
 
 // Busy work of a known length (a stand-in for code the core does not model).

@@ -85,6 +85,8 @@ CoreConfig core_config(const CoreVariants &v) {
     c.avc_slots = static_cast<uint32_t>(v.avc_slots);
     c.avc_threshold = static_cast<uint32_t>(v.avc_threshold);
     c.sid_string_cache = static_cast<uint32_t>(v.sid_string_cache);
+    if (!ss::sidtab_era_from_name(v.sidtab, &c.sidtab))
+        throw std::logic_error("unknown SID table era " + v.sidtab);
     return c;
 }
 

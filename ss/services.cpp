@@ -26,10 +26,11 @@ int load_isids(const PolicyBase &p, Sidtab &sidtab) {
 
 }  // namespace
 
-PolicyState policy_state_create(Policydb db, uint32_t sid_cache_size, ServiceConfig config) {
+PolicyState policy_state_create(Policydb db, uint32_t sid_cache_size, ServiceConfig config,
+                                SidtabEra era) {
     PolicyState st;
     st.db = std::move(db);
-    st.sidtab = std::make_shared<Sidtab>(sid_cache_size);
+    st.sidtab = std::make_shared<Sidtab>(sid_cache_size, era);
     st.config = config;
     if (load_isids(st.p(), *st.sidtab))
         throw UserError("policy: initial SIDs: a SID is 0, repeated or has no context");
@@ -429,7 +430,9 @@ int convert_context(const PolicyBase &oldp, const PolicyBase &newp, const Contex
 int load_policy(const PolicyState *old, Policydb newdb, PolicyState *out) {
     PolicyState n;
     n.db = std::move(newdb);
-    n.sidtab = std::make_shared<Sidtab>(old ? old->sidtab->cache_size() : kSidtabDefaultCacheSize);
+    n.sidtab = old ? std::make_shared<Sidtab>(old->sidtab->cache_size(), old->sidtab->era(),
+                                              old->sidtab->locking())
+                   : std::make_shared<Sidtab>();
     if (old) n.config = old->config;
     if (int rc = load_isids(n.p(), *n.sidtab)) return rc;
     if (old) {
@@ -443,10 +446,7 @@ int load_policy(const PolicyState *old, Policydb newdb, PolicyState *out) {
         int rc = old->sidtab->convert(*n.sidtab, [&oldp, &newp](const Context &o, Context &c) {
             return convert_context(oldp, newp, o, c);
         });
-        if (rc) {
-            old->sidtab->cancel_convert();
-            return rc;
-        }
+        if (rc) return rc;  // sidtab_convert stopped mirroring itself
         n.seqno = old->seqno + 1;
     }
     *out = std::move(n);
@@ -458,7 +458,6 @@ int load_policy(const PolicyState *old, std::span<const uint8_t> data, PolicySta
 }
 
 void commit_load_policy(const PolicyState &old) {
-    old.sidtab->cancel_convert();
     old.sidtab->freeze();
 }
 

@@ -50,9 +50,9 @@ struct PolicyState {
 };
 
 // A state for a freshly read policy (the first load): a new SID table of the given cache size
-// holding the policy's initial SIDs. Throws UserError when an initial SID has no context.
+// and era holding the policy's initial SIDs. Throws UserError when an initial SID has no context.
 PolicyState policy_state_create(Policydb db, uint32_t sid_cache_size = kSidtabDefaultCacheSize,
-                                ServiceConfig config = {});
+                                ServiceConfig config = {}, SidtabEra era = SidtabEra::Hash);
 
 // --- read side ------------------------------------------------------------------------------
 
@@ -129,10 +129,10 @@ int set_bools_full_copy(const PolicyState &old, std::span<const int> values, Pol
 // --- policy load ----------------------------------------------------------------------------
 
 // security_load_policy with a policy already read: a new state whose booleans keep the old
-// values by name, whose SID table is the old one converted (same SIDs; contexts that are no
-// longer valid kept as invalid strings, formerly invalid ones mapped when now valid). The old
-// table mirrors later inserts into the new one until commit_load_policy freezes it. 0 or a
-// negative errno; with `old` null, the first load.
+// values by name, whose SID table is the old one converted (same SIDs, era and locking;
+// contexts that are no longer valid kept as invalid strings, formerly invalid ones mapped when
+// now valid). The old table mirrors later inserts into the new one until commit_load_policy
+// freezes it. 0 or a negative errno; with `old` null, the first load.
 int load_policy(const PolicyState *old, Policydb newdb, PolicyState *out);
 // Reads the binary policy, then as above (UserError on a malformed file).
 int load_policy(const PolicyState *old, std::span<const uint8_t> data, PolicyState *out);

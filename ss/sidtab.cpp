@@ -1,6 +1,8 @@
 #include "ss/sidtab.h"
 
 #include <cerrno>
+#include <iterator>
+#include <mutex>
 #include <stdexcept>
 
 #include "ss/work_meter.h"
@@ -56,8 +58,69 @@ uint32_t context_compute_hash(const Context &c) {
     return finish(h);
 }
 
-Sidtab::Sidtab(uint32_t cache_size)
-    : chunks_(new std::atomic<Entry *>[kMaxChunks]),
+std::string_view sidtab_era_name(SidtabEra e) {
+    switch (e) {
+        case SidtabEra::Hash:
+            return "hash";
+        case SidtabEra::Linear:
+            return "linear";
+        case SidtabEra::Legacy:
+            return "legacy";
+    }
+    return "?";
+}
+
+bool sidtab_era_from_name(std::string_view name, SidtabEra *out) {
+    for (SidtabEra e : {SidtabEra::Hash, SidtabEra::Linear, SidtabEra::Legacy})
+        if (sidtab_era_name(e) == name) {
+            *out = e;
+            return true;
+        }
+    return false;
+}
+
+std::string_view sidtab_section_name(SidtabLocking::Section s) {
+    static constexpr std::string_view kNames[] = {
+        "sidtab_insert",         "sidtab_convert_begin", "sidtab_convert_hashtable",
+        "sidtab_cancel_convert", "sidtab_freeze",        "sidtab_shutdown",
+        "sidtab_clone",          "sidtab_cache"};
+    static_assert(std::size(kNames) == static_cast<size_t>(SidtabLocking::Section::Count));
+    return kNames[static_cast<size_t>(s)];
+}
+
+namespace {
+
+// Without a platform: host mutexes, s->lock and s->cache_lock.
+class HostSidtabLocking final : public SidtabLocking {
+  public:
+    void lock(Section s) override { (s == Section::Cache ? cache_ : table_).lock(); }
+    void unlock(Section s) override { (s == Section::Cache ? cache_ : table_).unlock(); }
+
+  private:
+    std::mutex table_, cache_;
+};
+
+}  // namespace
+
+// One locked section, as the kernel's spin_lock_irqsave .. spin_unlock_irqrestore.
+class Sidtab::Held {
+  public:
+    Held(const Sidtab &t, SidtabLocking::Section s) : l_(*t.locking_), s_(s) { l_.lock(s_); }
+    ~Held() { l_.unlock(s_); }
+    Held(const Held &) = delete;
+    Held &operator=(const Held &) = delete;
+
+  private:
+    SidtabLocking &l_;
+    SidtabLocking::Section s_;
+};
+
+using Section = SidtabLocking::Section;
+
+Sidtab::Sidtab(uint32_t cache_size, SidtabEra era, std::shared_ptr<SidtabLocking> locking)
+    : era_(era),
+      locking_(locking ? std::move(locking) : std::make_shared<HostSidtabLocking>()),
+      chunks_(new std::atomic<Entry *>[kMaxChunks]),
       buckets_(new std::atomic<Entry *>[kSidtabHashBuckets]),
       cache_size_(cache_size) {
     for (uint32_t i = 0; i < kMaxChunks; ++i)
@@ -76,8 +139,10 @@ Sidtab::Entry &Sidtab::slot(uint32_t sid) {
     if (sid > kMaxChunks * kChunk) throw std::length_error("SID table full");
     for (uint32_t n = size_.load(std::memory_order_relaxed); n < sid; ++n) {
         std::atomic<Entry *> &chunk = chunks_[n >> kChunkBits];
-        if (!chunk.load(std::memory_order_relaxed))
+        if (!chunk.load(std::memory_order_relaxed)) {
+            count_work(Work::Alloc);
             chunk.store(new Entry[kChunk], std::memory_order_release);
+        }
         at(n).sid = n + 1;
         size_.store(n + 1, std::memory_order_release);
     }
@@ -90,22 +155,21 @@ void Sidtab::hash_add(Entry *e) {
     head.store(e, std::memory_order_release);
 }
 
-Sidtab::Entry *Sidtab::insert_at(uint32_t sid, Context c, uint32_t hash) {
+Sidtab::Entry *Sidtab::insert_at(uint32_t sid, Context c, uint32_t hash, bool hashed) {
     Entry &e = slot(sid);
-    count_work(Work::Alloc);
+    count_work(Work::Alloc);  // context_cpy
     e.context = std::move(c);
     e.hash = hash;
     e.used.store(true, std::memory_order_release);
     count_.fetch_add(1, std::memory_order_relaxed);
-    hash_add(&e);
+    if (era_ == SidtabEra::Hash && hashed) hash_add(&e);
     return &e;
 }
 
 int Sidtab::set_initial(uint32_t sid, const Context &c) {
     if (sid == SECSID_NULL || sid > kSecInitSidNum) return -EINVAL;
-    std::lock_guard g(mu_);
     if (at(sid - 1).used.load(std::memory_order_relaxed)) return -EINVAL;
-    insert_at(sid, c, context_compute_hash(c));
+    insert_at(sid, c, era_ == SidtabEra::Hash ? context_compute_hash(c) : 0);
     return 0;
 }
 
@@ -131,7 +195,40 @@ const Context *Sidtab::search(uint32_t sid, bool force) const {
     return e ? &e->context : nullptr;
 }
 
+void Sidtab::remember(uint32_t sid) const {
+    // Racy without a lock, as the kernel's cache updates are: a lost update costs a scan.
+    uint32_t carry = sid;
+    for (auto &slot : recent_) {
+        uint32_t prev = slot.load(std::memory_order_relaxed);
+        slot.store(carry, std::memory_order_relaxed);
+        if (prev == sid) return;
+        carry = prev;
+    }
+}
+
+uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached) const {
+    if (cached)
+        for (const auto &slot : recent_) {
+            const uint32_t sid = slot.load(std::memory_order_relaxed);
+            count_work(Work::HashProbe);
+            if (const Entry *e = entry(sid); e && context_equal(e->context, c)) {
+                remember(sid);
+                return sid;
+            }
+        }
+    for (uint32_t i = from; i < to; ++i) {
+        const Entry &e = at(i);
+        count_work(Work::HashProbe);
+        if (e.used.load(std::memory_order_acquire) && context_equal(e.context, c)) {
+            remember(e.sid);
+            return e.sid;
+        }
+    }
+    return SECSID_NULL;
+}
+
 uint32_t Sidtab::lookup(const Context &c, uint32_t hash) const {
+    if (era_ != SidtabEra::Hash) return scan(c, 0, size_.load(std::memory_order_acquire), true);
     for (const Entry *e = buckets_[hash & (kSidtabHashBuckets - 1)].load(std::memory_order_acquire);
          e; e = e->hnext) {
         count_work(Work::HashProbe);
@@ -141,34 +238,53 @@ uint32_t Sidtab::lookup(const Context &c, uint32_t hash) const {
 }
 
 int Sidtab::context_to_sid(const Context &c, uint32_t *sid) {
-    uint32_t hash = context_compute_hash(c);
+    // Only the hash era hashes the context.
+    const uint32_t hash = era_ == SidtabEra::Hash ? context_compute_hash(c) : 0;
+    const uint32_t scanned = size_.load(std::memory_order_acquire);
     if (uint32_t found = lookup(c, hash)) {
         *sid = found;
         return 0;
     }
-    std::lock_guard g(mu_);
-    if (uint32_t found = lookup(c, hash)) {  // added while we took the lock
+    Held g(*this, Section::Insert);
+    // Added while we took the lock? The hash era searches its chain again, the linear era the
+    // entries added since its scan, the legacy era everything again.
+    const uint32_t now = size_.load(std::memory_order_relaxed);
+    uint32_t found = era_ == SidtabEra::Hash     ? lookup(c, hash)
+                     : era_ == SidtabEra::Linear ? scan(c, scanned, now, false)
+                                                 : scan(c, 0, now, true);
+    if (found) {
         *sid = found;
         return 0;
     }
     if (frozen_.load(std::memory_order_relaxed)) return -ESTALE;
-    uint32_t newsid = next_sid();
+    if (shutdown_) return -ENOMEM;
+    if (now >= kMaxChunks * kChunk) return -EOVERFLOW;
+    const uint32_t newsid = now + 1;
     if (convert_target_) {
         // A conversion is under way: the new table gets the entry under the same SID.
         Context converted;
         if (int rc = convert_fn_(c, converted)) return rc;
-        uint32_t h2 = context_compute_hash(converted);
+        const uint32_t h2 = era_ == SidtabEra::Hash ? context_compute_hash(converted) : 0;
         convert_target_->insert_at(newsid, std::move(converted), h2);
     }
+    // sidtab_insert walks the SID-keyed chain to its end (legacy).
+    if (era_ == SidtabEra::Legacy) count_work(Work::HashProbe, count() / kSidtabLegacyBuckets);
     insert_at(newsid, c, hash);
+    if (era_ == SidtabEra::Linear) remember(newsid);
     *sid = newsid;
     return 0;
 }
 
+uint32_t Sidtab::cache_used() const {
+    Held g(*this, Section::Cache);
+    return static_cast<uint32_t>(lru_.size());
+}
+
 bool Sidtab::sid2str_get(uint32_t sid, std::string &out) {
     Entry *e = entry(sid);
-    std::lock_guard g(mu_);
-    if (!e || !e->cached) return false;
+    if (!e || cache_size_ == 0 || e->context.is_invalid()) return false;
+    Held g(*this, Section::Cache);
+    if (!e->cached) return false;
     if (e->cache != lru_.begin()) lru_.splice(lru_.begin(), lru_, e->cache);
     out.assign(e->cache->str);
     count_work(Work::BytesCopied, out.size());
@@ -178,9 +294,10 @@ bool Sidtab::sid2str_get(uint32_t sid, std::string &out) {
 void Sidtab::sid2str_put(uint32_t sid, std::string_view str) {
     if (cache_size_ == 0) return;
     Entry *e = entry(sid);
-    std::lock_guard g(mu_);
     // Invalid contexts are not cached (their string is at hand anyway).
-    if (!e || e->cached || e->context.is_invalid()) return;
+    if (!e || e->context.is_invalid()) return;
+    Held g(*this, Section::Cache);
+    if (e->cached) return;
     if (lru_.size() >= cache_size_) {
         CacheItem &victim = lru_.back();
         victim.entry->cached = false;
@@ -194,31 +311,93 @@ void Sidtab::sid2str_put(uint32_t sid, std::string_view str) {
     e->cached = true;
 }
 
-// Under the lock for the whole conversion: inserts wait until it is done (the kernel converts
-// outside its lock and catches up on the entries added meanwhile).
+// sidtab_convert (5.1 on): mirroring starts under the lock; the entries that exist are
+// converted outside it, a leaf at a time; the hash era then builds the new table's hash table
+// under the lock (inserts wait, interrupts off, for every entry's hash).
 int Sidtab::convert(Sidtab &target, ConvertFn fn) {
-    std::lock_guard g(mu_);
-    std::lock_guard gt(target.mu_);
-    const uint32_t n = size_.load(std::memory_order_relaxed);
+    if (era_ == SidtabEra::Legacy) return convert_legacy(target, fn);
+    uint32_t n;
+    {
+        Held g(*this, Section::ConvertBegin);
+        if (convert_target_) return -EBUSY;
+        n = size_.load(std::memory_order_relaxed);
+        // The last leaf of the new table first (to avoid a race with the live convert); the
+        // next dynamic SID is then the same in both tables.
+        target.slot(n);
+        convert_target_ = &target;
+        convert_fn_ = fn;
+    }
     for (uint32_t i = kSecInitSidNum; i < n; ++i) {
         Entry &e = at(i);
+        if (e.used.load(std::memory_order_acquire)) {
+            Context converted;
+            if (int rc = fn(e.context, converted)) {
+                cancel_convert();
+                return rc;
+            }
+            target.insert_at(e.sid, std::move(converted), 0, false);
+        }
+        if ((i + 1 - kSecInitSidNum) % kSidtabLeafEntries == 0) locking_->resched();
+    }
+    if (era_ == SidtabEra::Hash) {
+        Held g(*this, Section::ConvertHashtable);
+        for (uint32_t i = kSecInitSidNum; i < n; ++i) {
+            Entry &e = target.at(i);
+            if (!e.used.load(std::memory_order_relaxed)) continue;
+            e.hash = context_compute_hash(e.context);
+            target.hash_add(&e);
+        }
+    }
+    return 0;
+}
+
+// Before 5.1 (security_load_policy, sidtab.c of v4.x): sidtab_shutdown, then clone_sid inserts
+// every dynamic entry into the new table (its lock taken per entry), then sidtab_map converts
+// the new table's entries outside any lock and without a reschedule point. The old table takes
+// no new entries until it is replaced.
+int Sidtab::convert_legacy(Sidtab &target, const ConvertFn &fn) {
+    {
+        Held g(*this, Section::Shutdown);
+        shutdown_ = true;
+    }
+    const uint32_t n = size_.load(std::memory_order_acquire);
+    for (uint32_t i = kSecInitSidNum; i < n; ++i) {
+        const Entry &e = at(i);
+        if (!e.used.load(std::memory_order_acquire)) continue;
+        Held g(target, Section::Clone);
+        count_work(Work::HashProbe, target.count() / kSidtabLegacyBuckets);
+        target.insert_at(e.sid, e.context, 0);
+    }
+    target.slot(n);
+    for (uint32_t i = kSecInitSidNum; i < n; ++i) {
+        Entry &e = target.at(i);
         if (!e.used.load(std::memory_order_relaxed)) continue;
         Context converted;
-        if (int rc = fn(e.context, converted)) return rc;
-        uint32_t h = context_compute_hash(converted);
-        target.insert_at(e.sid, std::move(converted), h);
+        if (int rc = fn(e.context, converted)) {
+            cancel_convert();
+            return rc;
+        }
+        e.context = std::move(converted);
     }
-    // Keep the numbering: the next dynamic SID is the same in both tables.
-    target.slot(next_sid() - 1);
-    convert_target_ = &target;
-    convert_fn_ = std::move(fn);
     return 0;
 }
 
 void Sidtab::cancel_convert() {
-    std::lock_guard g(mu_);
+    Held g(*this, Section::CancelConvert);
     convert_target_ = nullptr;
     convert_fn_ = nullptr;
+    shutdown_ = false;  // the kernel before 5.1 left the table shut down; we reopen it
+}
+
+void Sidtab::freeze_begin() {
+    locking_->lock(Section::Freeze);
+    frozen_.store(true, std::memory_order_relaxed);
+    convert_target_ = nullptr;
+    convert_fn_ = nullptr;
+}
+
+void Sidtab::freeze_end() {
+    locking_->unlock(Section::Freeze);
 }
 
 }  // namespace locksim::ss

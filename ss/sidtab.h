@@ -1,23 +1,34 @@
-// The SID table (the kernel's sidtab.c): security identifiers for contexts.
+// The SID table (the kernel's security/selinux/ss/sidtab.c): security identifiers for contexts.
+// Modelled on the source as of v6.x (the hash table era, 5.6 on), with the two earlier eras as
+// a runtime option (SidtabEra), each from its own source as we read it:
+//   hash   (5.6 on, 66f8e2f03c02): context -> SID through a hash table of the context hashes;
+//   linear (5.1 - 5.5, ee1a84fdfeed): a scan over every entry in SID order after a cache of the
+//          3 latest hits (the "rcache"); the lock-free scan is re-run under the lock only over
+//          the entries added meanwhile;
+//   legacy (before 5.1): the cache of 3, then a scan over every entry, and the scan again under
+//          the lock before an insert; a policy load shuts the table down (inserts fail with
+//          -ENOMEM, as sidtab_shutdown made them) until the new table replaces it.
 //
 //  - SIDs 1..kSecInitSidNum are the initial SIDs, set from the policy's `sid` statements;
 //    dynamic SIDs follow, numbered in insertion order and never reused.
 //  - SID -> context is an index into a chunked array (stable addresses, like the kernel's tree of
-//    pages); context -> SID is a hash table of kSidtabHashBuckets chains (fixed, as in the
-//    kernel), each entry keeping its context hash.
+//    pages); context -> SID as the era does it.
 //  - The SID -> string cache keeps the text of up to `cache_size` contexts (LRU; 0 turns it
 //    off), so sid_to_context of a context with many categories is a copy, not a rebuild.
-//  - Live conversion for a policy load: convert() fills a new table with every entry converted
-//    by a callback, keeping the SIDs, and mirrors later inserts into it until freeze(); after
-//    freeze() an insert fails with -ESTALE (the caller retries against the new policy).
+//  - Live conversion for a policy load (hash and linear eras, sidtab_convert): under the lock the
+//    table starts mirroring new inserts into the new table; outside it, the entries are
+//    converted a leaf (kSidtabLeafEntries) at a time with a reschedule point between leaves;
+//    then (hash era) the new table's hash table is built under the lock, every entry's hash
+//    computed there. After freeze_begin() an insert fails with -ESTALE (the caller retries
+//    against the new policy, 5.10 on).
 //
-// Concurrency, as the kernel's sidtab: lookups (search, entry, lookup and the lookup half of
-// context_to_sid) take no lock: entries live in fixed chunks that never move, and an entry and a
-// hash chain head are published with release stores after they are complete. Inserts, the
-// string cache, conversion and freeze() are serialised by one internal lock (the kernel's
-// s->lock and s->cache_lock spinlocks). It is a plain std::mutex because the core runs inside
-// kernel::compute(), where no platform call may be made; it is never contended on the
-// simulator (the core never yields inside it) and guards the few real-thread writers.
+// Concurrency, as the kernel's sidtab: lookups take no lock: entries live in fixed chunks that
+// never move, and an entry and a hash chain head are published with release stores after they
+// are complete. Every place the kernel takes s->lock or s->cache_lock (spin_lock_irqsave) calls
+// the SidtabLocking the table was given: the layer above puts those sections on its platform
+// (the core knows none); without one, host mutexes. Simplifications: one SidtabLocking (one
+// pair of locks) serves a table and the tables converted from it; the string cache is read
+// under cache_lock (the kernel reads it under RCU and takes the lock to bump the LRU).
 #pragma once
 
 #include <atomic>
@@ -25,7 +36,6 @@
 #include <functional>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,14 +51,48 @@ inline constexpr uint32_t kSecInitSidNum = 27;  // the kernel's initial SID coun
 inline constexpr uint32_t kSidtabHashBits = 9;
 inline constexpr uint32_t kSidtabHashBuckets = 1u << kSidtabHashBits;
 inline constexpr uint32_t kSidtabDefaultCacheSize = 256;
+// Entries per leaf of the kernel's tree: a page of 104-byte struct sidtab_entry (x86-64); the
+// live convert reschedules after each.
+inline constexpr uint32_t kSidtabLeafEntries = 4096 / 104;
+inline constexpr uint32_t kSidtabCacheLen = 3;         // the small reverse cache (linear, legacy)
+inline constexpr uint32_t kSidtabLegacyBuckets = 128;  // SIDTAB_SIZE: SID-keyed chains (legacy)
+
+enum class SidtabEra : uint8_t { Hash, Linear, Legacy };
+std::string_view sidtab_era_name(SidtabEra e);
+// "hash", "linear" or "legacy"; false for anything else.
+bool sidtab_era_from_name(std::string_view name, SidtabEra *out);
 
 // The context hash the reverse table uses (the kernel's context_compute_hash: the string of an
 // invalid context, else user/role/type and the MLS range).
 uint32_t context_compute_hash(const Context &c);
 
+// The SID table's locks as the kernel takes them: s->lock (every section but Cache) and
+// s->cache_lock (Cache), both with spin_lock_irqsave; and the reschedule point between two
+// leaves of a conversion. Implemented by the layer that knows the platform.
+class SidtabLocking {
+  public:
+    enum class Section : uint8_t {
+        Insert,            // sidtab_context_to_sid: re-search, insert, live convert
+        ConvertBegin,      // sidtab_convert: start mirroring
+        ConvertHashtable,  // sidtab_convert: the new table's hash table (hash era)
+        CancelConvert,     // sidtab_cancel_convert
+        Freeze,            // sidtab_freeze_begin .. _end (5.10 on)
+        Shutdown,          // sidtab_shutdown (legacy)
+        Clone,             // clone_sid: one entry into the new table (legacy)
+        Cache,             // sidtab_sid2str_put: the string cache's LRU
+        Count
+    };
+    virtual ~SidtabLocking() = default;
+    virtual void lock(Section s) = 0;
+    virtual void unlock(Section s) = 0;
+    virtual void resched() {}
+};
+std::string_view sidtab_section_name(SidtabLocking::Section s);  // "sidtab_insert", ...
+
 class Sidtab {
   public:
-    explicit Sidtab(uint32_t cache_size = kSidtabDefaultCacheSize);
+    explicit Sidtab(uint32_t cache_size = kSidtabDefaultCacheSize, SidtabEra era = SidtabEra::Hash,
+                    std::shared_ptr<SidtabLocking> locking = nullptr);
     ~Sidtab();
     Sidtab(const Sidtab &) = delete;
     Sidtab &operator=(const Sidtab &) = delete;
@@ -69,6 +113,7 @@ class Sidtab {
     };
 
     // Sets initial SID `sid` (1..kSecInitSidNum); -EINVAL when out of range or already set.
+    // At creation only (no lock, as sidtab_set_initial).
     int set_initial(uint32_t sid, const Context &c);
 
     // SID -> context as the kernel's sidtab_search: an unknown SID, or (unless `force`) one whose
@@ -81,28 +126,37 @@ class Sidtab {
     Entry *entry(uint32_t sid);
     const Entry *entry(uint32_t sid) const;
 
-    // Context -> SID: finds the context or adds it with the next SID. -ESTALE when frozen.
+    // Context -> SID: finds the context or adds it with the next SID. -ESTALE when frozen,
+    // -ENOMEM when shut down for a load (legacy), -EOVERFLOW when full.
     int context_to_sid(const Context &c, uint32_t *sid);
-    // Reverse lookup only: SECSID_NULL when absent.
+    // The era's lock-free reverse lookup: SECSID_NULL when absent. `hash` is the context's
+    // (hash era only).
     uint32_t lookup(const Context &c, uint32_t hash) const;
 
     // The string cache (sidtab_sid2str_get / _put).
     bool sid2str_get(uint32_t sid, std::string &out);
     void sid2str_put(uint32_t sid, std::string_view str);
     uint32_t cache_size() const { return cache_size_; }
-    uint32_t cache_used() const {
-        std::lock_guard g(mu_);
-        return static_cast<uint32_t>(lru_.size());
-    }
+    uint32_t cache_used() const;
+
+    SidtabEra era() const { return era_; }
+    const std::shared_ptr<SidtabLocking> &locking() const { return locking_; }
+    // Replaces the locking; only while no other thread or task uses the table (setup).
+    void set_locking(std::shared_ptr<SidtabLocking> l) { locking_ = std::move(l); }
 
     // Conversion for a policy load. `fn` converts a context to the new policy's values (it may
     // keep an invalid context by its string); it returns 0 or a negative errno, which aborts.
+    // -EBUSY when a conversion is already under way.
     using ConvertFn = std::function<int(const Context &oldc, Context &newc)>;
     int convert(Sidtab &target, ConvertFn fn);
     void cancel_convert();
+    // sidtab_freeze_begin / _end: the lock is held from one to the other (the new policy is
+    // published in between); inserts then fail with -ESTALE.
+    void freeze_begin();
+    void freeze_end();
     void freeze() {
-        std::lock_guard g(mu_);
-        frozen_.store(true, std::memory_order_relaxed);
+        freeze_begin();
+        freeze_end();
     }
     bool frozen() const { return frozen_.load(std::memory_order_relaxed); }
 
@@ -121,23 +175,31 @@ class Sidtab {
     static constexpr uint32_t kMaxChunks = 1u << 12;      // at most 2^20 SIDs
 
   private:
+    class Held;
     Entry &at(uint32_t i) const {  // i < size_
         return chunks_[i >> kChunkBits].load(std::memory_order_acquire)[i & (kChunk - 1)];
     }
     Entry &slot(uint32_t sid);  // grows the array up to sid (lock held)
-    Entry *insert_at(uint32_t sid, Context c, uint32_t hash);
+    Entry *insert_at(uint32_t sid, Context c, uint32_t hash, bool hashed = true);
     void hash_add(Entry *e);
+    // The linear and legacy eras' scan over entries [from, to) (after the cache when `cached`).
+    uint32_t scan(const Context &c, uint32_t from, uint32_t to, bool cached) const;
+    void remember(uint32_t sid) const;  // a hit or an insert to the front of the small cache
+    int convert_legacy(Sidtab &target, const ConvertFn &fn);
 
+    SidtabEra era_;
+    std::shared_ptr<SidtabLocking> locking_;
     std::unique_ptr<std::atomic<Entry *>[]> chunks_;  // entry sid is chunk (sid-1)/kChunk
     std::atomic<uint32_t> size_{0};                   // slots that exist
     std::unique_ptr<std::atomic<Entry *>[]> buckets_;
     std::atomic<uint32_t> count_{0};
+    mutable std::atomic<uint32_t> recent_[kSidtabCacheLen] = {};  // SIDs, most recent first
     uint32_t cache_size_;
-    mutable std::mutex mu_;     // inserts, the cache, conversion, freeze
-    std::list<CacheItem> lru_;  // most recent first
+    std::list<CacheItem> lru_;  // most recent first (cache_lock)
     Sidtab *convert_target_ = nullptr;
     ConvertFn convert_fn_;
     std::atomic<bool> frozen_{false};
+    bool shutdown_ = false;  // legacy: a load is under way
 };
 
 }  // namespace locksim::ss

@@ -12,8 +12,11 @@
 //   rcu_assign_pointer, avc_ss_reset, synchronize_rcu (or the expedited one, by the option
 //   grace_period), free the old conditional state and struct. Nothing atomic but the AVC flush.
 // load_policy: under policy_mutex: policydb_read, booleans preserved, live SID table
-//   conversion (readers' inserts mirrored into the new table); freeze the old table and
-//   rcu_assign_pointer; avc_ss_reset; synchronize_rcu; free the old policy.
+//   conversion (sidtab_convert, 5.10 as today: mirroring begins under the table's spinlock,
+//   the entries are converted outside it a leaf at a time, the new hash table is built under
+//   it; readers' inserts meanwhile are mirrored into the new table); sidtab_freeze_begin,
+//   rcu_assign_pointer, sidtab_freeze_end (selinux_policy_commit); avc_ss_reset;
+//   synchronize_rcu; free the old policy.
 // Trades: readers never wait and copies are only the conditional state, but setsebool waits
 //   a grace period and memory holds two conditional states until it ends.
 #include "strategies/rcu_cond_dup.h"
@@ -61,8 +64,7 @@ int RcuCondDupServer::write_load(std::span<const uint8_t> image, uint32_t *seqno
     PolicyVersion *old = policy_locked();
     int rc;
     if (PolicyVersion *next = prepare_load(image, *old, &rc)) {
-        commit_load(*old);  // sidtab_freeze_begin .. end around the publication
-        replace_policy(next);
+        commit_load(*old, [&] { replace_policy(next); });  // inside sidtab_freeze_begin .. end
         *seqno = next->st.seqno;
         notify_policy_change(*seqno);
         grace_period(expedited_);

@@ -86,8 +86,7 @@ class RcuFullCopyServer final : public StrategyBase {
         int rc;
         if (PolicyVersion *next = prepare_load(image, *old, &rc)) {
             if (atomic_) kernel::spin_lock(policy_write_lock_);
-            commit_load(*old);
-            replace_policy(next);
+            commit_load(*old, [&] { replace_policy(next); });
             *seqno = next->st.seqno;
             if (atomic_) kernel::spin_unlock(policy_write_lock_);
             notify_policy_change(*seqno);

@@ -53,7 +53,7 @@ Params checked_options(const StrategyInfo &info, const Params &given) {
 
 ss::PolicyState make_policy_state(ss::Policydb db, const CoreConfig &core) {
     return ss::policy_state_create(std::move(db), core.sid_string_cache,
-                                   ss::ServiceConfig{core.level_check});
+                                   ss::ServiceConfig{core.level_check}, core.sidtab);
 }
 
 std::unique_ptr<SecurityServer> make_security_server(const std::string &strategy,
@@ -71,10 +71,11 @@ std::unique_ptr<SecurityServer> make_security_server(const std::string &strategy
     if (core.avc_slots == 0 || (core.avc_slots & (core.avc_slots - 1)))
         throw UserError(
             fmt::format("core.avc_slots must be a power of two, not {}", core.avc_slots));
-    if (initial.sidtab && initial.sidtab->cache_size() != core.sid_string_cache)
+    if (initial.sidtab && (initial.sidtab->cache_size() != core.sid_string_cache ||
+                           initial.sidtab->era() != core.sidtab))
         throw std::invalid_argument(
-            "the policy state's SID string cache differs from core.sid_string_cache; build it "
-            "with make_policy_state");
+            "the policy state's SID table differs from core.sid_string_cache or core.sidtab; "
+            "build it with make_policy_state");
     Params opts = checked_options(*info, options);
     for (const MakerEntry &m : kMakers)
         if (strategy == m.name) return m.make(std::move(initial), core, opts);

@@ -49,10 +49,11 @@ struct CoreConfig {
     uint32_t avc_slots = 512;  // a power of two
     uint32_t avc_threshold = 512;
     uint32_t sid_string_cache = 256;
+    ss::SidtabEra sidtab = ss::SidtabEra::Hash;  // the SID table's era (ss/sidtab.h)
 };
 
 // The state a server starts from: `db` with a SID table of core.sid_string_cache entries and
-// core.level_check.
+// era core.sidtab, and core.level_check.
 ss::PolicyState make_policy_state(ss::Policydb db, const CoreConfig &core);
 
 // A non-owning reference to a callable, for the read-side callbacks (no allocation per call).
@@ -99,7 +100,8 @@ class SecurityServer {
 
     // Runs `fn` on the current policy inside the strategy's read-side section, as every
     // read-side service above does (retried when it returns -ESTALE, the frozen SID table of a
-    // policy being replaced). `fn` must charge its work with kernel::compute().
+    // policy being replaced; each retry is recorded as the operation "sidtab_estale_retry").
+    // `fn` must charge its work with kernel::compute().
     using ReadFn = FunctionRef<int(const ss::PolicyState &)>;
     virtual int read_policy(ReadFn fn) = 0;
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "ss/conditional.h"
+#include "strategies/sidtab_lock.h"
 #include "util/error.h"
 
 namespace locksim::strategies {
@@ -55,6 +56,8 @@ StrategyBase::StrategyBase(std::string name, ss::PolicyState initial, const Core
       avc_(*this, core, platform_) {
     initial.config.level_check = core.level_check;
     if (!initial.sidtab) throw std::invalid_argument("policy state without a SID table");
+    // The SID table's spinlocks on this platform (before any task can use the table).
+    initial.sidtab->set_locking(std::make_shared<KernelSidtabLocking>(platform_));
     const int64_t image = image_bytes(initial.db);
     PolicyVersion *v = new_version(std::move(initial), kernel::Gfp::Kernel);
     new_base_charge(v, image, kernel::Gfp::Kernel);
@@ -101,10 +104,13 @@ void StrategyBase::free_version_rcu(PolicyVersion *v) {
 // ---------------------------------------------------------------- read side
 
 int StrategyBase::read_policy(ReadFn fn) {
-    for (;;) {
-        int rc = read_section(fn);
-        if (rc != -ESTALE) return rc;  // the SID table was frozen under us: use the new policy
+    static const Label kRetry("sidtab_estale_retry");
+    int rc = read_section(fn);
+    while (rc == -ESTALE) {  // the SID table was frozen under us: again on the new policy
+        kernel::OpScope op(kRetry);
+        rc = read_section(fn);
     }
+    return rc;
 }
 
 const ss::PolicyState &StrategyBase::setup_state() const {
@@ -214,6 +220,14 @@ PolicyVersion *StrategyBase::prepare_load(std::span<const uint8_t> image, const 
     PolicyVersion *v = new_version(std::move(next), kernel::Gfp::Kernel);
     new_base_charge(v, static_cast<int64_t>(image.size()), kernel::Gfp::Kernel);
     return v;
+}
+
+void StrategyBase::commit_load(const PolicyVersion &old, FunctionRef<void()> publish) {
+    static const Label kFreeze("sidtab_freeze");
+    ss::Sidtab &t = *old.st.sidtab;
+    kernel::compute(kFreeze, [&] { t.freeze_begin(); });
+    publish();
+    kernel::compute(kFreeze, [&] { t.freeze_end(); });
 }
 
 int StrategyBase::set_bools_exclusive(std::span<const int> values, uint32_t *seqno,

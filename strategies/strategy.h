@@ -101,8 +101,13 @@ class StrategyBase : public SecurityServer {
     // the new policy's bytes (policy_base_bytes + cond_policy_bytes), or nullptr with
     // *rc set.
     PolicyVersion *prepare_load(std::span<const uint8_t> image, const PolicyVersion &old, int *rc);
-    // After the swap: the old SID table stops mirroring and is frozen (inserts get -ESTALE).
-    static void commit_load(const PolicyVersion &old) { ss::commit_load_policy(old.st); }
+    // The old SID table stops mirroring and is frozen (inserts get -ESTALE): its lock is held
+    // around `publish` (selinux_policy_commit's sidtab_freeze_begin .. _end, 5.10 on), or
+    // taken once after the swap.
+    static void commit_load(const PolicyVersion &old, FunctionRef<void()> publish);
+    static void commit_load(const PolicyVersion &old) {
+        commit_load(old, [] {});
+    }
 
     // The writer paths of the designs that change the policy in place under an exclusive
     // section: `exclusive(step)` takes the strategy's write side, runs `step`, releases it.

@@ -1,5 +1,7 @@
 #include "workloads/catalog.h"
 
+#include <stdexcept>
+
 namespace locksim {
 
 namespace {
@@ -129,6 +131,18 @@ const std::vector<WorkloadInfo> &workload_catalog() {
          "many distinct (source, target, class) triples to force AVC misses and reclaim",
          {count("triples", "distinct triples cycled through", 4096, 1, 10000000),
           dur("think", "time between two checks", 5 * us)}},
+        {"new_contexts",
+         "a long-lived system making new contexts (new SIDs), as a container runtime or sVirt "
+         "does with a new MCS category pair per container: the SID table grows; needs an MLS "
+         "policy",
+         {count("rate", "new contexts per second per task", 1000, 1, 100000000),
+          count("max_contexts",
+                "new contexts the workload makes in the run (then it only looks up)", 20000, 0,
+                1000000),
+          count("preload", "contexts made at setup, before the run (the table's starting size)", 0,
+                0, 1000000),
+          count("lookups", "percent of operations that look up a context made earlier", 0, 0,
+                100)}},
         {"probe",
          "a cyclictest-like SCHED_FIFO task: sleeps to the next period and records how late it "
          "woke",
@@ -139,6 +153,35 @@ const std::vector<WorkloadInfo> &workload_catalog() {
           {"pin", true}}},
     };
     return catalog;
+}
+
+const std::vector<ParamSpec> &core_params() {
+    static const std::vector<ParamSpec> core = {
+        text("mls_level_isvalid", "mls_level_isvalid: ebitmap_contains (3.13 on) or bit by bit",
+             "contains", {"contains", "bitwise"}),
+        text("avc_audit", "AVC audit path: only when needed, or on every check (before 2007)",
+             "needed", {"needed", "always"}),
+        text("avc_slow_path", "avc_has_perm_noaudit inlined or out of line", "inline",
+             {"inline", "outline"}),
+        text("avc_lock", "AVC chains: RCU (2.6.10 on), one global spinlock (2.6.9), one rwlock",
+             "rcu", {"rcu", "spinlock", "rwlock"}),
+        count("sid_string_cache", "SID -> context string cache entries; 0 = off", 256, 0,
+              1'000'000),
+        text("sidtab",
+             "SID table era: context -> SID through a hash table (5.6 on), a scan over every "
+             "entry (5.1 - 5.5), or the scan again under the lock and no new SID during a "
+             "reload (before 5.1)",
+             "hash", {"hash", "linear", "legacy"}),
+        count("avc_slots", "AVC hash slots (a power of two)", 512, 1, 1 << 20),
+        count("avc_threshold", "AVC entries before reclaim", 512, 1, 1 << 24),
+    };
+    return core;
+}
+
+const ParamSpec &core_param(std::string_view name) {
+    for (const auto &p : core_params())
+        if (p.name == name) return p;
+    throw std::logic_error("no [core] key " + std::string(name));
 }
 
 const WorkloadInfo *find_workload_info(std::string_view name) {

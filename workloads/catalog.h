@@ -24,5 +24,9 @@ const std::vector<WorkloadInfo> &workload_catalog();
 const WorkloadInfo *find_workload_info(std::string_view name);
 // Parameters every workload accepts.
 const std::vector<ParamSpec> &common_workload_params();
+// The keys of a scenario's [core] table (the core's runtime variants), as the loader checks
+// them and `locksim list core` prints them.
+const std::vector<ParamSpec> &core_params();
+const ParamSpec &core_param(std::string_view name);
 
 }  // namespace locksim

@@ -106,6 +106,37 @@ std::string PolicyFacts::domain_context_with_categories(uint32_t type, uint32_t 
     return s.empty() ? base : s;
 }
 
+uint64_t PolicyFacts::CategoryPairs::count() const {
+    const uint64_t m = names.size();
+    return m < 2 ? 0 : m * (m - 1) / 2;
+}
+
+std::string PolicyFacts::CategoryPairs::context(uint64_t i) const {
+    for (size_t a = 0; a + 1 < names.size(); ++a) {
+        const uint64_t with_a = names.size() - 1 - a;
+        if (i < with_a) return head + ":" + names[a] + "," + names[a + 1 + i] + tail;
+        i -= with_a;
+    }
+    return {};
+}
+
+PolicyFacts::CategoryPairs PolicyFacts::category_pairs(const std::string &base) const {
+    const ss::PolicyBase &p = st_.p();
+    CategoryPairs out;
+    ss::Context c;
+    if (!p.mls || ss::context_parse(p, base, c) != 0) return out;
+    for (uint32_t bit : c.range.level[1].cat.bits())
+        out.names.emplace_back(p.cats.name_of(bit + 1));
+    // The low level without categories, below a high level with them: "head-tail".
+    c.range.level[0].cat = ss::Ebitmap();
+    const std::string whole = context_string(c);
+    const size_t dash = whole.rfind('-');
+    if (whole.empty() || dash == std::string::npos || out.names.size() < 2) return {};
+    out.head = whole.substr(0, dash);
+    out.tail = whole.substr(dash);
+    return out;
+}
+
 std::string PolicyFacts::object_context(uint32_t type) const {
     const ss::PolicyBase &p = st_.p();
     for (const auto &user : p.users.entries()) {

@@ -34,6 +34,19 @@ class PolicyFacts {
     // The same with the low level's categories replaced by every other category up to
     // `categories` of them (senders with many categories); falls back to domain_context.
     std::string domain_context_with_categories(uint32_t type, uint32_t categories) const;
+    // The contexts a container runtime gives its containers (sVirt, MCS): a domain context
+    // with its low level's categories set to the i-th pair {a, b}, a < b, of the categories its
+    // high level allows, in the order (0,1), (0,2) ... (1,2) ... Made without the policy, so a
+    // running task may use it.
+    struct CategoryPairs {
+        std::string head;  // "user:role:type:sens" of the low level
+        std::string tail;  // "-" and the high level
+        std::vector<std::string> names;
+        uint64_t count() const;                 // how many pairs
+        std::string context(uint64_t i) const;  // i < count()
+    };
+    // Empty (count() == 0) without MLS or with fewer than two categories.
+    CategoryPairs category_pairs(const std::string &base) const;
     // "<a user>:object_r:<type>:<the lowest level>".
     std::string object_context(uint32_t type) const;
     // The first of `preferred` that names a type with a valid domain context, else the first

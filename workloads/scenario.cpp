@@ -263,19 +263,23 @@ void read_policy(TableReader &r, PolicySpec &p, const std::string &scenario_file
 }
 
 void read_core(TableReader &r, CoreVariants &c) {
-    if (auto v = r.get_choice("mls_level_isvalid", {"contains", "bitwise"}))
-        c.mls_isvalid_bitwise = *v == "bitwise";
-    if (auto v = r.get_choice("avc_audit", {"needed", "always"}))
-        c.avc_audit_always = *v == "always";
-    if (auto v = r.get_choice("avc_slow_path", {"inline", "outline"}))
-        c.avc_slow_path_inline = *v == "inline";
-    if (auto v = r.get_choice("avc_lock", {"rcu", "spinlock", "rwlock"})) c.avc_lock = *v;
-    if (auto v = r.get_int("sid_string_cache", 0, 1'000'000)) c.sid_string_cache = *v;
-    if (auto v = r.get_int("avc_slots", 1, 1 << 20)) {
+    // Choices and bounds from the catalog (workloads/catalog.h), which `list core` prints.
+    auto choice = [&r](const char *key) { return r.get_choice(key, core_param(key).choices); };
+    auto integer = [&r](const char *key) {
+        const ParamSpec &spec = core_param(key);
+        return r.get_int(key, *spec.min, *spec.max);
+    };
+    if (auto v = choice("mls_level_isvalid")) c.mls_isvalid_bitwise = *v == "bitwise";
+    if (auto v = choice("avc_audit")) c.avc_audit_always = *v == "always";
+    if (auto v = choice("avc_slow_path")) c.avc_slow_path_inline = *v == "inline";
+    if (auto v = choice("avc_lock")) c.avc_lock = *v;
+    if (auto v = integer("sid_string_cache")) c.sid_string_cache = *v;
+    if (auto v = choice("sidtab")) c.sidtab = *v;
+    if (auto v = integer("avc_slots")) {
         if (*v & (*v - 1)) r.fail("'core.avc_slots' must be a power of two");
         c.avc_slots = *v;
     }
-    if (auto v = r.get_int("avc_threshold", 1, 1 << 24)) c.avc_threshold = *v;
+    if (auto v = integer("avc_threshold")) c.avc_threshold = *v;
     r.finish();
 }
 

@@ -50,6 +50,7 @@ struct CoreVariants {
     bool avc_slow_path_inline = true;  // avc_has_perm_noaudit inlined
     std::string avc_lock = "rcu";      // rcu | spinlock (2.6.9) | rwlock (KaiGai 2004)
     int64_t sid_string_cache = 256;    // SID -> context string cache entries; 0 = off
+    std::string sidtab = "hash";       // hash (5.6 on) | linear (5.1 - 5.5) | legacy (before 5.1)
     int64_t avc_slots = 512;
     int64_t avc_threshold = 512;
 };

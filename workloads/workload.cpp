@@ -63,6 +63,7 @@ void spawn_workload(const WorkloadSpec &spec, WorkloadEnv &env) {
         {"journald", spawn_journald},         {"setsebool", spawn_setsebool},
         {"load_policy", spawn_load_policy},   {"login", spawn_login},
         {"avc_pressure", spawn_avc_pressure}, {"probe", spawn_probe},
+        {"new_contexts", spawn_new_contexts},
     };
     for (const auto &[name, spawn] : table) {
         if (spec.kind == name) return spawn(spec, env);

@@ -63,5 +63,6 @@ void spawn_load_policy(const WorkloadSpec &spec, WorkloadEnv &env);
 void spawn_login(const WorkloadSpec &spec, WorkloadEnv &env);
 void spawn_avc_pressure(const WorkloadSpec &spec, WorkloadEnv &env);
 void spawn_probe(const WorkloadSpec &spec, WorkloadEnv &env);
+void spawn_new_contexts(const WorkloadSpec &spec, WorkloadEnv &env);
 
 }  // namespace locksim
