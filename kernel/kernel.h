@@ -152,6 +152,11 @@ class Platform {
     // --- memory accounting ---
     virtual void *mem_alloc(size_t bytes, AllocKind kind, Site site) = 0;
     virtual void mem_free(const void *p, Site site) = 0;
+    // Asked before an accounted object is destroyed and freed. A platform whose self-check finds
+    // the free unsafe (a reader may still hold the object) reports it and returns true: the
+    // object is then left intact and never freed, as KASAN's quarantine keeps freed memory from
+    // reuse, so the bug is reported instead of crashing the reader that still uses it.
+    virtual bool mem_quarantine(const void *, Site) { return false; }
     virtual void mem_charge(const void *p, int64_t bytes) = 0;
 
     // --- operation scopes (per-label latency and throughput) ---
@@ -581,13 +586,13 @@ inline void *kmalloc(size_t size, Gfp gfp, Loc loc = Loc::current()) {
         {"kmalloc", loc});
 }
 inline void kfree(const void *p, Loc loc = Loc::current()) {
-    if (p) current().mem_free(p, {"kfree", loc});
+    if (p && !current().mem_quarantine(p, {"kfree", loc})) current().mem_free(p, {"kfree", loc});
 }
 inline void *vmalloc(size_t size, Loc loc = Loc::current()) {
     return current().mem_alloc(size, AllocKind::Vmalloc, {"vmalloc", loc});
 }
 inline void vfree(const void *p, Loc loc = Loc::current()) {
-    if (p) current().mem_free(p, {"vfree", loc});
+    if (p && !current().mem_quarantine(p, {"vfree", loc})) current().mem_free(p, {"vfree", loc});
 }
 inline void kmem_charge(const void *p, int64_t bytes) {
     current().mem_charge(p, bytes);
@@ -607,9 +612,9 @@ T *knew(Gfp gfp, A &&...args) {
 }
 template <class T>
 void kdelete(T *p, Loc loc = Loc::current()) {
-    if (!p) return;
+    if (!p || current().mem_quarantine(p, {"kfree", loc})) return;
     p->~T();
-    kfree(p, loc);
+    current().mem_free(p, {"kfree", loc});
 }
 
 // ---------------------------------------------------------------- operations

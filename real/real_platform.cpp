@@ -996,6 +996,39 @@ void RealPlatform::mem_charge(const void *p, int64_t bytes) {
     if (!t.ops.empty() && s_->recording()) t.stats->op(t.label()).bytes_allocated += bytes;
 }
 
+// The RCU check (torture runs): an object freed while readers that began before it was
+// unpublished may still use it, or while it is still published, is reported, and kept intact
+// (never freed) so that those readers do not crash before the run reports it.
+bool RealPlatform::mem_quarantine(const void *p, Site site) {
+    if (!s_->pub) return false;
+    TaskState &t = s_->me();
+    cds_lfht_iter it;
+    cds_lfht_lookup(s_->pub, pub_hash(p), pub_match, p, &it);
+    cds_lfht_node *n = cds_lfht_iter_get_node(&it);
+    if (!n) return false;
+    PubNode *node = caa_container_of(n, PubNode, node);
+    const uint64_t cutoff = node->cutoff.load();
+    bool unsafe = cutoff == kStillPublished;
+    if (unsafe)
+        s_->violation(
+            &t, "rcu_free_published",
+            fmt::format("{} frees an object that is still published under RCU", site.str()));
+    std::vector<std::string> readers;
+    {
+        std::lock_guard g(s_->mu);
+        for (auto &r : s_->tasks)
+            if (r.get() != &t && r->rcu_active.load() && r->rcu_start_seq.load() < cutoff)
+                readers.push_back(r->name);
+    }
+    for (const std::string &r : readers)
+        s_->violation(&t, "rcu_free_in_use",
+                      fmt::format("{} frees an object published under RCU while {} may "
+                                  "still hold it; wait for a grace period first",
+                                  site.str(), r));
+    if (!cds_lfht_del(s_->pub, n)) urcu_memb_call_rcu(&node->rh, pub_free);
+    return unsafe || !readers.empty();
+}
+
 void RealPlatform::mem_free(const void *p, Site site) {
     TaskState &t = s_->me();
     auto *h = static_cast<AllocHeader *>(const_cast<void *>(p)) - 1;
@@ -1003,33 +1036,6 @@ void RealPlatform::mem_free(const void *p, Site site) {
         s_->violation(&t, "bad_free",
                       fmt::format("{} of memory that is not allocated (double free?)", site.str()));
         return;
-    }
-    if (s_->pub) {
-        // The RCU check: readers that began before the object was unpublished may still use it.
-        PubReader reader;
-        cds_lfht_iter it;
-        cds_lfht_lookup(s_->pub, pub_hash(p), pub_match, p, &it);
-        if (cds_lfht_node *n = cds_lfht_iter_get_node(&it)) {
-            PubNode *node = caa_container_of(n, PubNode, node);
-            const uint64_t cutoff = node->cutoff.load();
-            if (cutoff == kStillPublished)
-                s_->violation(&t, "rcu_free_published",
-                              fmt::format("{} frees an object that is still published under RCU",
-                                          site.str()));
-            std::vector<std::string> readers;
-            {
-                std::lock_guard g(s_->mu);
-                for (auto &r : s_->tasks)
-                    if (r.get() != &t && r->rcu_active.load() && r->rcu_start_seq.load() < cutoff)
-                        readers.push_back(r->name);
-            }
-            for (const std::string &r : readers)
-                s_->violation(&t, "rcu_free_in_use",
-                              fmt::format("{} frees an object published under RCU while {} may "
-                                          "still hold it; wait for a grace period first",
-                                          site.str(), r));
-            if (!cds_lfht_del(s_->pub, n)) urcu_memb_call_rcu(&node->rh, pub_free);
-        }
     }
     s_->live_bytes.fetch_sub(h->bytes.load());
     ++t.stats->frees;

@@ -21,7 +21,8 @@
 //    accounting needs no table; live and peak bytes are two atomics.
 //  - Self-checks (RealConfig::checks, on for torture runs): the RCU publication table (liburcu's
 //    lock-free rculfhash: object -> when it was unpublished) and the reader scan that catch a
-//    free before the grace period, as the simulator's rcu_free_in_use check does. Off by
+//    free before the grace period, as the simulator's rcu_free_in_use check does, and keep such
+//    an object intact (mem_quarantine) so the readers still using it do not crash. Off by
 //    default, because the check puts a shared counter in every read section.
 //  - Metrics: per-thread statistics (TBB enumerable_thread_specific) merged after the run; the
 //    kept longest atomic sections travel from the worker threads to the collector (the thread in
@@ -104,6 +105,7 @@ class RealPlatform final : public kernel::Platform {
     void rcu_published(const void *old_p, const void *new_p) override;
     void *mem_alloc(size_t bytes, kernel::AllocKind kind, kernel::Site site) override;
     void mem_free(const void *p, kernel::Site site) override;
+    bool mem_quarantine(const void *p, kernel::Site site) override;
     void mem_charge(const void *p, int64_t bytes) override;
     void op_begin(kernel::Label label) override;
     void op_end(kernel::Label label) override;
