@@ -9,7 +9,9 @@
 //   irqs_off{max_ns, p99_ns, count}
 //   probe_wakeup{max_ns, p99_ns, p50_ns, count}
 //   toggle{count, p50_ns, max_ns, mean_ns, readers_blocked_ns, preempt_off_ns, irqs_off_ns,
-//          gp_wait_ns, bytes_allocated, peak_live_bytes, avc_refill_ns}
+//          gp_wait_ns, grace_periods, bytes_allocated, peak_live_bytes, avc_refill_ns}
+//     taken from the commit's own operation (set_bools); the parts are totals over the run
+//     (grace_periods: synchronize_rcu calls the commits waited in), count divides them
 //   reader{count, p50_ns, p99_ns, max_ns}
 //   throughput{ops, ops_per_sec}
 //   memory{peak_bytes}
@@ -42,6 +44,7 @@ struct RunSummary {
     int64_t toggle_readers_blocked_ns = 0, toggle_preempt_off_ns = 0, toggle_irqs_off_ns = 0;
     int64_t toggle_gp_wait_ns = 0, toggle_bytes_allocated = 0, toggle_peak_live_bytes = 0;
     int64_t toggle_avc_refill_ns = 0;
+    uint64_t toggle_grace_periods = 0;
     uint64_t reader_count = 0;
     int64_t reader_p50_ns = 0, reader_p99_ns = 0, reader_max_ns = 0;
     uint64_t ops = 0;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "kernel/op_names.h"
 #include "real/real_platform.h"
 #include "sim/sim_platform.h"
 #include "ss/error.h"
@@ -140,7 +141,7 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
     s.probe_p99_ns = probe.value_at_percentile(99);
     s.probe_p50_ns = probe.value_at_percentile(50);
     s.probe_count = probe.count();
-    if (auto it = r.ops.find(kOpSetsebool); it != r.ops.end()) {
+    if (auto it = r.ops.find(kernel::op::kSetBools); it != r.ops.end()) {
         const kernel::OpStats &t = it->second;
         s.toggle_count = t.completed;
         s.toggle_p50_ns = t.latency.value_at_percentile(50);
@@ -150,10 +151,11 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
         s.toggle_preempt_off_ns = t.preempt_off_ns;
         s.toggle_irqs_off_ns = t.irqs_off_ns;
         s.toggle_gp_wait_ns = t.gp_wait_ns;
+        s.toggle_grace_periods = t.grace_periods;
         s.toggle_bytes_allocated = t.bytes_allocated;
         s.toggle_peak_live_bytes = t.peak_live_bytes;
     }
-    if (auto it = r.ops.find(kOpAvcRefill); it != r.ops.end())
+    if (auto it = r.ops.find(kernel::op::kAvcRefill); it != r.ops.end())
         s.toggle_avc_refill_ns = it->second.latency.sum();
     kernel::Histogram reader;
     for (const auto &[label, op] : r.ops) {

@@ -43,6 +43,7 @@ void SimPlatform::op_end(Label label) {
         ++s.completed;
         s.latency.record(engine_.now() - f.start);
         s.peak_live_bytes = std::max(s.peak_live_bytes, f.peak_live);
+        s += f.parts;
     }
     if (cfg_.preempt == PreemptModel::None && t->ops.empty())
         maybe_preempt();  // return to user space
@@ -54,10 +55,15 @@ void SimPlatform::close_section(Task *t, Section &s, bool irq, const Site &end) 
     if (recorder_)
         recorder_->atomic_section(c.id, irq, s.start, engine_.now(), t->params.name, s.label.name(),
                                   s.site.str(), end.str());
+    // The operation's part: on its frame while it is open (it counts if the operation ends in
+    // the recorded window), else, for a section that outlived its operation, directly.
+    OpFrame *f = frame(t);
+    const bool on_frame = f && !s.label.empty() && f->label == s.label;
+    if (on_frame) (irq ? f->parts.irqs_off_ns : f->parts.preempt_off_ns) += len;
     if (!recording()) return;
     kernel::IntervalStats &stats = irq ? irqs_off_ : preempt_off_;
     (irq ? c.stats.irqs_off_ns : c.stats.preempt_off_ns) += len;
-    if (!s.label.empty()) {
+    if (!s.label.empty() && !on_frame) {
         kernel::OpStats &o = op_stats(s.label);
         (irq ? o.irqs_off_ns : o.preempt_off_ns) += len;
     }
@@ -113,7 +119,7 @@ void *SimPlatform::mem_alloc(size_t bytes, kernel::AllocKind kind, Site site) {
         mem_.bytes_atomic += n;
     }
     note_live_bytes();
-    if (t && recording() && !t->ops.empty()) op_stats(t->ops.back().label).bytes_allocated += n;
+    if (OpFrame *f = frame(t)) f->parts.bytes_allocated += n;
     if (t) {
         Time cost = kind == kernel::AllocKind::Vmalloc
                         ? pc.vmalloc + pc.vmalloc_page * static_cast<Time>((bytes + 4095) / 4096)
@@ -132,8 +138,7 @@ void SimPlatform::mem_charge(const void *p, int64_t bytes) {
     it->second.bytes += bytes;
     mem_.live_bytes += bytes;
     note_live_bytes();
-    if (Task *t = cur_; t && recording() && !t->ops.empty())
-        op_stats(t->ops.back().label).bytes_allocated += bytes;
+    if (OpFrame *f = frame(cur_)) f->parts.bytes_allocated += bytes;
 }
 
 void SimPlatform::mem_free(const void *p, Site site) {
@@ -182,11 +187,13 @@ void SimPlatform::trace_line(std::string line) {
 
 void SimPlatform::reset_stats() {
     const Time now = engine_.now();
-    for (auto &op : op_stats_) op = kernel::OpStats{};
+    for (auto &op : op_stats_)
+        op = kernel::OpStats{};
     wakeup_.clear();
     preempt_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
     irqs_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
-    for (LockClass &c : classes_) c.stats = kernel::LockStats{.kind = c.stats.kind};
+    for (LockClass &c : classes_)
+        c.stats = kernel::LockStats{.kind = c.stats.kind};
     rcu_stats_ = kernel::RcuStats{};
     const int64_t live = mem_.live_bytes;
     mem_ = kernel::MemStats{.live_bytes = live, .peak_bytes = live};

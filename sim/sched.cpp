@@ -570,10 +570,8 @@ void SimPlatform::charge(Label label, const ss::WorkCounts &counts, Time host_ns
 void SimPlatform::ndelay(Time ns, Label label) {
     Task *t = cur_;
     if (!t || ns <= 0) return;
-    if (recording()) {
-        compute_ns_[std::string(label.name())] += ns;
-        if (!t->ops.empty()) op_stats(t->ops.back().label).compute_ns += ns;
-    }
+    if (recording()) compute_ns_[std::string(label.name())] += ns;
+    if (OpFrame *f = frame(t)) f->parts.compute_ns += ns;
     advance(ns);
 }
 

@@ -140,10 +140,14 @@ class SimPlatform final : public kernel::Platform {
         Time since;
         Site site;
     };
+    // An open operation of a task, with what happens inside it so far. Its parts reach the
+    // operation's statistics when it ends inside the recorded window, as its latency does, so
+    // a part never counts time of an operation the statistics do not count.
     struct OpFrame {
         Label label;
         Time start;
         int64_t peak_live;
+        kernel::OpParts parts;
     };
     // An open atomic section (preemption or interrupts off) of a task.
     struct Section {
@@ -310,6 +314,8 @@ class SimPlatform final : public kernel::Platform {
     // --- accounting and checks (accounting.cpp) ---
     bool recording() const { return !stop_; }
     kernel::OpStats &op_stats(Label l);
+    // The task's innermost open operation, or nullptr.
+    static OpFrame *frame(Task *t) { return t && !t->ops.empty() ? &t->ops.back() : nullptr; }
     Label current_label(const Task *t) const {
         return t->ops.empty() ? Label{} : t->ops.back().label;
     }

@@ -23,6 +23,7 @@ LoginRun run_login_scenario(const StrategyCase &sc) {
     static const ss::Policydb db = ss::policydb_read_file(debian_default());
     scenario::LoginScenario params;
     params.toggle_period = 2 * kMsec;  // several toggles for the fast writers
+    params.duration = 80 * kMsec;      // a full copy and its two grace periods end in the run
     LoginRun run = scenario::run_login(db, sc.name, sc.options, params);
     EXPECT_EQ(run.errors, 0u) << sc.label();
     EXPECT_TRUE(run.r.violations.empty()) << sc.label() << "\n" << violations_text(run.r);
