@@ -21,6 +21,7 @@
 
 #include "analysis/results_file.h"
 #include "analysis/tail.h"
+#include "kernel/op_names.h"
 
 namespace locksim::analysis {
 
@@ -48,7 +49,7 @@ using TailSource = std::function<TailQuantile(size_t index, TailMetric, double p
 // A metric's observations in a results-file run (its histogram and what was open at the end).
 // `toggle_op` names the commit operation.
 TailSample run_tail_sample(const nlohmann::json &run, TailMetric m,
-                           const std::string &toggle_op = "setsebool");
+                           const std::string &toggle_op = kernel::op::kSetBools);
 // Tail estimates from a results file's runs.
 TailSource tail_source(const ResultsFile &file);
 

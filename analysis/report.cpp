@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <span>
 
 #include "analysis/table.h"
 #include "kernel/histogram.h"
@@ -275,15 +276,62 @@ json spectrum_figure(const ResultsFile &r, const std::vector<RunSummary> &sums, 
             {"lines", std::move(lines)}};
 }
 
+// The parts of a boolean commit as grouped bars, one group per design (averaged over seeds),
+// one bar per part. The summary holds the mean latency per commit and the other parts as
+// totals over the run's commits (analysis/results_file.h): totals are divided by the count.
+struct TogglePart {
+    const char *name;
+    int64_t RunSummary::*field;
+    bool total;
+};
+
+struct ToggleBars {
+    std::vector<std::string> groups;
+    std::vector<std::vector<double>> values;  // [part][group]
+    std::vector<double> grace_periods;        // per group: grace periods waited per commit
+};
+
+ToggleBars toggle_bars(const std::vector<RunSummary> &sums, const Group &g,
+                       std::span<const TogglePart> parts, double unit) {
+    ToggleBars out;
+    out.values.resize(parts.size());
+    for (const std::string &label : g.labels) {
+        std::vector<double> sum(parts.size(), 0);
+        double gps = 0;
+        int n = 0;
+        for (size_t i : g.runs) {
+            const RunSummary &s = sums[i];
+            if (s.label != label || s.toggle_count == 0) continue;
+            ++n;
+            const auto count = static_cast<double>(s.toggle_count);
+            for (size_t p = 0; p < parts.size(); ++p) {
+                double v = static_cast<double>(s.*parts[p].field) / unit;
+                sum[p] += parts[p].total ? v / count : v;
+            }
+            gps += static_cast<double>(s.toggle_grace_periods) / count;
+        }
+        if (n == 0) continue;
+        out.groups.push_back(label);
+        for (size_t p = 0; p < parts.size(); ++p)
+            out.values[p].push_back(sum[p] / n);
+        out.grace_periods.push_back(gps / n);
+    }
+    return out;
+}
+
+json bars_json(const ToggleBars &b, std::span<const TogglePart> parts, const std::string &stem,
+               const std::string &title, const std::string &caption, const char *xlabel) {
+    json jparts = json::array();
+    for (size_t p = 0; p < parts.size(); ++p)
+        jparts.push_back({{"name", parts[p].name}, {"values", b.values[p]}});
+    return {{"kind", "bars"},     {"file", stem},       {"title", title},
+            {"caption", caption}, {"width", kBarsW},    {"height", kBarsH},
+            {"xlabel", xlabel},   {"groups", b.groups}, {"parts", std::move(jparts)}};
+}
+
+// Time per commit: latency, readers blocked, preempt-off, IRQs-off, grace-period wait, refill.
 json toggle_figure(const std::vector<RunSummary> &sums, const Group &g, const std::string &stem) {
-    // The summary holds the mean latency per commit and the other parts as totals over the
-    // run's commits (analysis/results_file.h): totals are divided by the count.
-    struct Part {
-        const char *name;
-        int64_t RunSummary::*field;
-        bool total;
-    };
-    static const Part parts[] = {
+    static const TogglePart parts[] = {
         {"latency (mean)", &RunSummary::toggle_mean_ns, false},
         {"readers blocked", &RunSummary::toggle_readers_blocked_ns, true},
         {"preempt-off", &RunSummary::toggle_preempt_off_ns, true},
@@ -291,44 +339,40 @@ json toggle_figure(const std::vector<RunSummary> &sums, const Group &g, const st
         {"grace-period wait", &RunSummary::toggle_gp_wait_ns, true},
         {"AVC refill", &RunSummary::toggle_avc_refill_ns, true},
     };
-    json groups = json::array();
-    std::vector<std::vector<double>> values(std::size(parts));
-    for (const std::string &label : g.labels) {
-        std::vector<double> sum(std::size(parts), 0);
-        int n = 0;
-        for (size_t i : g.runs) {
-            const RunSummary &s = sums[i];
-            if (s.label != label || s.toggle_count == 0) continue;
-            ++n;
-            for (size_t p = 0; p < std::size(parts); ++p) {
-                double v = us(s.*parts[p].field);
-                sum[p] += parts[p].total ? v / static_cast<double>(s.toggle_count) : v;
-            }
-        }
-        if (n == 0) continue;
-        groups.push_back(label);
-        for (size_t p = 0; p < std::size(parts); ++p)
-            values[p].push_back(sum[p] / n);
-    }
-    if (groups.empty()) return nullptr;
-    json jparts = json::array();
-    for (size_t p = 0; p < std::size(parts); ++p)
-        jparts.push_back({{"name", parts[p].name}, {"values", values[p]}});
+    ToggleBars b = toggle_bars(sums, g, parts, 1000.0);
+    if (b.groups.empty()) return nullptr;
     std::string title = "Cost of a boolean commit (setsebool)";
     if (!g.point.empty()) title += ": " + g.point;
-    return {{"kind", "bars"},
-            {"file", stem},
-            {"title", title},
-            {"caption",
-             "Per commit, averaged over seeds: its latency, the time readers spent blocked by "
-             "it, its preempt-off and IRQs-off time, its wait for grace periods and the AVC "
-             "refill after it. The parts overlap (IRQs-off time is also preempt-off time), so "
-             "they are drawn side by side, not stacked; a missing bar is zero."},
-            {"width", kBarsW},
-            {"height", kBarsH},
-            {"xlabel", "time per commit (µs)"},
-            {"groups", std::move(groups)},
-            {"parts", std::move(jparts)}};
+    std::string gps;
+    for (size_t i = 0; i < b.groups.size(); ++i)
+        gps += fmt::format("{}{} {:.1f}", i ? ", " : "", b.groups[i], b.grace_periods[i]);
+    return bars_json(
+        b, parts, stem, title,
+        "Per commit, averaged over seeds: its latency, the time readers spent blocked by it, its "
+        "preempt-off and IRQs-off time, its wait for grace periods and the AVC refill after it. "
+        "The parts overlap (IRQs-off time is also preempt-off time), so they are drawn side by "
+        "side, not stacked; readers blocked sums over every waiting reader and the refill runs "
+        "after the commit, so those two may exceed its latency; a missing bar is zero. Grace "
+        "periods waited per commit: " +
+            gps + ".",
+        "time per commit (µs)");
+}
+
+// Memory per commit: what it allocated (its copies, the audit and netlink buffers).
+json toggle_alloc_figure(const std::vector<RunSummary> &sums, const Group &g,
+                         const std::string &stem) {
+    static const TogglePart parts[] = {
+        {"allocated", &RunSummary::toggle_bytes_allocated, true},
+    };
+    ToggleBars b = toggle_bars(sums, g, parts, 1024.0);
+    if (b.groups.empty()) return nullptr;
+    std::string title = "Memory a boolean commit allocates";
+    if (!g.point.empty()) title += ": " + g.point;
+    return bars_json(b, parts, stem, title,
+                     "Per commit, averaged over seeds: the bytes it allocated (a copy of the "
+                     "policy or of its conditional state, and the small buffers of its audit "
+                     "records and notifications); a missing bar is zero.",
+                     "KiB per commit");
 }
 
 // A sweep value as a number: plain numbers, or durations ("10ms") in ns.
@@ -546,6 +590,8 @@ json report_figures(const ResultsFile &r, const std::string &where, const Report
             !f.is_null())
             figs.push_back(std::move(f));
         if (json f = toggle_figure(sums, groups[k], "toggle-cost" + suffix); !f.is_null())
+            figs.push_back(std::move(f));
+        if (json f = toggle_alloc_figure(sums, groups[k], "toggle-alloc" + suffix); !f.is_null())
             figs.push_back(std::move(f));
     }
     for (json &f : scaling_figures(sums))

@@ -13,6 +13,8 @@
 //                                        percentile, x = 1/(1-p) on a log axis, one line per
 //                                        design (seeds merged)
 //   toggle-cost[-<k>]                    per sweep point: the parts of a boolean commit, per design
+//                                        (time per commit; the caption gives grace periods waited)
+//   toggle-alloc[-<k>]                   per sweep point: bytes a boolean commit allocates
 //   scaling-<axis>                       per swept axis: worst preempt-off, worst toggle, reader
 //                                        p99 and throughput against the axis, one line per design
 #pragma once
@@ -23,19 +25,20 @@
 
 #include "analysis/pick.h"
 #include "analysis/results_file.h"
+#include "kernel/op_names.h"
 
 namespace locksim::analysis {
 
 struct ReportOptions {
     Limits limits;          // for pick's verdict
     std::string reader_op;  // read-side operation; empty: the most frequent non-writer op
-    std::string toggle_op = "set_bools";
+    std::string toggle_op = kernel::op::kSetBools;
     std::string python;        // empty: $LOCKSIM_PYTHON, else /usr/bin/python3
     std::string plots_script;  // empty: $LOCKSIM_PLOTS, else found by default_plots_script()
 };
 
 // Operations on the write side of the policy; never chosen as the read-side operation.
-inline const std::vector<std::string> kWriterOps = {"set_bools", "load_policy"};
+inline const std::vector<std::string> kWriterOps = {kernel::op::kSetBools, kernel::op::kLoadPolicy};
 
 // The figures (see above) as plots.py reads them. `where` names the results file in errors.
 nlohmann::json report_figures(const ResultsFile &results, const std::string &where,

@@ -64,6 +64,7 @@ json summary_to_json(const RunSummary &s) {
           {"preempt_off_ns", s.toggle_preempt_off_ns},
           {"irqs_off_ns", s.toggle_irqs_off_ns},
           {"gp_wait_ns", s.toggle_gp_wait_ns},
+          {"grace_periods", s.toggle_grace_periods},
           {"bytes_allocated", s.toggle_bytes_allocated},
           {"peak_live_bytes", s.toggle_peak_live_bytes},
           {"avc_refill_ns", s.toggle_avc_refill_ns},
@@ -165,6 +166,7 @@ RunSummary summary_from_json(const json &j, const std::string &where) {
     s.toggle_preempt_off_ns = r.get<int64_t>("toggle", "preempt_off_ns");
     s.toggle_irqs_off_ns = r.get<int64_t>("toggle", "irqs_off_ns");
     s.toggle_gp_wait_ns = r.get<int64_t>("toggle", "gp_wait_ns");
+    s.toggle_grace_periods = r.get<uint64_t>("toggle", "grace_periods");
     s.toggle_bytes_allocated = r.get<int64_t>("toggle", "bytes_allocated");
     s.toggle_peak_live_bytes = r.get<int64_t>("toggle", "peak_live_bytes");
     s.toggle_avc_refill_ns = r.get<int64_t>("toggle", "avc_refill_ns");

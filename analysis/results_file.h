@@ -10,8 +10,10 @@
 //   irqs_off{max_ns, p99_ns, count, open_at_end, max_censored}
 //   probe_wakeup{max_ns, p99_ns, p50_ns, count, open_at_end, max_censored}
 //   toggle{count, p50_ns, max_ns, mean_ns, readers_blocked_ns, preempt_off_ns, irqs_off_ns,
-//          gp_wait_ns, bytes_allocated, peak_live_bytes, avc_refill_ns, open_at_end,
-//          incomplete, max_censored}
+//          gp_wait_ns, grace_periods, bytes_allocated, peak_live_bytes, avc_refill_ns,
+//          open_at_end, incomplete, max_censored}
+//     taken from the commit's own operation (set_bools); the parts are totals over the run
+//     (grace_periods: synchronize_rcu calls the commits waited in), count divides them
 //   reader{count, p50_ns, p99_ns, max_ns, open_at_end, max_censored}
 // Schema 2 counts what was still open when the run ended (a section, an operation, a probe
 // wake-up due): closed at the end, its elapsed part counted as a lower bound. `open_at_end` is
@@ -59,6 +61,10 @@ struct RunSummary {
     int64_t toggle_avc_refill_ns = 0;
     Censoring toggle_open;
     bool toggle_incomplete() const { return toggle_open.open_at_end > 0; }
+    // The commits the latency histogram holds: those that completed and those still open at
+    // the end (their elapsed part). The parts' totals hold the completed ones (toggle_count).
+    uint64_t toggle_commits() const { return toggle_count + toggle_open.open_at_end; }
+    uint64_t toggle_grace_periods = 0;
     uint64_t reader_count = 0;
     int64_t reader_p50_ns = 0, reader_p99_ns = 0, reader_max_ns = 0;
     Censoring reader_open;

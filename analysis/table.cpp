@@ -126,7 +126,8 @@ std::string format_csv(const std::vector<RunSummary> &runs) {
         "preempt_off_count,irqs_off_max_ns,irqs_off_p99_ns,probe_wakeup_p50_ns,"
         "probe_wakeup_p99_ns,probe_wakeup_max_ns,toggle_count,toggle_p50_ns,toggle_max_ns,"
         "toggle_mean_ns,toggle_readers_blocked_ns,toggle_preempt_off_ns,toggle_irqs_off_ns,"
-        "toggle_gp_wait_ns,toggle_bytes_allocated,toggle_peak_live_bytes,toggle_avc_refill_ns,"
+        "toggle_gp_wait_ns,toggle_grace_periods,toggle_bytes_allocated,toggle_peak_live_bytes,"
+        "toggle_avc_refill_ns,"
         "reader_count,reader_p50_ns,reader_p99_ns,reader_max_ns,ops,ops_per_sec,"
         "peak_memory_bytes,violations\n";
     auto quoted = [](const std::string &s) {
@@ -138,6 +139,7 @@ std::string format_csv(const std::vector<RunSummary> &runs) {
     for (const auto &r : runs) {
         out += fmt::format(
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}"
+            ",{}"
             ","
             "{:.1f},{},{}\n",
             quoted(r.label), quoted(r.strategy), r.platform, r.seed, quoted(r.point_text()),
@@ -145,9 +147,9 @@ std::string format_csv(const std::vector<RunSummary> &runs) {
             r.irqs_off_p99_ns, r.probe_p50_ns, r.probe_p99_ns, r.probe_max_ns, r.toggle_count,
             r.toggle_p50_ns, r.toggle_max_ns, r.toggle_mean_ns, r.toggle_readers_blocked_ns,
             r.toggle_preempt_off_ns, r.toggle_irqs_off_ns, r.toggle_gp_wait_ns,
-            r.toggle_bytes_allocated, r.toggle_peak_live_bytes, r.toggle_avc_refill_ns,
-            r.reader_count, r.reader_p50_ns, r.reader_p99_ns, r.reader_max_ns, r.ops, r.ops_per_sec,
-            r.peak_memory_bytes, r.violations);
+            r.toggle_grace_periods, r.toggle_bytes_allocated, r.toggle_peak_live_bytes,
+            r.toggle_avc_refill_ns, r.reader_count, r.reader_p50_ns, r.reader_p99_ns,
+            r.reader_max_ns, r.ops, r.ops_per_sec, r.peak_memory_bytes, r.violations);
     }
     return out;
 }

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "kernel/op_names.h"
 #include "kernel/results.h"
 #include "real/real_platform.h"
 #include "runner/calibrate.h"
@@ -155,8 +156,8 @@ int validate(const ValidateArgs &a) {
 
         auto &so = sim_side.results.ops["torture_read"];
         auto &ro = real_side.results.ops["torture_read"];
-        auto &st = sim_side.results.ops["set_bools"];
-        auto &rt = real_side.results.ops["set_bools"];
+        auto &st = sim_side.results.ops[kernel::op::kSetBools];
+        auto &rt = real_side.results.ops[kernel::op::kSetBools];
         fmt::print("\n{}\n  {:<28} {:>12} {:>12} {:>4} {:>8}\n", spec.label, "metric", "sim",
                    "real", "", "sim/real");
         for (double pct : {50.0, 90.0, 99.0})

@@ -60,6 +60,7 @@ void to_json(nlohmann::json &j, const OpStats &v) {
          {"lock_wait_ns", v.lock_wait_ns},
          {"caused_wait_ns", v.caused_wait_ns},
          {"gp_wait_ns", v.gp_wait_ns},
+         {"grace_periods", v.grace_periods},
          {"bytes_allocated", v.bytes_allocated},
          {"peak_live_bytes", v.peak_live_bytes},
          {"open_at_end_ns", v.open_at_end}};

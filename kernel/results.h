@@ -48,21 +48,46 @@ struct IntervalStats {
     void record_open(Time len, const std::function<AtomicInterval()> &describe);
 };
 
-// Per operation label.
-struct OpStats {
-    uint64_t completed = 0;
-    Histogram latency;
+// What happens inside one operation (or all of a label's): the parts a platform attributes to
+// the innermost operation open on a task.
+struct OpParts {
     Time compute_ns = 0;      // charged core work inside the operation
     Time preempt_off_ns = 0;  // preempt-off time of the operation's own sections
     Time irqs_off_ns = 0;
-    Time lock_wait_ns = 0;    // time the operation waited for locks
-    Time caused_wait_ns = 0;  // time other tasks waited for locks this operation held
-    Time gp_wait_ns = 0;      // time it waited for RCU grace periods
+    Time lock_wait_ns = 0;       // time the operation waited for locks
+    Time gp_wait_ns = 0;         // time it waited for RCU grace periods
+    uint64_t grace_periods = 0;  // synchronize_rcu calls (plain or expedited) it waited in
     int64_t bytes_allocated = 0;
+
+    OpParts &operator+=(const OpParts &o) {
+        compute_ns += o.compute_ns;
+        preempt_off_ns += o.preempt_off_ns;
+        irqs_off_ns += o.irqs_off_ns;
+        lock_wait_ns += o.lock_wait_ns;
+        gp_wait_ns += o.gp_wait_ns;
+        grace_periods += o.grace_periods;
+        bytes_allocated += o.bytes_allocated;
+        return *this;
+    }
+};
+
+// Per operation label.
+struct OpStats : OpParts {
+    uint64_t completed = 0;
+    Histogram latency;
+    Time caused_wait_ns = 0;      // time other tasks waited for locks this operation held
     int64_t peak_live_bytes = 0;  // highest platform-wide live bytes seen during one operation
     // Operations in flight when the run ended: their elapsed time is in `latency` (a lower bound)
     // and listed here; `completed` does not count them.
     std::vector<Time> open_at_end;
+    // The mean latency of the operations that completed: the histogram also holds the elapsed
+    // part of those still open at the end.
+    Time completed_mean() const {
+        Time open = 0;
+        for (Time t : open_at_end)
+            open += t;
+        return completed ? (latency.sum() - open) / static_cast<Time>(completed) : 0;
+    }
 };
 
 // Per lock class (lock name). Index 0: exclusive (write), 1: shared (read).

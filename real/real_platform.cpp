@@ -870,7 +870,11 @@ void RealPlatform::synchronize_rcu(bool expedited, Site site) {
         ++r.grace_periods;
         r.grace_period_ns.record(len);
     }
-    if (!t.ops.empty()) t.stats->op(t.label()).gp_wait_ns += len;
+    if (!t.ops.empty()) {
+        kernel::OpStats &o = t.stats->op(t.label());
+        o.gp_wait_ns += len;
+        ++o.grace_periods;
+    }
 }
 
 namespace {
@@ -1114,13 +1118,8 @@ kernel::RunResults RealPlatform::State::collect(Time duration) {
             const kernel::OpStats &s = st.ops[i];
             o.completed += s.completed;
             o.latency.merge(s.latency);
-            o.compute_ns += s.compute_ns;
-            o.preempt_off_ns += s.preempt_off_ns;
-            o.irqs_off_ns += s.irqs_off_ns;
-            o.lock_wait_ns += s.lock_wait_ns;
+            o += s;
             o.caused_wait_ns += s.caused_wait_ns;
-            o.gp_wait_ns += s.gp_wait_ns;
-            o.bytes_allocated += s.bytes_allocated;
             o.peak_live_bytes = std::max(o.peak_live_bytes, s.peak_live_bytes);
             o.open_at_end.insert(o.open_at_end.end(), s.open_at_end.begin(), s.open_at_end.end());
         }

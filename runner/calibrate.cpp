@@ -397,6 +397,7 @@ Calibration calibrate(const CalibrateOptions &o) {
     std::array<bool, ss::kWorkKinds> fixed{};
     fixed[static_cast<size_t>(Work::AuditCall)] = true;
     fixed[static_cast<size_t>(Work::Syscall)] = true;  // the rest of a system call: not the core
+    fixed[static_cast<size_t>(Work::VfsNode)] = true;  // selinuxfs's files: not the core either
     auto w = fit_work_costs(c.samples, prior, o.prior_weight, fixed);
 
     sim::CpuProfile &p = c.profile;

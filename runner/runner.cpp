@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "kernel/op_names.h"
 #include "real/real_platform.h"
 #include "sim/sim_platform.h"
 #include "ss/policy_gen.h"
@@ -158,21 +159,22 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
     for (const auto &[task, late] : r.wakeup_open_at_end)
         probe_open.push_back(late);
     s.probe_open = censoring(probe_open, probe);
-    if (auto it = r.ops.find(kOpSetsebool); it != r.ops.end()) {
+    if (auto it = r.ops.find(kernel::op::kSetBools); it != r.ops.end()) {
         const kernel::OpStats &t = it->second;
         s.toggle_count = t.completed;
         s.toggle_p50_ns = t.latency.value_at_percentile(50);
         s.toggle_max_ns = t.latency.max();
-        s.toggle_mean_ns = static_cast<int64_t>(t.latency.mean());
+        s.toggle_mean_ns = t.completed_mean();
         s.toggle_readers_blocked_ns = t.caused_wait_ns;
         s.toggle_preempt_off_ns = t.preempt_off_ns;
         s.toggle_irqs_off_ns = t.irqs_off_ns;
         s.toggle_gp_wait_ns = t.gp_wait_ns;
+        s.toggle_grace_periods = t.grace_periods;
         s.toggle_bytes_allocated = t.bytes_allocated;
         s.toggle_peak_live_bytes = t.peak_live_bytes;
         s.toggle_open = censoring(t.open_at_end, t.latency);
     }
-    if (auto it = r.ops.find(kOpAvcRefill); it != r.ops.end())
+    if (auto it = r.ops.find(kernel::op::kAvcRefill); it != r.ops.end())
         s.toggle_avc_refill_ns = it->second.latency.sum();
     kernel::Histogram reader;
     std::vector<kernel::Time> reader_open;

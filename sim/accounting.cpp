@@ -43,6 +43,7 @@ void SimPlatform::op_end(Label label) {
         ++s.completed;
         s.latency.record(engine_.now() - f.start);
         s.peak_live_bytes = std::max(s.peak_live_bytes, peak_live_since(f));
+        s += f.parts;
     }
     if (cfg_.preempt == PreemptModel::None && t->ops.empty())
         maybe_preempt();  // return to user space
@@ -54,16 +55,27 @@ void SimPlatform::close_section(Task *t, Section &s, bool irq, const Site &end) 
     if (recorder_)
         recorder_->atomic_section(c.id, irq, s.start, engine_.now(), t->params.name, s.label.name(),
                                   s.site.str(), end.str());
+    const bool on_frame = charge_section_to_frame(t, s, irq, len);
     if (!recording()) return;
-    record_section(t, s, irq, len, end.str(), false);
+    record_section(t, s, irq, len, end.str(), false, on_frame);
+}
+
+// The operation's part: on its frame while it is open (it counts if the operation ends in the
+// recorded window, or is still open at the end), else, for a section that outlived its
+// operation, directly on the operation's statistics (record_section).
+bool SimPlatform::charge_section_to_frame(Task *t, const Section &s, bool irq, Time len) {
+    OpFrame *f = frame(t);
+    const bool on_frame = f && !s.label.empty() && f->label == s.label;
+    if (on_frame) (irq ? f->parts.irqs_off_ns : f->parts.preempt_off_ns) += len;
+    return on_frame;
 }
 
 void SimPlatform::record_section(Task *t, const Section &s, bool irq, Time len,
-                                 std::string end_site, bool open) {
+                                 std::string end_site, bool open, bool on_frame) {
     Cpu &c = cpu_of(t);
     kernel::IntervalStats &stats = irq ? irqs_off_ : preempt_off_;
     (irq ? c.stats.irqs_off_ns : c.stats.preempt_off_ns) += len;
-    if (!s.label.empty()) {
+    if (!s.label.empty() && !on_frame) {
         kernel::OpStats &o = op_stats(s.label);
         (irq ? o.irqs_off_ns : o.preempt_off_ns) += len;
     }
@@ -87,10 +99,18 @@ void SimPlatform::close_open_at_end() {
     for (auto &tp : tasks_) {
         Task *t = tp.get();
         if (t->state == TaskState::Dead || t->state == TaskState::New) continue;
-        if (t->preempt_count > 0)
-            record_section(t, t->poff, false, now - t->poff.start, "(open at the end)", true);
-        if (t->irqs_off)
-            record_section(t, t->ioff, true, now - t->ioff.start, "(open at the end)", true);
+        if (t->preempt_count > 0) {
+            const Time len = now - t->poff.start;
+            const bool on_frame = charge_section_to_frame(t, t->poff, false, len);
+            record_section(t, t->poff, false, len, "(open at the end)", true, on_frame);
+        }
+        if (t->irqs_off) {
+            const Time len = now - t->ioff.start;
+            const bool on_frame = charge_section_to_frame(t, t->ioff, true, len);
+            record_section(t, t->ioff, true, len, "(open at the end)", true, on_frame);
+        }
+        // An operation open at the end: its elapsed part, a lower bound of its latency. Its
+        // parts stay out of the totals, which hold the operations that completed.
         for (const OpFrame &f : t->ops) {
             kernel::OpStats &s = op_stats(f.label);
             s.latency.record(now - f.start);
@@ -170,7 +190,7 @@ void *SimPlatform::mem_alloc(size_t bytes, kernel::AllocKind kind, Site site) {
         mem_.bytes_atomic += n;
     }
     note_live_bytes();
-    if (t && recording() && !t->ops.empty()) op_stats(t->ops.back().label).bytes_allocated += n;
+    if (OpFrame *f = frame(t)) f->parts.bytes_allocated += n;
     if (t) {
         Time cost = kind == kernel::AllocKind::Vmalloc
                         ? pc.vmalloc + pc.vmalloc_page * static_cast<Time>((bytes + 4095) / 4096)
@@ -189,8 +209,7 @@ void SimPlatform::mem_charge(const void *p, int64_t bytes) {
     it->second.bytes += bytes;
     mem_.live_bytes += bytes;
     note_live_bytes();
-    if (Task *t = cur_; t && recording() && !t->ops.empty())
-        op_stats(t->ops.back().label).bytes_allocated += bytes;
+    if (OpFrame *f = frame(cur_)) f->parts.bytes_allocated += bytes;
 }
 
 void SimPlatform::mem_free(const void *p, Site site) {

@@ -137,9 +137,9 @@ void SimPlatform::grant_waiters(Lock &l) {
                                  w.mode == LockMode::Exclusive, t->wait_start, now);
         if (recording()) {
             classes_[static_cast<size_t>(l.cls)].stats.wait[side(w.mode)].record(waited);
-            if (!t->ops.empty()) op_stats(t->ops.back().label).lock_wait_ns += waited;
             if (!t->blame.empty()) op_stats(t->blame).caused_wait_ns += waited;
         }
+        if (OpFrame *f = frame(t)) f->parts.lock_wait_ns += waited;
         // lockdep already checked this acquisition when the waiter queued.
         if (w.mode == LockMode::Exclusive)
             l.writer = t;

@@ -100,9 +100,13 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
         p.work_ps[static_cast<size_t>(it - ss::kWorkNames.begin())] =
             std::llround(number(source, v, k.str()) * 1000.0);
     }
-    for (size_t i = 0; i < ss::kWorkKinds; ++i)
-        if (!work->contains(ss::kWorkNames[i]))
+    for (size_t i = 0; i < ss::kWorkKinds; ++i) {
+        if (work->contains(ss::kWorkNames[i])) continue;
+        const auto w = static_cast<ss::Work>(i);
+        if (w != ss::Work::VfsNode)
             fail(source, work->source(), fmt::format("[work_ns] lacks '{}'", ss::kWorkNames[i]));
+        p.work_ps[i] = kVfsNodePerAlloc * p.work_ps[static_cast<size_t>(ss::Work::Alloc)];
+    }
 
     if (const toml::table *prim = root["primitive_ns"].as_table()) {
         for (auto &&[k, v] : *prim) {

@@ -224,8 +224,10 @@ void SimPlatform::synchronize_rcu(bool expedited, Site site) {
     trace_event("{} waits for gp{}", t->params.name, g->id);
     block_current();
     if (recorder_) recorder_->gp_wait(t->id, t->params.name, start, engine_.now());
-    if (recording() && !t->ops.empty())
-        op_stats(t->ops.back().label).gp_wait_ns += engine_.now() - start;
+    if (OpFrame *f = frame(t)) {
+        f->parts.gp_wait_ns += engine_.now() - start;
+        ++f->parts.grace_periods;
+    }
 }
 
 void SimPlatform::call_rcu(std::function<void()> callback) {

@@ -578,8 +578,8 @@ void SimPlatform::ndelay(Time ns, Label label) {
     if (recording()) {
         if (label.id() >= compute_ns_.size()) compute_ns_.resize(label.id() + 1, 0);
         compute_ns_[label.id()] += ns;
-        if (!t->ops.empty()) op_stats(t->ops.back().label).compute_ns += ns;
     }
+    if (OpFrame *f = frame(t)) f->parts.compute_ns += ns;
     advance(ns);
 }
 

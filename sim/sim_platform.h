@@ -141,11 +141,15 @@ class SimPlatform final : public kernel::Platform {
         Time since;
         Site site;
     };
+    // An open operation of a task, with what happens inside it so far. Its parts reach the
+    // operation's statistics when it ends inside the recorded window, as its latency does, so
+    // a part never counts time of an operation the statistics do not count.
     struct OpFrame {
         Label label;
         Time start;
         int64_t peak_live;  // live bytes at the start; later peaks come from live_peaks_
         uint64_t live_seq;  // live_seq_ at the start
+        kernel::OpParts parts;
     };
     // An open atomic section (preemption or interrupts off) of a task.
     struct Section {
@@ -313,12 +317,15 @@ class SimPlatform final : public kernel::Platform {
     // --- accounting and checks (accounting.cpp) ---
     bool recording() const { return !stop_; }
     kernel::OpStats &op_stats(Label l);
+    // The task's innermost open operation, or nullptr.
+    static OpFrame *frame(Task *t) { return t && !t->ops.empty() ? &t->ops.back() : nullptr; }
     Label current_label(const Task *t) const {
         return t->ops.empty() ? Label{} : t->ops.back().label;
     }
     void close_section(Task *t, Section &s, bool irq, const Site &end);
+    bool charge_section_to_frame(Task *t, const Section &s, bool irq, Time len);
     void record_section(Task *t, const Section &s, bool irq, Time len, std::string end_site,
-                        bool open);
+                        bool open, bool on_frame);
     // At the end of the run: every section, operation, lock wait and probe wake-up still open is
     // counted as censored ("at least" its elapsed part), before recording stops.
     void close_open_at_end();

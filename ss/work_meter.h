@@ -31,15 +31,18 @@ enum class Work : uint8_t {
     AvtabToggle,      // one conditional avtab node enabled or disabled by a boolean change
     Syscall,          // the rest of one simple system call (entry, fd lookup, VFS, exit): counted
                       // by workloads that model the system call around the security checks
+    VfsNode,          // one in-memory file or directory made (inode, dentry, name) or removed:
+                      // counted by the security server for selinuxfs's rebuild after a load
     Count
 };
 
 inline constexpr size_t kWorkKinds = static_cast<size_t>(Work::Count);
 
 inline constexpr std::array<std::string_view, kWorkKinds> kWorkNames = {
-    "avtab_node",    "hash_probe",   "ebitmap_word",     "ebitmap_node", "constraint_node",
-    "bit_iteration", "bytes_copied", "bytes_serialized", "alloc",        "free",
-    "call",          "string_byte",  "audit_call",       "avtab_toggle", "syscall"};
+    "avtab_node",      "hash_probe",    "ebitmap_word", "ebitmap_node",
+    "constraint_node", "bit_iteration", "bytes_copied", "bytes_serialized",
+    "alloc",           "free",          "call",         "string_byte",
+    "audit_call",      "avtab_toggle",  "syscall",      "vfs_node"};
 
 struct WorkCounts {
     std::array<uint64_t, kWorkKinds> n{};

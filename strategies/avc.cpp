@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <stdexcept>
 
+#include "kernel/op_names.h"
+
 namespace locksim::strategies {
 
 using kernel::Label;
@@ -272,8 +274,8 @@ void Avc::update_node_grant(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint3
 }
 
 void Avc::compute_and_insert(uint32_t ssid, uint32_t tsid, uint32_t tclass, ss::AvDecision *avd) {
-    static const Label kRefill("avc_refill");
-    static const Label kMiss("avc_miss");
+    static const Label kRefill(kernel::op::kAvcRefill);
+    static const Label kMiss(kernel::op::kAvcMiss);
     bool refill = false;
     for (int64_t left = refill_left_.load(); left > 0;)
         if (refill_left_.compare_exchange_weak(left, left - 1)) {
@@ -359,7 +361,7 @@ int Avc::has_perm(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_t reques
     return rc;
 }
 
-void Avc::ss_reset(uint32_t seqno) {
+void Avc::ss_reset(uint32_t seqno, FunctionRef<void()> reset_callbacks) {
     static const Label kFlush("avc_flush");
     int64_t flushed = 0;
     for (uint32_t i = 0; i < slots_.size(); ++i) {
@@ -380,8 +382,9 @@ void Avc::ss_reset(uint32_t seqno) {
         kernel::rcu_read_unlock();
         update_unlock(i, flags);
     }
+    refill_left_ = flushed;  // the misses from now on refill what the flush removed
+    reset_callbacks();
     latest_notif_update(seqno, false);
-    refill_left_ = flushed;
 }
 
 }  // namespace locksim::strategies

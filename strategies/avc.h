@@ -6,7 +6,8 @@
 //    16 nodes from a rotating slot hint (spin_trylock_irqsave per slot) when the count passes
 //    the threshold, the seqno check under the global notif_lock, and the chain update under
 //    the slot's spinlock with interrupts off; a replaced or reclaimed node is freed by call_rcu;
-//  - avc_ss_reset on a policy change takes every slot lock in turn and deletes every node.
+//  - avc_ss_reset on a policy change takes every slot lock in turn and deletes every node, then
+//    runs the reset callbacks (strategies/policy_notify.h) and records the new seqno.
 // CoreConfig::avc_lock selects older designs for comparison: AvcLock::Spinlock puts lookup and
 // every update under one global spinlock taken with interrupts off (2.6.9's avc_lock);
 // AvcLock::Rwlock puts lookups under the read side of one global rwlock and updates under its
@@ -43,8 +44,9 @@ class Avc {
     // avc_has_perm: the same plus the audit decision (the audit variant of CoreConfig).
     int has_perm(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_t requested,
                  ss::AvDecision *avd);
-    // avc_ss_reset: flush every slot, then record the new seqno.
-    void ss_reset(uint32_t seqno);
+    // avc_ss_reset: flush every slot (avc_flush), run the reset callbacks, then record the new
+    // seqno (avc_latest_notif_update), as security/selinux/avc.c does.
+    void ss_reset(uint32_t seqno, FunctionRef<void()> reset_callbacks);
 
     ss::AvcStats stats() const;
     uint32_t slots() const { return static_cast<uint32_t>(slots_.size()); }

@@ -10,8 +10,14 @@
 //   so every reader sees the slow path from then on), take the writer side (readers arriving
 //   now sleep), block readers, wait until the per-CPU counts sum to zero; the update in place;
 //   percpu_up_write (unblock, wake the sleepers; rcu_sync_exit lets readers back onto the fast
-//   path after another grace period, by call_rcu); avc_ss_reset.
-// load_policy: the same exclusive section, only for the swap; read and convert outside.
+//   path after another grace period, by call_rcu); audit_log per changed boolean inside the
+//   write section, as v5.9 logs them; then v5.9's notification path: avc_ss_reset (with its
+//   reset callbacks and synchronize_net, one more grace period), selnl_notify_policyload,
+//   selinux_status_update_policyload, selinux_xfrm_notify_policyload
+//   (strategies/policy_notify.h); unmerged, so the kernel's notifications are kept as they
+//   were and only the lock changes.
+// load_policy: the same exclusive section, only for the swap; read and convert outside; the
+//   old policy freed; the full notification path; selinuxfs's rebuild.
 // Trades: readers nearly free and preemptible, but every write costs a grace period before it
 //   can even start, readers block for the write, and a writer waits for the longest reader
 //   (a get_user_sids) to drain.

@@ -6,19 +6,27 @@
 //   rcu_read_unlock(). Preemptible under PREEMPT_RCU, preempt-off otherwise. A reader that
 //   must add a SID to a SID table frozen by a policy load gets -ESTALE and retries with the
 //   new policy.
-// set_bools: under policy_mutex: kmemdup of the policy struct (a shallow copy sharing the
-//   policy base and the SID table) + cond_policydb_dup (boolean table, conditional avtab and
-//   conditional node list deep-copied), new boolean states, evaluate_cond_nodes, seqno + 1,
-//   rcu_assign_pointer, avc_ss_reset, synchronize_rcu (or the expedited one, by the option
-//   grace_period), free the old conditional state and struct. Nothing atomic but the AVC flush.
-// load_policy: under policy_mutex: policydb_read, booleans preserved, live SID table
-//   conversion (sidtab_convert, 5.10 as today: mirroring begins under the table's spinlock,
-//   the entries are converted outside it a leaf at a time, the new hash table is built under
-//   it; readers' inserts meanwhile are mirrored into the new table); sidtab_freeze_begin,
-//   rcu_assign_pointer, sidtab_freeze_end (selinux_policy_commit); avc_ss_reset;
-//   synchronize_rcu; free the old policy.
+// set_bools (security_set_bools, v5.10 and unchanged since, read in a recent services.c and
+//   the 5.10 patches), under policy_mutex (taken by selinuxfs's sel_commit_bools_write):
+//   kmemdup of the policy struct (a shallow copy sharing the policy base and the SID table) +
+//   cond_policydb_dup (boolean table, conditional avtab and conditional node list
+//   deep-copied); audit_log(GFP_ATOMIC) for each changed boolean (under the mutex only);
+//   new boolean states, evaluate_cond_nodes, seqno + 1; rcu_assign_pointer;
+//   synchronize_rcu (or the expedited one, by the option grace_period); free the old
+//   conditional state and struct; then selinux_notify_policy_change: avc_ss_reset (AVC flush;
+//   reset callbacks: audit rules, IB pkey cache + LSM notifier chain, network caches +
+//   synchronize_net, a second grace period), selnl_notify_policyload,
+//   selinux_status_update_policyload, selinux_netlbl_cache_invalidate,
+//   selinux_xfrm_notify_policyload (strategies/policy_notify.h). Two grace periods in a row.
+// load_policy (sel_write_load + security_load_policy + selinux_policy_commit, v5.10): under
+//   policy_mutex: policydb_read, booleans preserved, live SID table conversion (sidtab_convert,
+//   as today: mirroring begins under the table's spinlock, the entries are converted outside
+//   it a leaf at a time, the new hash table is built under it; readers' inserts meanwhile are
+//   mirrored into the new table); sel_make_policy_nodes (selinuxfs's boolean and class
+//   directories rebuilt before the commit); freeze the old table around rcu_assign_pointer;
+//   synchronize_rcu; free the old policy; selinux_notify_policy_change.
 // Trades: readers never wait and copies are only the conditional state, but setsebool waits
-//   a grace period and memory holds two conditional states until it ends.
+//   two grace periods and memory holds two conditional states until the first ends.
 #include "strategies/rcu_cond_dup.h"
 
 namespace locksim::strategies {
@@ -44,12 +52,15 @@ int RcuCondDupServer::write_bools(std::span<const int> values, uint32_t *seqno) 
         return rc;
     }
     kernel::kmem_charge(next, cond_policy_bytes(*next->st.db.cond));
+    // audit_log for each changed boolean (the old version still holds the old states).
+    PolicyNotifier::audit_bool_changes(*old->st.db.cond, values);
     next->base_mem = old->base_mem;  // the shared base now belongs to the new version
+    next->image_bytes = old->image_bytes;
     old->base_mem = nullptr;
     *seqno = next->st.seqno;
     replace_policy(next);  // rcu_assign_pointer
-    notify_policy_change(*seqno);
     retire_bools(old);
+    notify_policy_change(*seqno, PolicyChange::Full);
     kernel::mutex_unlock(policy_mutex_);
     return 0;
 }
@@ -62,13 +73,17 @@ void RcuCondDupServer::retire_bools(PolicyVersion *old) {
 int RcuCondDupServer::write_load(std::span<const uint8_t> image, uint32_t *seqno) {
     kernel::mutex_lock(policy_mutex_);
     PolicyVersion *old = policy_locked();
+    const SelinuxfsFiles old_files = PolicyNotifier::selinuxfs_files(old->st.db);
     int rc;
     if (PolicyVersion *next = prepare_load(image, *old, &rc)) {
+        // sel_make_policy_nodes: selinuxfs's new directories, built before the commit.
+        PolicyNotifier::rebuild_selinuxfs(old_files, next->st.db);
+        // selinux_policy_commit
         commit_load(*old, [&] { replace_policy(next); });  // inside sidtab_freeze_begin .. end
         *seqno = next->st.seqno;
-        notify_policy_change(*seqno);
         grace_period(expedited_);
         free_version(old);
+        notify_policy_change(*seqno, PolicyChange::Full);
     }
     kernel::mutex_unlock(policy_mutex_);
     return rc;

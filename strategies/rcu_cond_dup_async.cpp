@@ -1,14 +1,20 @@
 // rcu-cond-dup-async: not merged anywhere; the 5.10 design (rcu_cond_dup.cpp) with the old
-// conditional state freed by call_rcu instead of synchronize_rcu + free.
+// conditional state freed by call_rcu instead of synchronize_rcu + free, as Peter Enderborg
+// proposed on the list after 5.10 (a deferred-free struct queued by call_rcu in
+// security_set_bools and selinux_policy_commit, synchronize_rcu kept only when its allocation
+// fails); reviewed, not merged.
 //
 // Reader: as rcu-cond-dup (rcu_read_lock, rcu_dereference, -ESTALE retry).
-// set_bools: under policy_mutex: shallow copy + cond_policydb_dup, new states, evaluate,
-//   rcu_assign_pointer, avc_ss_reset, call_rcu(free old conditional state); returns without
-//   waiting. load_policy is rcu-cond-dup's (it still waits: a policy load is rare).
-// Trades: setsebool returns in the time of the copy instead of a grace period, but each
-//   toggle's old conditional state stays allocated until its callback runs, so a burst of
-//   toggles holds one copy per toggle in flight (peak memory grows with the burst), and the
-//   frees run in softirq-like callback context.
+// set_bools: under policy_mutex: shallow copy + cond_policydb_dup, audit_log per changed
+//   boolean, new states, evaluate, rcu_assign_pointer, call_rcu(free old conditional state),
+//   then selinux_notify_policy_change as 5.10 does (the proposal left it in place). The commit
+//   no longer waits for its own grace period, but avc_ss_reset's network-cache callback still
+//   ends in synchronize_net(): one grace period per commit instead of two. load_policy is
+//   rcu-cond-dup's (it still waits: a policy load is rare).
+// Trades: setsebool returns one grace period sooner, but each toggle's old conditional state
+//   stays allocated until its callback runs, so a burst of toggles holds one copy per toggle in
+//   flight (peak memory grows with the burst), and the frees run in softirq-like callback
+//   context.
 #include "strategies/rcu_cond_dup.h"
 
 namespace locksim::strategies {

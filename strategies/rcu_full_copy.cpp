@@ -8,19 +8,26 @@
 //   atomic (as the series did): policy_mutex, then spin_lock(&policy_write_lock) — preemption
 //     off — around the whole copy: a buffer and the new policy allocated GFP_ATOMIC,
 //     policydb_write of the current policy into the buffer, policydb_read of it back, the
-//     buffer freed, new boolean states and evaluate_cond_nodes on the copy, seqno + 1,
-//     rcu_assign_pointer; spin_unlock;
+//     buffer freed, audit_log(GFP_ATOMIC) per changed boolean (where the 4.17-era code it
+//     changed logged them, inside the write section), new boolean states and
+//     evaluate_cond_nodes on the copy, seqno + 1, rcu_assign_pointer; spin_unlock;
 //   sleepable: the same under policy_mutex only, the buffer vmalloc'ed and the policy
 //     allocated GFP_KERNEL, so the copy is preemptible.
-//   Then avc_ss_reset, synchronize_rcu (or the expedited one, option grace_period), free the
-//   whole old policy.
+//   Then synchronize_rcu (or the expedited one, option grace_period), free the whole old
+//   policy, and the notification path of the kernels the series was written against (v4.17
+//   to v5.9 set_bools: avc_ss_reset with its reset callbacks, whose network-cache flush ends
+//   in synchronize_net, a second grace period; selnl_notify_policyload,
+//   selinux_status_update_policyload, selinux_xfrm_notify_policyload; no NetLabel
+//   invalidation; strategies/policy_notify.h). Where the series notified relative to its
+//   grace period is not in the record; the order 5.10 merged (publish, wait, free, notify)
+//   is used.
 // load_policy: policy_mutex; read and convert outside; the swap under policy_write_lock in
-//   the atomic variant (mutex only when sleepable); freeze the old SID table; avc_ss_reset;
-//   grace period; free.
+//   the atomic variant (mutex only when sleepable); freeze the old SID table; grace period;
+//   free; the full notification path (with NetLabel); selinuxfs's rebuild of its boolean and
+//   class directories (sel_make_bools, sel_make_classes, sel_make_policycap).
 // Trades: readers never wait, but each toggle serialises and parses the entire policy (tens of
 //   milliseconds on a distribution policy, with preemption off in the atomic variant) and
 //   holds two whole policies until the grace period ends.
-#include <algorithm>
 
 #include "strategies/strategy.h"
 
@@ -39,9 +46,7 @@ class RcuFullCopyServer final : public StrategyBase {
     int read_section(ReadFn fn) override { return rcu_read_section(fn); }
 
     int write_bools(std::span<const int> values, uint32_t *seqno) override {
-        static const kernel::Label kWrite("policydb_write");
-        static const kernel::Label kRead("policydb_read");
-        static const kernel::Label kSet("cond_set_bools");
+        static const kernel::Label kCopy("policydb_full_copy");
         const kernel::Gfp gfp = atomic_ ? kernel::Gfp::Atomic : kernel::Gfp::Kernel;
         kernel::mutex_lock(policy_mutex_);
         if (atomic_) kernel::spin_lock(policy_write_lock_);
@@ -49,32 +54,33 @@ class RcuFullCopyServer final : public StrategyBase {
         int rc = static_cast<size_t>(old->st.db.cond->bools.nprim) == values.size() ? 0 : -EINVAL;
         PolicyVersion *next = nullptr;
         if (!rc) {
-            const uint32_t version = std::max<uint32_t>(old->st.db.version(), 24);
-            std::vector<uint8_t> image =
-                kernel::compute(kWrite, [&] { return ss::policydb_write(old->st.db, version); });
-            // The buffer the image lives in while it is read back.
-            void *buf =
-                atomic_ ? kernel::kmalloc(image.size(), gfp) : kernel::vmalloc(image.size());
-            ss::PolicyState copy = old->st;  // keeps the SID table
-            copy.db = kernel::compute(kRead, [&] { return ss::policydb_read(image, "copy"); });
+            // The buffer the policy is written into and read back from, sized as its image.
+            const auto bytes = static_cast<size_t>(old->image_bytes);
+            void *buf = atomic_ ? kernel::kmalloc(bytes, gfp) : kernel::vmalloc(bytes);
+            // The core's copy (ss::set_bools_full_copy, the code calibrate and the benchmarks
+            // time): policydb_write, policydb_read, the new states, seqno + 1. It keeps the
+            // SID table.
+            ss::PolicyState copy;
+            rc = kernel::compute(kCopy,
+                                 [&] { return ss::set_bools_full_copy(old->st, values, &copy); });
             if (atomic_)
                 kernel::kfree(buf);
             else
                 kernel::vfree(buf);
-            kernel::compute(kSet, [&] {
-                ss::cond_set_bools(*copy.db.cond, values);
-                ++copy.seqno;
-            });
-            next = new_version(std::move(copy), gfp);
-            new_base_charge(next, static_cast<int64_t>(image.size()), gfp);
-            *seqno = next->st.seqno;
-            replace_policy(next);  // rcu_assign_pointer
+            if (!rc) {
+                // The records of the changed booleans, from the states the old policy holds.
+                PolicyNotifier::audit_bool_changes(*old->st.db.cond, values);
+                next = new_version(std::move(copy), gfp);
+                new_base_charge(next, old->image_bytes, gfp);
+                *seqno = next->st.seqno;
+                replace_policy(next);  // rcu_assign_pointer
+            }
         }
         if (atomic_) kernel::spin_unlock(policy_write_lock_);
         if (next) {
-            notify_policy_change(*seqno);
             grace_period(expedited_);
             free_version(old);
+            notify_policy_change(*seqno, PolicyChange::BoolsBefore510);
         }
         kernel::mutex_unlock(policy_mutex_);
         return rc;
@@ -83,15 +89,17 @@ class RcuFullCopyServer final : public StrategyBase {
     int write_load(std::span<const uint8_t> image, uint32_t *seqno) override {
         kernel::mutex_lock(policy_mutex_);
         PolicyVersion *old = policy_locked();
+        const SelinuxfsFiles old_files = PolicyNotifier::selinuxfs_files(old->st.db);
         int rc;
         if (PolicyVersion *next = prepare_load(image, *old, &rc)) {
             if (atomic_) kernel::spin_lock(policy_write_lock_);
             commit_load(*old, [&] { replace_policy(next); });
             *seqno = next->st.seqno;
             if (atomic_) kernel::spin_unlock(policy_write_lock_);
-            notify_policy_change(*seqno);
             grace_period(expedited_);
             free_version(old);
+            notify_policy_change(*seqno, PolicyChange::Full);
+            PolicyNotifier::rebuild_selinuxfs(old_files, next->st.db);
         }
         kernel::mutex_unlock(policy_mutex_);
         return rc;

@@ -5,12 +5,22 @@
 //   reader spins with preemption off while it waits and holds it with preemption off for the
 //   whole lookup (a get_user_sids candidate loop included); new readers queue behind a waiting
 //   writer.
-// set_bools: policy_mutex, then write_lock_irq(&policy_rwlock) for the whole update in place
-//   (boolean states, evaluate_cond_nodes, seqno): interrupts and preemption off on the writer's
-//   CPU, every reader spinning; avc_ss_reset after the unlock.
-// load_policy: policy_mutex; policydb_read and the live SID table conversion outside the
-//   policy lock; write_lock_irq only for the swap; the old policy is freed at once (no reader
-//   can hold it).
+// set_bools (security_set_bools, v5.9; the same since v4.15): policy_mutex (selinuxfs's
+//   mutex), then write_lock_irq(&policy_rwlock) for the whole update in place: for each
+//   changed boolean audit_log(GFP_ATOMIC) -- inside the IRQs-off section --, the boolean
+//   states, evaluate_cond_nodes, seqno + 1: interrupts and preemption off on the writer's CPU,
+//   every reader spinning; write_unlock_irq; then avc_ss_reset (AVC flush; reset callbacks:
+//   audit rules, IB pkey cache + LSM notifier chain, network caches + synchronize_net, one
+//   grace period), selnl_notify_policyload, selinux_status_update_policyload (its
+//   security_get_allow_unknown takes read_lock(&policy_rwlock)),
+//   selinux_xfrm_notify_policyload; no NetLabel invalidation before 5.10
+//   (strategies/policy_notify.h).
+// load_policy (sel_write_load + security_load_policy, v5.9): policy_mutex; policydb_read and
+//   the live SID table conversion outside the policy lock; write_lock_irq only for the swap;
+//   the old policy is freed at once (no reader can hold it); avc_ss_reset,
+//   selnl_notify_policyload, selinux_status_update_policyload,
+//   selinux_netlbl_cache_invalidate, selinux_xfrm_notify_policyload; back in selinuxfs,
+//   sel_make_bools, sel_make_classes, sel_make_policycap under its mutex.
 // Trades: the simplest design and no copies, paid for in preempt-off latency on every CPU that
 //   reads while anything holds the lock.
 #include "strategies/strategy.h"

@@ -3,10 +3,16 @@
 //
 // Reader: down_read(&policy_rwsem) around every read-side service: sleeping, preemptible; a
 //   reader that finds a writer holding or waiting sleeps until the writer is done.
-// set_bools: policy_mutex, then down_write(&policy_rwsem) for the whole update in place;
-//   readers sleep while it runs; avc_ss_reset after up_write.
+// set_bools: the v4.17-v5.9 code with the lock replaced: policy_mutex, then
+//   down_write(&policy_rwsem) for the whole update in place (audit_log per changed boolean,
+//   states, evaluate_cond_nodes, seqno); readers sleep while it runs; after up_write the
+//   notification path of those kernels: avc_ss_reset (with its reset callbacks and
+//   synchronize_net, one grace period), selnl_notify_policyload,
+//   selinux_status_update_policyload, selinux_xfrm_notify_policyload
+//   (strategies/policy_notify.h).
 // load_policy: policy_mutex; policydb_read and the SID table conversion outside; down_write
-//   only for the swap; the old policy freed at once.
+//   only for the swap; the old policy freed at once; the full notification path (with
+//   NetLabel); selinuxfs's rebuild of its boolean and class directories.
 // Trades: no preempt-off reader section, but readers still block for every write (and pay a
 //   sleep and a wake-up when they do); read-side calls from atomic context become impossible.
 #include "strategies/strategy.h"

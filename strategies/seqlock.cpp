@@ -7,10 +7,17 @@
 //   progress), rcu_dereference(policy), the service, read_seqretry; after max_retries
 //   overlapped attempts, read_seqlock_excl — the writer's spinlock, preemption off — around
 //   the service; rcu_read_unlock.
-// set_bools: policy_mutex; write_seqlock (spinlock, preemption off, sequence odd) around the
-//   update in place; write_sequnlock; avc_ss_reset.
+// set_bools: the v5.9 code with the lock replaced: policy_mutex; write_seqlock (spinlock,
+//   preemption off, sequence odd) around the update in place, audit_log per changed boolean
+//   included (where v5.9 has it, inside the write section); write_sequnlock; then v5.9's
+//   notification path: avc_ss_reset (with its reset callbacks and synchronize_net, one grace
+//   period), selnl_notify_policyload, selinux_status_update_policyload,
+//   selinux_xfrm_notify_policyload (strategies/policy_notify.h). Nothing was ever posted for
+//   this design; keeping the kernel's notifications as they were is the choice that changes
+//   only the lock.
 // load_policy: policy_mutex; read and convert outside; write_seqlock only for the swap;
-//   freeze the old SID table; avc_ss_reset; synchronize_rcu; free the old policy.
+//   freeze the old SID table; synchronize_rcu; free the old policy (5.10's order); the full
+//   notification path; selinuxfs's rebuild of its boolean and class directories.
 // Trades: readers never block a writer and the write section is short (no copy at all), but a
 //   reader redoes its whole lookup when a toggle overlaps it (a long get_user_sids may retry
 //   until it falls back to the lock and holds preemption off for its whole length), and the

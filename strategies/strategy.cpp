@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <stdexcept>
 
+#include "kernel/op_names.h"
 #include "ss/conditional.h"
 #include "strategies/sidtab_lock.h"
 #include "util/error.h"
@@ -53,7 +54,8 @@ StrategyBase::StrategyBase(std::string name, ss::PolicyState initial, const Core
       policy_mutex_("policy_mutex", platform_),
       name_(std::move(name)),
       rcu_published_(rcu_published),
-      avc_(*this, core, platform_) {
+      avc_(*this, core, platform_),
+      notifier_(platform_) {
     initial.config.level_check = core.level_check;
     if (!initial.sidtab) throw std::invalid_argument("policy state without a SID table");
     // The SID table's spinlocks on this platform (before any task can use the table).
@@ -88,6 +90,7 @@ PolicyVersion *StrategyBase::new_version(ss::PolicyState st, kernel::Gfp gfp) {
 }
 
 void StrategyBase::new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel::Gfp gfp) {
+    v->image_bytes = image_bytes;
     v->base_mem = kernel::kmalloc(sizeof(void *), gfp);
     kernel::kmem_charge(v->base_mem, policy_base_bytes(v->st.db, image_bytes));
 }
@@ -182,8 +185,23 @@ int StrategyBase::get_user_sids(uint32_t fromsid, std::string_view username,
 
 // ---------------------------------------------------------------- write side
 
+void StrategyBase::notify_policy_change(uint32_t seqno, PolicyChange change) {
+    static const Label kAllowUnknown("security_get_allow_unknown");
+    notifier_.notify(avc_, seqno, change, [&] {
+        bool allow = false;
+        read_policy([&](const ss::PolicyState &st) {
+            kernel::compute(kAllowUnknown, [&] {
+                ss::count_work(ss::Work::Call);
+                allow = (st.db.b().handle_unknown & ss::ALLOW_UNKNOWN) != 0;
+            });
+            return 0;
+        });
+        return allow;
+    });
+}
+
 int StrategyBase::set_bools(std::span<const int> values, uint32_t *seqno) {
-    static const Label kOp("set_bools");
+    static const Label kOp(kernel::op::kSetBools);
     kernel::OpScope op(kOp);
     uint32_t s = 0;
     int rc = write_bools(values, &s);
@@ -192,7 +210,7 @@ int StrategyBase::set_bools(std::span<const int> values, uint32_t *seqno) {
 }
 
 int StrategyBase::load_policy(std::span<const uint8_t> image, uint32_t *seqno) {
-    static const Label kOp("load_policy");
+    static const Label kOp(kernel::op::kLoadPolicy);
     kernel::OpScope op(kOp);
     uint32_t s = 0;
     int rc = write_load(image, &s);
@@ -237,10 +255,11 @@ int StrategyBase::set_bools_exclusive(std::span<const int> values, uint32_t *seq
     int rc = 0;
     exclusive([&] {
         PolicyVersion *p = policy_locked();
+        PolicyNotifier::audit_bool_changes(*p->st.db.cond, values);
         rc = kernel::compute(kSet, [&] { return ss::set_bools_inplace(p->st, values); });
         *seqno = p->st.seqno;
     });
-    if (!rc) notify_policy_change(*seqno);
+    if (!rc) notify_policy_change(*seqno, PolicyChange::BoolsBefore510);
     kernel::mutex_unlock(policy_mutex_);
     return rc;
 }
@@ -249,6 +268,7 @@ int StrategyBase::load_exclusive(std::span<const uint8_t> image, uint32_t *seqno
                                  Exclusive exclusive, bool wait_grace_period) {
     kernel::mutex_lock(policy_mutex_);
     PolicyVersion *old = policy_locked();
+    const SelinuxfsFiles old_files = PolicyNotifier::selinuxfs_files(old->st.db);
     int rc;
     if (PolicyVersion *next = prepare_load(image, *old, &rc)) {
         exclusive([&] {
@@ -256,9 +276,10 @@ int StrategyBase::load_exclusive(std::span<const uint8_t> image, uint32_t *seqno
             *seqno = next->st.seqno;
         });
         commit_load(*old);
-        notify_policy_change(*seqno);
         if (wait_grace_period) kernel::synchronize_rcu();
         free_version(old);
+        notify_policy_change(*seqno, PolicyChange::Full);
+        PolicyNotifier::rebuild_selinuxfs(old_files, next->st.db);
     }
     kernel::mutex_unlock(policy_mutex_);
     return rc;

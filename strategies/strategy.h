@@ -11,6 +11,7 @@
 
 #include "kernel/kernel.h"
 #include "strategies/avc.h"
+#include "strategies/policy_notify.h"
 #include "strategies/rcu_reclaim.h"
 #include "strategies/security_server.h"
 
@@ -24,6 +25,7 @@ namespace locksim::strategies {
 struct PolicyVersion {
     ss::PolicyState st;
     void *base_mem = nullptr;
+    int64_t image_bytes = 0;  // its binary image's size (what a full copy writes and reads)
 };
 
 // Bytes of a conditional state (boolean table, conditional avtab, conditional node list).
@@ -92,8 +94,9 @@ class StrategyBase : public SecurityServer {
     // call_rcu(free_version): freed after a grace period, from the callback context.
     void free_version_rcu(PolicyVersion *v);
 
-    // avc_ss_reset and the rest of selinux_notify_policy_change.
-    void notify_policy_change(uint32_t seqno) { avc_.ss_reset(seqno); }
+    // avc_ss_reset with its reset callbacks and the notifications after it, in the kernel's
+    // order (strategies/policy_notify.h); every strategy calls this where its kernel does.
+    void notify_policy_change(uint32_t seqno, PolicyChange change);
 
     // security_load_policy's first half, the same for every design and run outside the policy
     // lock with the writer mutex held: policydb_read of the image, the booleans preserved by
@@ -112,11 +115,13 @@ class StrategyBase : public SecurityServer {
     // The writer paths of the designs that change the policy in place under an exclusive
     // section: `exclusive(step)` takes the strategy's write side, runs `step`, releases it.
     using Exclusive = FunctionRef<void(FunctionRef<void()>)>;
-    // policy_mutex; exclusive { set_bools_inplace }; avc_ss_reset.
+    // security_set_bools as before 5.10: policy_mutex; exclusive { audit_log per changed
+    // boolean, set_bools_inplace }; the notification path without NetLabel (v5.9).
     int set_bools_exclusive(std::span<const int> values, uint32_t *seqno, Exclusive exclusive);
-    // policy_mutex; prepare_load outside; exclusive { swap }; freeze the old SID table;
-    // avc_ss_reset; free the old version (after a grace period when readers may still hold
-    // it without the write side excluding them).
+    // sel_write_load + security_load_policy as before 5.10: policy_mutex; prepare_load
+    // outside; exclusive { swap }; freeze the old SID table; free the old version (after a
+    // grace period when readers may still hold it without the write side excluding them); the
+    // whole notification path; selinuxfs's rebuild of its boolean and class directories.
     int load_exclusive(std::span<const uint8_t> image, uint32_t *seqno, Exclusive exclusive,
                        bool wait_grace_period);
 
@@ -130,6 +135,7 @@ class StrategyBase : public SecurityServer {
     kernel::RcuPointer<PolicyVersion> policy_;
     RcuReclaimer reclaim_;
     Avc avc_;
+    PolicyNotifier notifier_;
 };
 
 // The strategy files' constructors (registry.cpp maps catalog names to them).

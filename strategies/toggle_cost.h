@@ -24,6 +24,7 @@ struct ToggleCost {
     kernel::Time preempt_off_ns = 0;  // preempt-off time of its own sections
     kernel::Time irqs_off_ns = 0;     // IRQs-off time of its own sections
     kernel::Time gp_wait_ns = 0;      // time it waited for RCU grace periods
+    double grace_periods = 0;         // grace periods it waited for
     int64_t bytes_allocated = 0;      // bytes it allocated
     int64_t peak_live_bytes = 0;      // highest live bytes seen during any toggle
     // The AVC refill after the flushes, per toggle:

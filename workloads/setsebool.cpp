@@ -34,7 +34,7 @@ void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env) {
     const int64_t burst = mode == "burst" ? p.get_int("burst") : 1;
     const auto per_commit = static_cast<size_t>(p.get_int("booleans"));
     spawn_tasks(spec, env, false, [=, bools = env.bools, &server = env.server](int) {
-        static const kernel::Label kOp(kOpSetsebool);
+        static const kernel::Label kOp(kernel::op::kSetsebool);
         kernel::Time next = kernel::now();
         while (!kernel::kthread_should_stop()) {
             if (mode == "random") {

@@ -8,7 +8,7 @@
 namespace locksim {
 
 bool is_writer_op(std::string_view label) {
-    return label == kOpSetsebool || label == kOpLoadPolicy;
+    return label == kernel::op::kSetsebool || label == kernel::op::kLoadPolicy;
 }
 
 bool is_reader_op(std::string_view label) {

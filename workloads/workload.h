@@ -12,20 +12,18 @@
 #include <vector>
 
 #include "kernel/kernel.h"
+#include "kernel/op_names.h"
 #include "strategies/security_server.h"
 #include "workloads/policy_facts.h"
 #include "workloads/scenario.h"
 
 namespace locksim {
 
-// Operation labels, as they appear in results ("ops").
-inline constexpr const char *kOpSetsebool = "setsebool";
-inline constexpr const char *kOpLoadPolicy = "load_policy";
-// The AVC misses that follow a policy change's flush (recorded by the security server).
-inline constexpr const char *kOpAvcRefill = "avc_refill";
-// Operations of the write side, and the read-side operations workloads record: each labelled
-// "<workload kind>.<operation>" (syscalls.read_write, login.get_user_sids, ...). Labels the
-// security server records inside them (avc_miss, set_bools, ...) are neither.
+// Operation labels are in kernel/op_names.h. Operations of the write side, and the read-side
+// operations workloads record: each labelled "<workload kind>.<operation>"
+// (syscalls.read_write, login.get_user_sids, ...). Labels the security server records inside
+// them (avc_miss, set_bools, ...) are neither, except load_policy, which the security server
+// records and the load_policy workload leaves as its only operation.
 bool is_writer_op(std::string_view label);
 bool is_reader_op(std::string_view label);
 

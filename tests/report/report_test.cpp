@@ -1,7 +1,8 @@
 // `locksim report` on a small results file built here: three designs swept over machine.cpus,
-// with hand-filled histograms, intervals and operations. Checks every expected file, the PNG
-// sizes, what the figures say about the histograms, the errors, and (with Debian's chromium)
-// that index.html loads without console errors and shows the table.
+// with hand-filled histograms, intervals and operations; and on the results of a real short run,
+// whose boolean-commit figures must draw every part the run recorded. Checks every expected file,
+// the PNG sizes, what the figures say about the histograms, the errors, and (with Debian's
+// chromium) that index.html loads without console errors and shows the table.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "analysis/report.h"
 #include "analysis/table.h"
 #include "kernel/results.h"
+#include "runner/runner.h"
 #include "util/error.h"
 
 using namespace locksim;
@@ -270,8 +272,8 @@ TEST(Report, SweepWritesEveryFigureAndTheIndex) {
     Generated g({2, 8});
     std::set<std::string> expected = run_histograms(6);
     expected.insert({"spectrum-reader-0", "spectrum-reader-1", "spectrum-toggle-0",
-                     "spectrum-toggle-1", "toggle-cost-0", "toggle-cost-1",
-                     "scaling-machine.cpus"});
+                     "spectrum-toggle-1", "toggle-cost-0", "toggle-cost-1", "toggle-alloc-0",
+                     "toggle-alloc-1", "scaling-machine.cpus"});
     check_files(g, expected);
     check_images(g);
     check_index(g);
@@ -322,6 +324,54 @@ TEST(Report, SweepWritesEveryFigureAndTheIndex) {
     const json &line = scaling["panels"][0]["lines"][0];
     EXPECT_EQ(line["x"], json({2.0, 8.0}));
     EXPECT_EQ(line["y"], json({1200.0, 1200.0}));
+}
+
+// A short run of the main job (scenarios/default.toml: 40 ms, three designs, a commit every
+// 5 ms on average), through the runner and the simulator on the Debian policy: the commit
+// figures draw every part the commit recorded, and none of preempt-off, IRQs-off and
+// grace-period wait exceeds the commit's latency.
+TEST(Report, CommitFiguresOfARealRunDrawEveryPart) {
+    Scenario s = load_scenario(std::string(LOCKSIM_SOURCE_DIR) + "/scenarios/default.toml");
+    s.duration_ns = 40 * kMs;
+    s.warmup_ns = 2 * kMs;
+    std::erase_if(s.strategies, [](const StrategySpec &st) {
+        return st.name != "rwlock" && st.name != "rcu-cond-dup" && st.name != "rcu-full-copy";
+    });
+    for (auto &w : s.workloads)
+        if (w.kind == "setsebool") w.params.set("period", int64_t{5 * kMs});
+    std::vector<Scenario> points = expand_sweep(s);
+    ResultsFile results = run_jobs(s, points, plan_runs(points), {});
+    fs::path dir = fresh_dir(fmt::format("locksim_report_real_{}", getpid()));
+    save_results(results, (dir / "results.json").string());
+    ReportOptions o;
+    o.plots_script = std::string(LOCKSIM_SOURCE_DIR) + "/analysis/plots.py";
+    write_report(results, (dir / "results.json").string(), (dir / "out").string(), o);
+    json figures = json::parse(read_text(dir / "out" / "figures.json"))["figures"];
+    auto figure = [&](const char *stem) {
+        for (const json &f : figures)
+            if (f["file"] == stem) return f;
+        ADD_FAILURE() << "no figure " << stem;
+        return json();
+    };
+    const json cost = figure("toggle-cost"), alloc = figure("toggle-alloc");
+    ASSERT_EQ(cost["groups"], json({"rwlock", "rcu-full-copy", "rcu-cond-dup"}));
+    const json &parts = cost["parts"];
+    for (size_t g = 0; g < 3; ++g) {
+        SCOPED_TRACE(cost["groups"][g].get<std::string>());
+        const double latency = parts[0]["values"][g];
+        EXPECT_GT(latency, 0);
+        for (size_t p : {2, 3, 4}) {  // preempt-off, irqs-off, grace-period wait
+            const double v = parts[p]["values"][g];
+            EXPECT_GT(v, 0) << parts[p]["name"];
+            EXPECT_LE(v, latency * 1.001) << parts[p]["name"];
+        }
+        EXPECT_GT(alloc["parts"][0]["values"][g].get<double>(), 0);
+    }
+    const std::string caption = cost["caption"];
+    EXPECT_TRUE(contains(caption, "rwlock 1.0, rcu-full-copy 2.0, rcu-cond-dup 2.0")) << caption;
+    for (const char *stem : {"toggle-cost", "toggle-alloc"})
+        EXPECT_GT(fs::file_size(dir / "out" / (std::string(stem) + ".png")), 5000u) << stem;
+    fs::remove_all(dir);
 }
 
 namespace {
@@ -394,7 +444,7 @@ size_t image_count(const std::string &html) {
 TEST(Report, IndexLoadsInHeadlessChromium) {
     Generated g({4});
     std::set<std::string> expected = run_histograms(3);
-    expected.insert({"spectrum-reader", "spectrum-toggle", "toggle-cost"});
+    expected.insert({"spectrum-reader", "spectrum-toggle", "toggle-cost", "toggle-alloc"});
     check_files(g, expected);
     check_images(g);
     check_index(g);

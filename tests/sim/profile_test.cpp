@@ -52,6 +52,19 @@ TEST(Profile, FormatRoundTrips) {
     EXPECT_EQ(back.derivation, p.derivation);
 }
 
+// A profile written before vfs_node existed still loads; the cost is derived from its alloc.
+TEST(Profile, OlderProfileWithoutVfsNodeDerivesIt) {
+    std::string text = format_profile(find_profile("sh4"));
+    const size_t at = text.find("vfs_node = ");
+    ASSERT_NE(at, std::string::npos);
+    text.erase(at, text.find('\n', at) + 1 - at);
+    CpuProfile old = parse_profile(text, "old.toml");
+    const auto vfs = static_cast<size_t>(ss::Work::VfsNode);
+    const auto alloc = static_cast<size_t>(ss::Work::Alloc);
+    EXPECT_EQ(old.work_ps[vfs], kVfsNodePerAlloc * old.work_ps[alloc]);
+    EXPECT_EQ(find_profile("x86-modern").work_ps[vfs], 1000000);  // 1 us, as written
+}
+
 TEST(Profile, ErrorsNameFileLineAndColumn) {
     std::string bad = format_profile(find_profile("x86-modern")) + "\n[primitive_ns]\n";
     try {

@@ -55,7 +55,8 @@ struct AvcRun {
 AvcRun run_checks(const StrategyCase &sc, const CoreConfig &core, size_t nkeys,
                   kernel::Time toggle_every, int readers = 3) {
     AvcRun out;
-    sim::SimConfig cfg = sim_config(4, 8 * kMsec, 5);
+    // 12 ms: a commit at 3 ms flushes after its grace periods and the refill follows.
+    sim::SimConfig cfg = sim_config(4, 12 * kMsec, 5);
     cfg.hz = 1000;
     sim::SimPlatform sim(cfg);
     kernel::PlatformScope scope(sim);
@@ -248,10 +249,12 @@ TEST(Options, FullCopyAtomicRunsTheCopyWithPreemptionOff) {
     EXPECT_FALSE(preempt_off_began_in(sleepable.r, "rcu_full_copy.cpp"));
 }
 
-// Readers staying 40 us in their section, toggles every 30 us: a seqlock reader keeps being
-// overlapped; with max_retries 1 it falls back to the lock at once, with 1000 it keeps retrying.
+// Readers staying 40 us in their section, toggles every 30 us (each then waits the grace period
+// of its notification, ~1-2 ms at HZ=1000): a seqlock reader keeps being overlapped; with
+// max_retries 1 it falls back to the lock at once, with 1000 it keeps retrying.
 uint64_t seqlock_lock_takers(int64_t max_retries, uint64_t *toggles) {
-    sim::SimConfig cfg = sim_config(4, 4 * kMsec, 9);
+    sim::SimConfig cfg = sim_config(4, 60 * kMsec, 9);
+    cfg.hz = 1000;
     sim::SimPlatform sim(cfg);
     kernel::PlatformScope scope(sim);
     CoreConfig core;

@@ -30,7 +30,7 @@ class FreesWithoutGracePeriod final : public StrategyBase {
         *seqno = next->st.seqno;
         replace_policy(next);
         free_version(old);  // BUG: readers may still hold it
-        notify_policy_change(*seqno);
+        notify_policy_change(*seqno, PolicyChange::Full);
         kernel::mutex_unlock(policy_mutex_);
         return rc;
     }

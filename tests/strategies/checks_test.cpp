@@ -46,7 +46,8 @@ class SleepsUnderSpinlock final : public StrategyBase {
 
 // Readers that stay 40 us in their read section and a toggling writer, 4 CPUs.
 kernel::RunResults run_toggles(const std::function<std::unique_ptr<SecurityServer>()> &make) {
-    sim::SimConfig cfg = sim_config(4, 10 * kMsec, 3);
+    // 30 ms: every commit waits one to three grace periods (~1-2 ms each at HZ=1000).
+    sim::SimConfig cfg = sim_config(4, 30 * kMsec, 3);
     cfg.hz = 1000;
     sim::SimPlatform sim(cfg);
     kernel::PlatformScope scope(sim);

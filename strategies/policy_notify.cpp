@@ -1,0 +1,173 @@
+#include "strategies/policy_notify.h"
+
+#include "ss/conditional.h"
+#include "ss/work_meter.h"
+
+namespace locksim::strategies {
+
+using kernel::Label;
+using ss::count_work;
+using ss::Work;
+
+namespace {
+
+// Bucket counts of the caches a policy change flushes (the kernel's *_HASH_SIZE and
+// *_CACHE_BUCKETS).
+constexpr uint32_t kNetifBuckets = 64;     // SEL_NETIF_HASH_SIZE
+constexpr uint32_t kNetnodeBuckets = 256;  // SEL_NETNODE_HASH_SIZE
+constexpr uint32_t kNetportBuckets = 256;  // SEL_NETPORT_HASH_SIZE
+constexpr uint32_t kPkeyBuckets = 256;     // SEL_PKEY_HASH_SIZE
+constexpr uint32_t kNetlblBuckets = 128;   // CIPSO_V4_CACHE_BUCKETS, CALIPSO_CACHE_BUCKETS
+constexpr uint32_t kAuditFilterLists = 7;  // AUDIT_NR_FILTERS (5.10)
+constexpr uint32_t kPolicyCapFiles = 7;    // policy capabilities 5.10 knows
+constexpr size_t kNetlinkSkb = 512;        // sk_buff + a small selnl message
+constexpr size_t kAuditBuffer = 64;        // struct audit_buffer (its own slab)
+constexpr size_t kAuditSkb = 1024 + 256;   // nlmsg_new(AUDIT_BUFSIZ) + the sk_buff
+constexpr uint64_t kAuditFixedChars = 60;  // "bool= val= old_val= auid= ses=" with numbers
+
+}  // namespace
+
+PolicyNotifier::PolicyNotifier(kernel::Platform &p)
+    : audit_filter_mutex_("audit_filter_mutex", p),
+      sel_ib_pkey_lock_("sel_ib_pkey_lock", p),
+      sel_netif_lock_("sel_netif_lock", p),
+      sel_netnode_lock_("sel_netnode_lock", p),
+      sel_netport_lock_("sel_netport_lock", p),
+      status_lock_("selinux_status_lock", p),
+      cipso_v4_cache_lock_("cipso_v4_cache", p),
+      calipso_cache_lock_("calipso_cache", p),
+      net_rwsem_("net_rwsem", p) {}
+
+void PolicyNotifier::flush_buckets(kernel::Spinlock &lock, uint32_t buckets, Label label) {
+    kernel::spin_lock(lock);  // spin_lock_bh
+    kernel::compute(label, [&] { count_work(Work::HashProbe, buckets); });
+    kernel::spin_unlock(lock);
+}
+
+void PolicyNotifier::reset_callbacks() {
+    static const Label kAurule("audit_update_lsm_rules");
+    static const Label kPkey("sel_ib_pkey_flush");
+    static const Label kLsm("call_blocking_lsm_notifier");
+    static const Label kNetif("sel_netif_flush");
+    static const Label kNetnode("sel_netnode_flush");
+    static const Label kNetport("sel_netport_flush");
+
+    // aurule_avc_callback (registered last, so called first)
+    kernel::mutex_lock(audit_filter_mutex_);
+    kernel::compute(kAurule, [] { count_work(Work::HashProbe, kAuditFilterLists); });
+    kernel::mutex_unlock(audit_filter_mutex_);
+
+    // selinux_lsm_notifier_avc_callback
+    unsigned long flags = kernel::spin_lock_irqsave(sel_ib_pkey_lock_);
+    kernel::compute(kPkey, [] { count_work(Work::HashProbe, kPkeyBuckets); });
+    kernel::spin_unlock_irqrestore(sel_ib_pkey_lock_, flags);
+    kernel::compute(kLsm, [] { count_work(Work::Call); });  // an empty chain: one check
+
+    // selinux_netcache_avc_callback
+    flush_buckets(sel_netif_lock_, kNetifBuckets, kNetif);
+    flush_buckets(sel_netnode_lock_, kNetnodeBuckets, kNetnode);
+    flush_buckets(sel_netport_lock_, kNetportBuckets, kNetport);
+    kernel::synchronize_rcu();  // synchronize_net() without RTNL held
+}
+
+void PolicyNotifier::notify(Avc &avc, uint32_t seqno, PolicyChange change,
+                            FunctionRef<bool()> allow_unknown) {
+    static const Label kSelnl("selnl_notify_policyload");
+    static const Label kStatus("selinux_status_update_policyload");
+    static const Label kCipso("cipso_v4_cache_invalidate");
+    static const Label kCalipso("calipso_cache_invalidate");
+    static const Label kXfrm("selinux_xfrm_notify_policyload");
+
+    avc.ss_reset(seqno, [this] { reset_callbacks(); });
+
+    // selnl_notify_policyload: nlmsg_new(GFP_USER), fill, netlink_broadcast (no listener
+    // keeps it: the skb is consumed at once).
+    void *skb = kernel::kmalloc(kNetlinkSkb, kernel::Gfp::Kernel);
+    kernel::compute(kSelnl, [] {
+        count_work(Work::Call, 3);  // nlmsg_put, the payload, netlink_broadcast
+        count_work(Work::BytesCopied, sizeof(uint32_t));
+    });
+    kernel::kfree(skb);
+
+    // selinux_status_update_policyload
+    kernel::mutex_lock(status_lock_);
+    allow_unknown();  // deny_unknown = !security_get_allow_unknown()
+    kernel::compute(kStatus, [] {
+        count_work(Work::BytesCopied, 4 * sizeof(uint32_t));  // sequence, policyload, deny, seq
+    });
+    kernel::mutex_unlock(status_lock_);
+
+    if (change == PolicyChange::Full) {  // selinux_netlbl_cache_invalidate
+        for (uint32_t b = 0; b < kNetlblBuckets; ++b)
+            flush_buckets(cipso_v4_cache_lock_, 1, kCipso);
+        for (uint32_t b = 0; b < kNetlblBuckets; ++b)
+            flush_buckets(calipso_cache_lock_, 1, kCalipso);
+    }
+
+    // selinux_xfrm_notify_policyload
+    kernel::down_read(net_rwsem_);
+    kernel::compute(kXfrm, [] { count_work(Work::Call, 3); });  // rt_genid_bump_all: v4, v6, fnhe
+    kernel::up_read(net_rwsem_);
+}
+
+void PolicyNotifier::audit_bool_changes(const ss::CondPolicy &cond, std::span<const int> values) {
+    static const Label kAudit("audit_log");
+    if (values.size() != cond.bools.nprim) return;  // -EFAULT before any record
+    for (uint32_t i = 0; i < values.size(); ++i) {
+        const ss::BoolDatum *b = cond.bools.by_value(i + 1);
+        if (!b || (values[i] ? 1 : 0) == b->state) continue;
+        // audit_log_start: the audit_buffer and its skb, GFP_ATOMIC; the record formatted;
+        // audit_log_end queues the skb for kauditd.
+        void *ab = kernel::kmalloc(kAuditBuffer, kernel::Gfp::Atomic);
+        void *skb = kernel::kmalloc(kAuditSkb, kernel::Gfp::Atomic);
+        kernel::compute(kAudit, [&] {
+            count_work(Work::AuditCall);
+            count_work(Work::StringByte, kAuditFixedChars + b->name.size());
+        });
+        kernel::kfree(skb);  // kauditd's, later (not modelled)
+        kernel::kfree(ab);
+    }
+}
+
+namespace {
+uint64_t bool_files(const ss::Policydb &db) {
+    return db.cond->bools.nprim;
+}
+// Per class a directory, its "index" file, its "perms" directory and a file per permission.
+uint64_t class_files(const ss::Policydb &db) {
+    uint64_t n = 0;
+    for (const auto &c : db.b().classes.entries())
+        n += 3 + c->permissions.nprim + (c->comdatum ? c->comdatum->permissions.nprim : 0);
+    return n;
+}
+}  // namespace
+
+SelinuxfsFiles PolicyNotifier::selinuxfs_files(const ss::Policydb &db) {
+    return {bool_files(db), class_files(db)};
+}
+
+void PolicyNotifier::rebuild_selinuxfs(SelinuxfsFiles old_files, const ss::Policydb &new_db) {
+    static const Label kBools("sel_make_bools");
+    static const Label kClasses("sel_make_classes");
+    static const Label kCaps("sel_make_policycap");
+    kernel::compute(kBools, [&] {
+        count_work(Work::VfsNode, old_files.bools + bool_files(new_db));
+        for (const auto &b : new_db.cond->bools.entries()) {
+            // security_get_bools: kstrdup of each name; the page with "/booleans/<name>" and
+            // its genfs lookup ("selinuxfs" entries) for the file's SID.
+            count_work(Work::Alloc);
+            count_work(Work::StringByte, 2 * (b->name.size() + 1) + 10);
+            count_work(Work::HashProbe, 2);
+        }
+    });
+    kernel::compute(kClasses, [&] {
+        count_work(Work::VfsNode, old_files.classes + class_files(new_db));
+        for (const auto &c : new_db.b().classes.entries()) {
+            count_work(Work::Alloc, 1 + c->permissions.nprim);  // security_get_permissions
+            count_work(Work::StringByte, c->name.size() + 1);
+        }
+    });
+    kernel::compute(kCaps, [] { count_work(Work::VfsNode, 2 * kPolicyCapFiles); });
+}
+
+}  // namespace locksim::strategies
