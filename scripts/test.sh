@@ -2,10 +2,10 @@
 # Runs every locksim test: installs what is missing, then, in this order,
 #   1. each parser under libFuzzer for a bounded time (clang, ASan + UBSan);
 #   2. the real-thread tests under ThreadSanitizer;
-#   3. everything built under AddressSanitizer and UndefinedBehaviorSanitizer, the whole suite
-#      with ctest but the benchmark smoke runs;
-#   4. a plain Release build: the benchmarks run once each at minimal time, and the torture
-#      test's broken strategy must be caught by the platform's own check (no sanitizer there).
+#   3. a plain Release build: the benchmarks run once each at minimal time, and the torture
+#      test's broken strategy must be caught by the platform's own check (no sanitizer there);
+#   4. everything built under AddressSanitizer and UndefinedBehaviorSanitizer, the whole suite
+#      with ctest but the benchmark smoke runs (its summary is the last thing printed).
 # Each stage's ctest summary is printed; the exit status is non-zero when any stage failed.
 # Safe to run again.
 #
@@ -35,18 +35,19 @@ cmake --build build/tsan -j "$jobs" --target tsan_tests
 (cd build/tsan && ctest -j "$jobs" -L tsan --no-tests=error --output-on-failure --timeout 900) ||
   status=$?
 
-# 3. The whole suite under ASan + UBSan (the benchmarks are built and run in stage 4).
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DLOCKSIM_SANITIZE=address,undefined -DLOCKSIM_BENCH=OFF >/dev/null
-cmake --build build/asan -j "$jobs"
-(cd build/asan && ctest -j "$jobs" --output-on-failure --timeout 900) || status=$?
-
-# 4. Release, no sanitizer: the benchmark smoke runs and the plain-build torture catch.
+# 3. Release, no sanitizer: the benchmark smoke runs and the plain-build torture catch.
 cmake -S . -B build/test-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOCKSIM_BENCH=ON >/dev/null
 cmake --build build/test-release -j "$jobs" --target real_tests real_primitives_bench \
   bench_services sim_bench bench_policydb
 (cd build/test-release &&
   ctest -R 'bench_smoke|TortureDeathTest' --no-tests=error --output-on-failure \
     --timeout 900) || status=$?
+
+# 4. The whole suite under ASan + UBSan (the benchmarks are built and run in stage 3); its
+# summary is the last thing printed.
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DLOCKSIM_SANITIZE=address,undefined -DLOCKSIM_BENCH=OFF >/dev/null
+cmake --build build/asan -j "$jobs"
+(cd build/asan && ctest -j "$jobs" --output-on-failure --timeout 900) || status=$?
 
 exit $status
