@@ -256,10 +256,13 @@ TEST(RealChecks, DereferenceOutsideAReaderIsReported) {
     EXPECT_EQ(r.count_violations("suspicious_rcu_usage"), 1u) << violations_text(r);
 }
 
+// The run ends once the probe has woken up eight times (however loaded the machine is: no
+// timing is assumed), so its wake-ups, the worker's operations and the run's length are there.
 TEST(RealRun, OperationsProbesAndSignalsOfARun) {
-    RealConfig cfg = short_run(30 * kMsec);
+    RealConfig cfg = short_run(kUpperBound);
     RealPlatform p(cfg);
     kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 1);
     p.create_task({"worker"}, [&] {
         while (!kernel::kthread_should_stop()) {
             kernel::OpScope op("work");
@@ -270,17 +273,20 @@ TEST(RealRun, OperationsProbesAndSignalsOfARun) {
     probe.probe = true;
     probe.policy = kernel::Sched::Fifo;
     probe.priority = 99;
+    constexpr int kWakeups = 8;
     p.create_task(probe, [&] {
-        for (kernel::Time next = kernel::now(); !kernel::kthread_should_stop();) {
+        kernel::Time next = kernel::now();
+        for (int i = 0; i < kWakeups && !kernel::kthread_should_stop(); ++i) {
             next += kMsec;
             kernel::sleep_until(next);
         }
+        stop.done();
     });
     kernel::RunResults r = p.run();
     EXPECT_GT(r.ops["work"].completed, 0u);
-    EXPECT_GT(r.wakeup_latency["probe"].count(), 5u);
+    EXPECT_GE(r.wakeup_latency["probe"].count(), static_cast<uint64_t>(kWakeups));
     EXPECT_FALSE(r.config["sched_fifo"].empty());
-    EXPECT_GE(r.duration_ns, 30 * kMsec);
+    EXPECT_GE(r.duration_ns, kWakeups * kMsec);
     EXPECT_FALSE(p.interrupted());
 }
 
