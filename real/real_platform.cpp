@@ -73,6 +73,19 @@ struct alignas(16) AllocHeader {
 };
 static_assert(sizeof(AllocHeader) == 16);
 
+// Objects kept intact by mem_quarantine; their memory is released with the platform, when no
+// thread of the run can use them any more (their destructors never run).
+struct Quarantine {
+    std::mutex mu;
+    std::vector<AllocHeader *> held;
+    ~Quarantine() {
+        for (AllocHeader *h : held) {
+            h->bytes.~atomic();
+            ::operator delete(h);
+        }
+    }
+};
+
 // A section that ended, on its way to the collector.
 struct Sample {
     bool irq = false;
@@ -255,6 +268,7 @@ struct RealPlatform::State {
     uint64_t samples_seen = 0;
 
     cds_lfht *pub = nullptr;  // RCU publication table (checks)
+    Quarantine quarantine;    // objects whose free was unsafe (checks)
     std::atomic<uint64_t> rcu_seq{0};
 
     State(RealPlatform &owner, const RealConfig &c) : p(owner), cfg(c) {}
@@ -1030,7 +1044,10 @@ bool RealPlatform::mem_quarantine(const void *p, Site site) {
                                   "still hold it; wait for a grace period first",
                                   site.str(), r));
     if (!cds_lfht_del(s_->pub, n)) urcu_memb_call_rcu(&node->rh, pub_free);
-    return unsafe || !readers.empty();
+    if (!unsafe && readers.empty()) return false;
+    std::lock_guard g(s_->quarantine.mu);
+    s_->quarantine.held.push_back(static_cast<AllocHeader *>(const_cast<void *>(p)) - 1);
+    return true;
 }
 
 void RealPlatform::mem_free(const void *p, Site site) {
