@@ -1,22 +1,32 @@
-// The names, one-line summaries and options of every locking strategy, so that scenarios can be
-// validated and `locksim list strategies` can describe them without building one. Each strategy
-// file (strategies/<name>.cpp) implements what its entry here promises; make_security_server
-// (strategies/security_server.h, strategies/registry.cpp) builds them.
+// The locking strategies, one entry each, as locktorture's table of lock_torture_ops: a
+// strategy's file (strategies/<name>.cpp) defines its entry — name, one-line summary, what it
+// models, its options with their defaults and checks, and the function that builds it — and
+// catalog.cpp lists the entries in one line each. Scenarios are validated and
+// `locksim list strategies` describes them from these entries without building one;
+// make_security_server (strategies/security_server.h, strategies/registry.cpp) builds them.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "strategies/security_server.h"
 #include "util/params.h"
 
 namespace locksim {
 
 struct StrategyInfo {
+    using Maker = std::unique_ptr<SecurityServer> (*)(ss::PolicyState initial,
+                                                      const CoreConfig &core,
+                                                      const Params &options);
     std::string name;
     std::string summary;  // one line: what the reader and the writer hold
     std::string models;   // the patch or kernel it models
     std::vector<ParamSpec> options;
+    // Builds the strategy on the current platform; `options` hold every option above, already
+    // checked, the defaults filling what the scenario left out.
+    Maker make = nullptr;
 };
 
 const std::vector<StrategyInfo> &strategy_catalog();

@@ -148,9 +148,16 @@ class PercpuRwsemServer final : public StrategyBase {
 
 }  // namespace
 
-std::unique_ptr<StrategyBase> make_percpu_rwsem(ss::PolicyState st, const CoreConfig &core,
-                                                const Params &) {
-    return std::make_unique<PercpuRwsemServer>(std::move(st), core);
+// The catalog's entry (strategies/catalog.cpp lists it).
+StrategyInfo percpu_rwsem_strategy() {
+    return {.name = "percpu-rwsem",
+            .summary =
+                "per-CPU reader counts (readers nearly free, no shared cache line); a "
+                "writer flips to the slow path, waits a grace period and for readers to "
+                "drain, then holds it exclusively",
+            .models = "unmerged: percpu_rw_semaphore as used by cgroups and freezing",
+            .options = {},
+            .make = make_without_options<PercpuRwsemServer>};
 }
 
 }  // namespace locksim::strategies

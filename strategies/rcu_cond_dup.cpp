@@ -89,10 +89,20 @@ int RcuCondDupServer::write_load(std::span<const uint8_t> image, uint32_t *seqno
     return rc;
 }
 
-std::unique_ptr<StrategyBase> make_rcu_cond_dup(ss::PolicyState st, const CoreConfig &core,
-                                                const Params &options) {
-    return std::make_unique<RcuCondDupServer>("rcu-cond-dup", std::move(st), core,
-                                              expedited_grace_period(options));
+// The catalog's entry (strategies/catalog.cpp lists it).
+StrategyInfo rcu_cond_dup_strategy() {
+    return {.name = "rcu-cond-dup",
+            .summary =
+                "rcu_read_lock readers; set_bools under policy_mutex duplicates only the "
+                "conditional policy, publishes, synchronize_rcu, frees the old "
+                "conditional state",
+            .models = "KaiGai 2004 / Smalley, merged in 5.10 (c7c556f1e81b, 1b8b31a2e612)",
+            .options = {grace_period_option()},
+            .make = [](ss::PolicyState st, const CoreConfig &core,
+                       const Params &options) -> std::unique_ptr<SecurityServer> {
+                return std::make_unique<RcuCondDupServer>("rcu-cond-dup", std::move(st), core,
+                                                          expedited_grace_period(options));
+            }};
 }
 
 }  // namespace locksim::strategies

@@ -31,9 +31,16 @@ class RcuCondDupAsyncServer final : public RcuCondDupServer {
 
 }  // namespace
 
-std::unique_ptr<StrategyBase> make_rcu_cond_dup_async(ss::PolicyState st, const CoreConfig &core,
-                                                      const Params &) {
-    return std::make_unique<RcuCondDupAsyncServer>(std::move(st), core);
+// The catalog's entry (strategies/catalog.cpp lists it).
+StrategyInfo rcu_cond_dup_async_strategy() {
+    return {.name = "rcu-cond-dup-async",
+            .summary =
+                "as rcu-cond-dup, but the old state is freed by call_rcu: setsebool "
+                "returns before the grace period ends, at the price of memory held until "
+                "it does",
+            .models = "unmerged: call_rcu instead of synchronize_rcu",
+            .options = {},
+            .make = make_without_options<RcuCondDupAsyncServer>};
 }
 
 }  // namespace locksim::strategies

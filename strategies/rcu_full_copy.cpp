@@ -113,11 +113,27 @@ class RcuFullCopyServer final : public StrategyBase {
 
 }  // namespace
 
-std::unique_ptr<StrategyBase> make_rcu_full_copy(ss::PolicyState st, const CoreConfig &core,
-                                                 const Params &options) {
-    return std::make_unique<RcuFullCopyServer>(std::move(st), core,
-                                               options.get_string("copy") == "atomic",
-                                               expedited_grace_period(options));
+// The catalog's entry (strategies/catalog.cpp lists it).
+StrategyInfo rcu_full_copy_strategy() {
+    return {.name = "rcu-full-copy",
+            .summary =
+                "rcu_read_lock readers; set_bools deep-copies the whole policydb (write + "
+                "read), publishes, synchronize_rcu, frees",
+            .models = "Enderborg 2018 series, v3",
+            .options = {{.name = "copy",
+                         .type = ParamType::String,
+                         .doc = "where the copy runs: 'atomic' (under a spinlock, preemption off, "
+                                "atomic allocations, as the series did) or 'sleepable' (under a "
+                                "mutex)",
+                         .default_value = std::string("atomic"),
+                         .choices = {"atomic", "sleepable"}},
+                        grace_period_option()},
+            .make = [](ss::PolicyState st, const CoreConfig &core,
+                       const Params &options) -> std::unique_ptr<SecurityServer> {
+                return std::make_unique<RcuFullCopyServer>(std::move(st), core,
+                                                           options.get_string("copy") == "atomic",
+                                                           expedited_grace_period(options));
+            }};
 }
 
 }  // namespace locksim::strategies

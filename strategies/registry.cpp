@@ -1,5 +1,5 @@
-// make_security_server: catalog name -> strategy file, with the options checked against the
-// catalog. Adding a design: its file, its catalog entry, and one line in kMakers.
+// make_security_server: a catalog entry (strategies/catalog.h) built with its options checked
+// against the entry; and what the strategies' entries share.
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -11,22 +11,6 @@
 namespace locksim {
 
 namespace {
-
-using Maker = std::unique_ptr<strategies::StrategyBase> (*)(ss::PolicyState, const CoreConfig &,
-                                                            const Params &);
-struct MakerEntry {
-    const char *name;
-    Maker make;
-};
-constexpr MakerEntry kMakers[] = {
-    {"rwlock", strategies::make_rwlock},
-    {"rwsem", strategies::make_rwsem},
-    {"rcu-full-copy", strategies::make_rcu_full_copy},
-    {"rcu-cond-dup", strategies::make_rcu_cond_dup},
-    {"rcu-cond-dup-async", strategies::make_rcu_cond_dup_async},
-    {"percpu-rwsem", strategies::make_percpu_rwsem},
-    {"seqlock", strategies::make_seqlock},
-};
 
 Params checked_options(const StrategyInfo &info, const Params &given) {
     Params p = Params::with_defaults(info.options);
@@ -76,13 +60,20 @@ std::unique_ptr<SecurityServer> make_security_server(const std::string &strategy
         throw std::invalid_argument(
             "the policy state's SID table differs from core.sid_string_cache or core.sidtab; "
             "build it with make_policy_state");
-    Params opts = checked_options(*info, options);
-    for (const MakerEntry &m : kMakers)
-        if (strategy == m.name) return m.make(std::move(initial), core, opts);
-    throw std::logic_error(fmt::format("strategy '{}' is in the catalog but not built", strategy));
+    if (!info->make)
+        throw std::logic_error(fmt::format("strategy '{}' has no maker in its entry", strategy));
+    return info->make(std::move(initial), core, checked_options(*info, options));
 }
 
 namespace strategies {
+
+ParamSpec grace_period_option() {
+    return {.name = "grace_period",
+            .type = ParamType::String,
+            .doc = "how the writer waits for readers: synchronize_rcu or the expedited variant",
+            .default_value = std::string("normal"),
+            .choices = {"normal", "expedited"}};
+}
 
 bool expedited_grace_period(const Params &options) {
     return options.get_string("grace_period") == "expedited";

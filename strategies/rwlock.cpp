@@ -66,9 +66,15 @@ class RwlockServer final : public StrategyBase {
 
 }  // namespace
 
-std::unique_ptr<StrategyBase> make_rwlock(ss::PolicyState st, const CoreConfig &core,
-                                          const Params &) {
-    return std::make_unique<RwlockServer>(std::move(st), core);
+// The catalog's entry (strategies/catalog.cpp lists it).
+StrategyInfo rwlock_strategy() {
+    return {.name = "rwlock",
+            .summary =
+                "read_lock (spinning, preempt-off) around every read; set_bools under "
+                "write_lock_irq",
+            .models = "kernels before 5.10: policy_rwlock",
+            .options = {},
+            .make = make_without_options<RwlockServer>};
 }
 
 }  // namespace locksim::strategies

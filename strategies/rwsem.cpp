@@ -58,9 +58,15 @@ class RwsemServer final : public StrategyBase {
 
 }  // namespace
 
-std::unique_ptr<StrategyBase> make_rwsem(ss::PolicyState st, const CoreConfig &core,
-                                         const Params &) {
-    return std::make_unique<RwsemServer>(std::move(st), core);
+// The catalog's entry (strategies/catalog.cpp lists it).
+StrategyInfo rwsem_strategy() {
+    return {.name = "rwsem",
+            .summary =
+                "down_read (sleeping, preemptible) around every read; set_bools under "
+                "down_write",
+            .models = "Enderborg 2018 series, v1",
+            .options = {},
+            .make = make_without_options<RwsemServer>};
 }
 
 }  // namespace locksim::strategies

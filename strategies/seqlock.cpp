@@ -118,9 +118,24 @@ class SeqlockServer final : public StrategyBase {
 
 }  // namespace
 
-std::unique_ptr<StrategyBase> make_seqlock(ss::PolicyState st, const CoreConfig &core,
-                                           const Params &options) {
-    return std::make_unique<SeqlockServer>(std::move(st), core, options.get_int("max_retries"));
+// The catalog's entry (strategies/catalog.cpp lists it).
+StrategyInfo seqlock_strategy() {
+    return {.name = "seqlock",
+            .summary =
+                "readers run without a lock and retry if a writer overlapped (seqcount); "
+                "set_bools updates in place under the write seqlock",
+            .models = "unmerged: read_seqbegin / read_seqretry around the services",
+            .options = {{.name = "max_retries",
+                         .type = ParamType::Int,
+                         .doc = "retries before a reader falls back to taking the lock",
+                         .default_value = int64_t{8},
+                         .min = 1,
+                         .max = 1000}},
+            .make = [](ss::PolicyState st, const CoreConfig &core,
+                       const Params &options) -> std::unique_ptr<SecurityServer> {
+                return std::make_unique<SeqlockServer>(std::move(st), core,
+                                                       options.get_int("max_retries"));
+            }};
 }
 
 }  // namespace locksim::strategies

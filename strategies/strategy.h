@@ -11,9 +11,9 @@
 
 #include "kernel/kernel.h"
 #include "strategies/avc.h"
+#include "strategies/catalog.h"
 #include "strategies/policy_notify.h"
 #include "strategies/rcu_reclaim.h"
-#include "strategies/security_server.h"
 
 namespace locksim::strategies {
 
@@ -138,23 +138,16 @@ class StrategyBase : public SecurityServer {
     PolicyNotifier notifier_;
 };
 
-// The strategy files' constructors (registry.cpp maps catalog names to them).
-std::unique_ptr<StrategyBase> make_rwlock(ss::PolicyState st, const CoreConfig &core,
-                                          const Params &options);
-std::unique_ptr<StrategyBase> make_rwsem(ss::PolicyState st, const CoreConfig &core,
-                                         const Params &options);
-std::unique_ptr<StrategyBase> make_rcu_full_copy(ss::PolicyState st, const CoreConfig &core,
-                                                 const Params &options);
-std::unique_ptr<StrategyBase> make_rcu_cond_dup(ss::PolicyState st, const CoreConfig &core,
-                                                const Params &options);
-std::unique_ptr<StrategyBase> make_rcu_cond_dup_async(ss::PolicyState st, const CoreConfig &core,
-                                                      const Params &options);
-std::unique_ptr<StrategyBase> make_percpu_rwsem(ss::PolicyState st, const CoreConfig &core,
-                                                const Params &options);
-std::unique_ptr<StrategyBase> make_seqlock(ss::PolicyState st, const CoreConfig &core,
-                                           const Params &options);
+// The maker of a catalog entry whose strategy takes no options: `Server(initial, core)`.
+template <class Server>
+std::unique_ptr<SecurityServer> make_without_options(ss::PolicyState initial,
+                                                     const CoreConfig &core, const Params &) {
+    return std::make_unique<Server>(std::move(initial), core);
+}
 
-// synchronize_rcu or synchronize_rcu_expedited, by the catalog's grace_period option.
+// The option `grace_period` (normal or expedited) of the RCU designs' entries, and
+// synchronize_rcu or synchronize_rcu_expedited by its value.
+ParamSpec grace_period_option();
 bool expedited_grace_period(const Params &options);
 inline void grace_period(bool expedited) {
     if (expedited)

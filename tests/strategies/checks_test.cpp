@@ -3,6 +3,9 @@
 // the same base class, are reported.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "broken_strategy.h"
 #include "strategies/catalog.h"
 #include "strategies/strategy.h"
@@ -132,6 +135,25 @@ TEST(Registry, EveryCatalogEntryBuildsAndNamesItself) {
         auto server = make_security_server(info.name, {}, fixture_state(core), core);
         EXPECT_EQ(server->name(), info.name);
     }
+}
+
+// One entry per strategy: a unique name, its documentation and a maker, each option with a
+// default its own check accepts.
+TEST(Registry, EveryEntryIsCompleteAndUnique) {
+    std::set<std::string> names;
+    for (const auto &info : strategy_catalog()) {
+        EXPECT_TRUE(names.insert(info.name).second) << info.name;
+        EXPECT_FALSE(info.summary.empty()) << info.name;
+        EXPECT_FALSE(info.models.empty()) << info.name;
+        EXPECT_NE(info.make, nullptr) << info.name;
+        for (const auto &spec : info.options) {
+            EXPECT_FALSE(spec.doc.empty()) << info.name << "." << spec.name;
+            EXPECT_FALSE(check_param(spec, spec.default_value).has_value())
+                << info.name << "." << spec.name;
+        }
+        EXPECT_EQ(find_strategy_info(info.name), &info);
+    }
+    EXPECT_EQ(names.size(), 7u);
 }
 
 TEST(Registry, BadNamesAndOptionsAreUserErrors) {
