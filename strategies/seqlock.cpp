@@ -1,6 +1,6 @@
 // seqlock: not merged anywhere; readers run without taking any lock and retry when a writer
 // overlapped them (include/linux/seqlock.h: read_seqbegin / read_seqretry, with
-// read_seqlock_excl as the fallback).
+// read_seqlock_excl as the fallback; the seqlock and its barriers are kernel/seqlock.h).
 //
 // Reader: rcu_read_lock (so a policy replaced by a load is freed only after a grace period);
 //   then up to max_retries times: read_seqbegin (spinning preemptibly while a write is in
@@ -24,8 +24,7 @@
 //   policy code must survive reading a half-updated policy before the retry — the kernel's
 //   policydb code was never written for that. (The simulation runs each lookup atomically on
 //   the host, so it shows the retries and their cost, not torn reads.)
-#include <atomic>
-
+#include "kernel/seqlock.h"
 #include "strategies/strategy.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -50,8 +49,6 @@ int racy_read(F &&f) {
 #endif
 }
 
-constexpr kernel::Time kSeqSpin = 200;  // one cpu_relax round while the sequence is odd
-
 class SeqlockServer final : public StrategyBase {
   public:
     SeqlockServer(ss::PolicyState st, const CoreConfig &core, int64_t max_retries)
@@ -61,22 +58,19 @@ class SeqlockServer final : public StrategyBase {
 
   protected:
     int read_section(ReadFn fn) override {
-        static const kernel::Label kSpin("read_seqbegin");
         kernel::rcu_read_lock();
         int rc = 0;
         for (int64_t tries = 0;; ++tries) {
             if (tries == max_retries_) {  // read_seqlock_excl
-                kernel::spin_lock(lock_);
+                kernel::read_seqlock_excl(lock_);
                 rc = fn(policy_rcu()->st);
-                kernel::spin_unlock(lock_);
+                kernel::read_sequnlock_excl(lock_);
                 break;
             }
-            uint64_t seq;
-            while ((seq = seq_.load(std::memory_order_acquire)) & 1)
-                kernel::ndelay(kSeqSpin, kSpin);
+            uint64_t seq = kernel::read_seqbegin(lock_);
             PolicyVersion *p = policy_rcu();
             rc = racy_read([&] { return fn(p->st); });
-            if (seq_.load(std::memory_order_acquire) == seq) break;  // read_seqretry
+            if (!kernel::read_seqretry(lock_, seq)) break;
         }
         kernel::rcu_read_unlock();
         return rc;
@@ -84,9 +78,9 @@ class SeqlockServer final : public StrategyBase {
 
     int write_bools(std::span<const int> values, uint32_t *seqno) override {
         return set_bools_exclusive(values, seqno, [&](FunctionRef<void()> update) {
-            write_seqlock();
+            kernel::write_seqlock(lock_);
             update();
-            write_sequnlock();
+            kernel::write_sequnlock(lock_);
         });
     }
 
@@ -94,26 +88,16 @@ class SeqlockServer final : public StrategyBase {
         return load_exclusive(
             image, seqno,
             [&](FunctionRef<void()> swap) {
-                write_seqlock();
+                kernel::write_seqlock(lock_);
                 swap();
-                write_sequnlock();
+                kernel::write_sequnlock(lock_);
             },
             true);
     }
 
   private:
-    void write_seqlock() {
-        kernel::spin_lock(lock_);
-        seq_.fetch_add(1, std::memory_order_release);
-    }
-    void write_sequnlock() {
-        seq_.fetch_add(1, std::memory_order_release);
-        kernel::spin_unlock(lock_);
-    }
-
     int64_t max_retries_;
-    kernel::Spinlock lock_;
-    std::atomic<uint64_t> seq_{0};
+    kernel::Seqlock lock_;
 };
 
 }  // namespace
