@@ -102,8 +102,9 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     c.profile = sim::find_profile(s.machine.profile);
     c.cost_model = s.cost_model == "measured" ? sim::CostModel::Measured : sim::CostModel::Counted;
     if (s.cost_model == "measured") c.profile.measured_scale = s.measured_scale;
-    c.preempt = s.machine.preemption == PreemptionModel::Full ? sim::PreemptModel::Full
-                                                              : sim::PreemptModel::None;
+    c.preempt = s.machine.preemption == PreemptionModel::Full   ? sim::PreemptModel::Full
+                : s.machine.preemption == PreemptionModel::None ? sim::PreemptModel::None
+                                                                : sim::PreemptModel::Voluntary;
     c.preempt_rcu = s.machine.preempt_rcu;
     c.hz = s.machine.hz;
     return c;

@@ -45,7 +45,7 @@ void SimPlatform::op_end(Label label) {
         s.peak_live_bytes = std::max(s.peak_live_bytes, peak_live_since(f));
         s += f.parts;
     }
-    if (cfg_.preempt == PreemptModel::None && t->ops.empty())
+    if (cfg_.preempt != PreemptModel::Full && t->ops.empty())
         maybe_preempt();  // return to user space
 }
 
@@ -178,6 +178,8 @@ void *SimPlatform::mem_alloc(size_t bytes, kernel::AllocKind kind, Site site) {
                 "{}, rcu nesting {}); use Gfp::Atomic",
                 site.str(), t->params.name, t->preempt_count, t->irqs_off ? "off" : "on",
                 t->rcu_nesting));
+    else if (t && sleeps && cfg_.preempt == PreemptModel::Voluntary)
+        cond_resched(site);  // a blocking allocation's might_sleep (slab_pre_alloc_hook)
     void *p = ::operator new(bytes ? bytes : 1);
     auto n = static_cast<int64_t>(bytes);
     allocs_[p] = Allocation{n, kind};
@@ -287,7 +289,9 @@ kernel::RunResults SimPlatform::collect() {
     r.config = {{"cpus", std::to_string(cfg_.cpus)},
                 {"profile", cfg_.profile.name},
                 {"cost_model", cfg_.cost_model == CostModel::Counted ? "counted" : "measured"},
-                {"preempt", cfg_.preempt == PreemptModel::Full ? "full" : "none"},
+                {"preempt", cfg_.preempt == PreemptModel::Full   ? "full"
+                            : cfg_.preempt == PreemptModel::None ? "none"
+                                                                 : "voluntary"},
                 {"preempt_rcu", cfg_.preempt_rcu ? "true" : "false"},
                 {"hz", std::to_string(cfg_.hz)},
                 {"sched_slice_ns", std::to_string(cfg_.sched_slice)}};

@@ -68,6 +68,8 @@ void SimPlatform::lock_acquire(kernel::LockObject *obj, LockMode mode, Site site
                 "irqs {}, rcu nesting {})",
                 site.what, l.name, t->params.name, t->preempt_count, t->irqs_off ? "off" : "on",
                 t->rcu_nesting));
+    else if (cfg_.preempt == PreemptModel::Voluntary)
+        cond_resched(site);  // mutex_lock / down_read / down_write begin with might_sleep
     if (can_take(l, mode)) {
         take(l, t, mode, site, false);
         Time transfer = pull_line(l, t->cpu);

@@ -383,6 +383,8 @@ void SimPlatform::might_sleep(Site site) {
                               "(preempt count {}, irqs {}, rcu nesting {})",
                               site.str(), t->params.name, t->preempt_count,
                               t->irqs_off ? "off" : "on", t->rcu_nesting));
+    else if (cfg_.preempt == PreemptModel::Voluntary)
+        cond_resched(site);  // might_resched: a preemption point under PREEMPT_VOLUNTARY
 }
 
 void SimPlatform::sleep_until(Time t_abs, Site site) {

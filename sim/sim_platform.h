@@ -3,9 +3,10 @@
 // Model (DESIGN.md decisions 2-9):
 //  - Tasks are fibers (engine.h). A task runs host code in zero simulated time; time passes in
 //    spans: charged work, primitive costs, spinning. A span in which the task is preemptible
-//    (preempt count zero, interrupts on, and under PreemptModel::None only outside operations)
-//    can be preempted; its remainder resumes later. Otherwise a wake-up of a higher-priority
-//    task only sets need_resched, honoured at preempt_enable / irq enable / op end.
+//    (preempt count zero, interrupts on, and under PreemptModel::None and ::Voluntary only
+//    outside operations) can be preempted; its remainder resumes later. Otherwise a wake-up
+//    of a higher-priority task only sets need_resched, honoured at preempt_enable / irq
+//    enable / op end, at cond_resched, and under PreemptModel::Voluntary at might_sleep.
 //  - Scheduler: SCHED_FIFO by priority (a preempted task keeps the head of its level), then
 //    SCHED_OTHER round-robin with a time slice checked at each HZ tick. Wake-up placement: the
 //    pinned CPU, else the last CPU if idle, else any idle CPU, else (FIFO) the CPU running the
@@ -52,7 +53,11 @@ using kernel::LockMode;
 using kernel::Site;
 
 enum class CostModel : uint8_t { Counted, Measured };
-enum class PreemptModel : uint8_t { Full, None };
+// Full: CONFIG_PREEMPT. None: CONFIG_PREEMPT_NONE, kernel code is left only at an operation's
+// end (the return to user space), cond_resched or a sleep. Voluntary: CONFIG_PREEMPT_VOLUNTARY
+// (v6.6, include/linux/kernel.h), None plus a preemption point at every might_sleep(): the
+// explicit ones, a sleeping lock's acquisition and a sleeping allocation.
+enum class PreemptModel : uint8_t { Full, None, Voluntary };
 
 struct SimConfig {
     int cpus = 4;
