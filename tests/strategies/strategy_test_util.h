@@ -14,6 +14,7 @@
 #include "kernel/results.h"
 #include "sim/sim_platform.h"
 #include "ss/policydb.h"
+#include "strategies/catalog.h"
 #include "strategies/security_server.h"
 
 namespace locksim::strategies::test {
@@ -70,19 +71,22 @@ inline StrategyCase with(std::string name, const std::string &key = {}, ParamVal
     return c;
 }
 
-// Every shipped strategy, and each non-default option value once.
+// Every strategy of the catalog with its defaults, and each other option value once: every
+// other choice of a string option, the smallest value of an integer one.
 inline std::vector<StrategyCase> all_strategy_cases() {
-    return {with("rwlock"),
-            with("rwsem"),
-            with("rcu-full-copy", "copy", std::string("atomic")),
-            with("rcu-full-copy", "copy", std::string("sleepable")),
-            with("rcu-full-copy", "grace_period", std::string("expedited")),
-            with("rcu-cond-dup"),
-            with("rcu-cond-dup", "grace_period", std::string("expedited")),
-            with("rcu-cond-dup-async"),
-            with("percpu-rwsem"),
-            with("seqlock"),
-            with("seqlock", "max_retries", int64_t{1})};
+    std::vector<StrategyCase> cases;
+    for (const StrategyInfo &info : strategy_catalog()) {
+        cases.push_back(with(info.name));
+        for (const ParamSpec &spec : info.options) {
+            for (const std::string &choice : spec.choices)
+                if (ParamValue(choice) != spec.default_value)
+                    cases.push_back(with(info.name, spec.name, choice));
+            if (spec.type == ParamType::Int && spec.min &&
+                ParamValue(*spec.min) != spec.default_value)
+                cases.push_back(with(info.name, spec.name, *spec.min));
+        }
+    }
+    return cases;
 }
 
 // The longest preempt-off interval whose operation label is not `except`; when every kept
