@@ -287,13 +287,14 @@ struct RealPlatform::State {
     // The part of something begun at `start` that elapsed before the end of the drain, when it
     // ends after it (it was open then and is counted as censored); nullopt otherwise.
     std::optional<Time> open_part(Time start) const {
-        const Time end = end_at.load();
-        if (recording() || end < 0 || start >= end) return std::nullopt;
+        if (!ended.load(std::memory_order_acquire)) return std::nullopt;
+        const Time end = end_at.load(std::memory_order_relaxed);
+        if (start >= end) return std::nullopt;
         return end - start;
     }
     void end_recording() {
-        end_at.store(now());
-        ended.store(true);
+        end_at.store(now(), std::memory_order_relaxed);
+        ended.store(true, std::memory_order_release);  // end_at is visible once ended is
     }
     int cpu_now() const {
         int c = sched_getcpu();
