@@ -278,15 +278,23 @@ struct RealPlatform::State {
                    std::chrono::steady_clock::now() - epoch)
             .count();
     }
-    bool recording() const { return !p.stop_.load(std::memory_order_relaxed); }
-    // When the run ended (set with stop_), for what was still open then.
-    std::atomic<Time> stop_at{-1};
-    // The part of something begun at `start` that elapsed before the end, when it ends after
-    // the end (it was open then and is counted as censored); nullopt otherwise.
+    // Recording lasts until the end of the drain: the work in flight at the stop is recorded
+    // in full.
+    bool recording() const { return !ended.load(std::memory_order_relaxed); }
+    std::atomic<Time> stop_at{-1};  // when the stop was asked for (set with stop_)
+    std::atomic<Time> end_at{-1};   // when the drain ended (set with ended)
+    std::atomic<bool> ended{false};
+    // The part of something begun at `start` that elapsed before the end of the drain, when it
+    // ends after it (it was open then and is counted as censored); nullopt otherwise.
     std::optional<Time> open_part(Time start) const {
-        const Time end = stop_at.load();
-        if (recording() || end < 0 || start >= end) return std::nullopt;
+        if (!ended.load(std::memory_order_acquire)) return std::nullopt;
+        const Time end = end_at.load(std::memory_order_relaxed);
+        if (start >= end) return std::nullopt;
         return end - start;
+    }
+    void end_recording() {
+        end_at.store(now(), std::memory_order_relaxed);
+        ended.store(true, std::memory_order_release);  // end_at is visible once ended is
     }
     int cpu_now() const {
         int c = sched_getcpu();
@@ -584,22 +592,38 @@ kernel::RunResults RealPlatform::run() {
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
             .count();
 
-    // Join every task, also those started by tasks while we joined.
-    for (;;) {
-        std::vector<TaskState *> join;
-        {
-            std::lock_guard g(s_->mu);
-            for (auto &t : s_->tasks)
-                if (t->thread.joinable()) join.push_back(t.get());
+    // The drain: join every task (also those started by tasks while we joined) while the work
+    // in flight finishes and is recorded; at drain_limit after the stop, recording ends.
+    std::atomic<bool> joined{false};
+    std::thread joiner([&] {
+        for (;;) {
+            std::vector<TaskState *> join;
+            {
+                std::lock_guard g(s_->mu);
+                for (auto &t : s_->tasks)
+                    if (t->thread.joinable()) join.push_back(t.get());
+            }
+            if (join.empty()) break;
+            for (TaskState *t : join)
+                t->thread.join();
         }
-        if (join.empty()) break;
-        for (TaskState *t : join)
-            t->thread.join();
+        joined.store(true);
+    });
+    const Time drain_end = s_->stop_at.load() + cfg_.drain_limit;
+    while (!joined.load() && s_->now() < drain_end) {
+        s_->drain();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+    s_->end_recording();
+    joiner.join();
     urcu_thread_register();
     urcu_memb_barrier();
     s_->drain();
     return s_->collect(ran);
+}
+
+bool RealPlatform::drained() const {
+    return !s_->recording();
 }
 
 // ---------------------------------------------------------------- time, identity
@@ -635,6 +659,8 @@ void RealPlatform::sleep_until(Time until, Site site) {
         t.io->restart();
         t.io->run_one();
         const Time late = s_->now() - until;
+        const Time stop = s_->stop_at.load();
+        if (stop >= 0 && until > stop) return;  // due after the stop: not counted
         if (s_->recording()) {
             t.stats->wakeup[t.name].record(std::max<Time>(late, 0));
         } else if (auto open = s_->open_part(until)) {

@@ -49,6 +49,9 @@ using kernel::Time;
 struct RealConfig {
     int cpus = 0;  // CPUs the tasks see (num_online_cpus, smp_processor_id range); 0: the host's
     Time duration = kernel::kSec;
+    // After the stop, how long the work in flight may run on and still be recorded in full; what
+    // is open after it is censored ("at least" its elapsed part).
+    Time drain_limit = kernel::kSec;
     uint64_t seed = 1;
     bool pin = true;                 // pin a task with TaskParams::cpu >= 0 to that host CPU
     bool fifo = true;                // SCHED_FIFO for Sched::Fifo tasks when permitted
@@ -66,14 +69,17 @@ class RealPlatform final : public kernel::Platform {
     RealPlatform &operator=(const RealPlatform &) = delete;
 
     // Starts the tasks created so far, lets them run for the configured duration (or until
-    // request_stop or a signal), tells them to stop (kthread_should_stop()), joins them, waits
-    // for pending call_rcu callbacks and returns the results. Call once.
+    // request_stop or a signal), tells them to stop (kthread_should_stop()), records the work in
+    // flight until it ends or drain_limit has passed, joins them, waits for pending call_rcu
+    // callbacks and returns the results. Call once.
     kernel::RunResults run();
     // Ends the run early (thread-safe).
     void request_stop();
     const RealConfig &config() const { return cfg_; }
     // The run ended on SIGINT / SIGTERM.
     bool interrupted() const { return interrupted_.load(); }
+    // The drain is over: nothing more is recorded, and what is open now is censored.
+    bool drained() const;
 
     // kernel::Platform
     void create_task(kernel::TaskParams params, std::function<void()> body) override;

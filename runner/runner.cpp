@@ -98,6 +98,7 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     c.cpus = s.machine.cpus;
     c.duration = s.duration_ns;
     c.warmup = s.warmup_ns;
+    c.drain_limit = s.drain_ns;
     c.seed = static_cast<uint64_t>(seed);
     c.profile = sim::find_profile(s.machine.profile);
     c.cost_model = s.cost_model == "measured" ? sim::CostModel::Measured : sim::CostModel::Counted;
@@ -246,6 +247,7 @@ json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunRe
         real::RealConfig cfg;
         cfg.cpus = point.machine.cpus;
         cfg.duration = point.duration_ns;
+        cfg.drain_limit = point.drain_ns;
         cfg.seed = static_cast<uint64_t>(job.seed);
         auto platform = real::make_real_platform(cfg);
         results = run_on(
@@ -292,6 +294,7 @@ json scenario_json(const Scenario &s) {
             {"file", s.file},
             {"duration_ns", s.duration_ns},
             {"warmup_ns", s.warmup_ns},
+            {"drain_ns", s.drain_ns},
             {"seeds", s.seeds},
             {"cost_model", s.cost_model},
             {"machine",

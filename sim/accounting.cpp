@@ -94,8 +94,7 @@ void SimPlatform::record_section(Task *t, const Section &s, bool irq, Time len,
         stats.record(len, describe);
 }
 
-void SimPlatform::close_open_at_end() {
-    const Time now = engine_.now();
+void SimPlatform::close_open_at_end(Time now) {
     for (auto &tp : tasks_) {
         Task *t = tp.get();
         if (t->state == TaskState::Dead || t->state == TaskState::New) continue;
@@ -116,7 +115,7 @@ void SimPlatform::close_open_at_end() {
             s.latency.record(now - f.start);
             s.open_at_end.push_back(now - f.start);
         }
-        if (t->params.probe && t->probe_due >= 0 && t->probe_due <= now) {
+        if (t->params.probe && t->probe_due >= 0 && t->probe_due <= cfg_.duration) {
             wakeup_[t->params.name].record(now - t->probe_due);
             wakeup_open_[t->params.name] = now - t->probe_due;
         }

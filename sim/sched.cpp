@@ -399,12 +399,15 @@ void SimPlatform::sleep_until(Time t_abs, Site site) {
         engine_.schedule(t_abs, on_timer, this,
                          (t->timer_gen << kTaskBits) | static_cast<uint64_t>(t->id));
         trace_event("{} sleeps until {}", t->params.name, t_abs);
+        t->timer_sleep = true;
         block_current();
+        t->timer_sleep = false;
     } else {
         maybe_preempt();  // an overdue target returns at once (and counts, as in cyclictest)
     }
     t->probe_due = -1;
-    if (t->params.probe && recording()) {
+    // A wake-up due after the duration is new work: not counted.
+    if (t->params.probe && recording() && expected <= cfg_.duration) {
         Time late = engine_.now() - expected;
         wakeup_[t->params.name].record(late);
         trace_event("{} woke {} ns late", t->params.name, late);
@@ -468,7 +471,6 @@ void SimPlatform::on_warmup_end(void *self, uint64_t) {
 
 void SimPlatform::on_stop(void *self, uint64_t) {
     auto *p = static_cast<SimPlatform *>(self);
-    p->close_open_at_end();
     p->stop_ = true;
     p->trace_event("stop");
     if (p->cb_task_ && p->cb_task_waiting_) {
@@ -604,9 +606,18 @@ kernel::RunResults SimPlatform::run() {
         teardown();
         throw;
     }
+    // The drain is over: what is still open was cut off by its limit (tasks still alive) and is
+    // censored there.
+    close_open_at_end(live_ > 0 ? std::max(engine_.now(), cfg_.duration + cfg_.drain_limit)
+                                : engine_.now());
+    drained_ = true;
     if (recorder_) recorder_->finish(engine_.now());
     for (auto &t : tasks_) {
-        if (t->state == TaskState::Dead) continue;
+        // Censored, not stuck: a task inside an operation (its work in flight outlasted the
+        // drain), one asleep until a time (it wakes by itself), the RCU callback task waiting
+        // for a grace period.
+        if (t->state == TaskState::Dead || !t->ops.empty() || t->timer_sleep || t.get() == cb_task_)
+            continue;
         std::string waiting;
         for (auto &l : locks_)
             for (size_t i = l->head; i < l->waiters.size(); ++i)

@@ -77,7 +77,10 @@ struct SimConfig {
     // the next jiffy. -1: the kernel's RCU.
     Time userspace_rcu_gp = -1;
     Time sched_slice = 3 * kernel::kMsec;
-    Time drain_limit = kernel::kSec;  // time tasks get to exit after the duration
+    // After the duration no task starts new work; the work in flight runs on and is measured in
+    // full for up to this long. What is still open then is censored ("at least" its elapsed
+    // part); a task still running outside any operation then is reported as task_stuck.
+    Time drain_limit = kernel::kSec;
     size_t keep_longest = 20;
     size_t stack_size = 256 * 1024;
     bool trace = false;  // keep an event trace (golden tests, debugging)
@@ -91,7 +94,8 @@ class SimPlatform final : public kernel::Platform {
     SimPlatform &operator=(const SimPlatform &) = delete;
 
     // Runs the tasks created so far (and those they create) for the configured duration, then
-    // lets them exit (kthread_should_stop() turns true). Call once.
+    // lets them finish what is in flight and exit (kthread_should_stop() turns true), for up to
+    // drain_limit. Call once.
     kernel::RunResults run();
     const std::vector<std::string> &trace() const { return trace_; }
     const SimConfig &config() const { return cfg_; }
@@ -190,7 +194,8 @@ class SimPlatform final : public kernel::Platform {
         std::vector<OpFrame> ops;
         Label blame;  // operation of the lock holder this task waits for
         Time wait_start = 0;
-        Time probe_due = -1;  // a probe's wake-up time while it sleeps for one, else -1
+        Time probe_due = -1;       // a probe's wake-up time while it sleeps for one, else -1
+        bool timer_sleep = false;  // blocked in sleep_until (it wakes by itself)
         std::mt19937_64 rng;
     };
 
@@ -320,7 +325,9 @@ class SimPlatform final : public kernel::Platform {
     void rcu_callback_task();
 
     // --- accounting and checks (accounting.cpp) ---
-    bool recording() const { return !stop_; }
+    // Statistics are recorded from the start to the end of the drain (drained_): work in flight
+    // at the duration is measured in full, and no new work starts after it.
+    bool recording() const { return !drained_; }
     kernel::OpStats &op_stats(Label l);
     // The task's innermost open operation, or nullptr.
     static OpFrame *frame(Task *t) { return t && !t->ops.empty() ? &t->ops.back() : nullptr; }
@@ -331,9 +338,9 @@ class SimPlatform final : public kernel::Platform {
     bool charge_section_to_frame(Task *t, const Section &s, bool irq, Time len);
     void record_section(Task *t, const Section &s, bool irq, Time len, std::string end_site,
                         bool open, bool on_frame);
-    // At the end of the run: every section, operation, lock wait and probe wake-up still open is
-    // counted as censored ("at least" its elapsed part), before recording stops.
-    void close_open_at_end();
+    // At the end of the drain (`end`): every section, operation, lock wait and probe wake-up
+    // still open is counted as censored ("at least" its elapsed part); then recording stops.
+    void close_open_at_end(Time end);
     void violation(std::string_view kind, std::string message);
     void note_live_bytes();
     int64_t peak_live_since(const OpFrame &f) const;
@@ -352,7 +359,8 @@ class SimPlatform final : public kernel::Platform {
     Task *cur_ = nullptr;
     int live_ = 0;
     bool started_ = false;
-    bool stop_ = false;
+    bool stop_ = false;     // the duration is over: no new work
+    bool drained_ = false;  // the drain is over: nothing more is recorded
     bool teardown_ = false;
     int64_t head_key_ = 0;
     int64_t tail_key_ = 0;

@@ -83,7 +83,7 @@ std::string_view sidtab_section_name(SidtabLocking::Section s) {
     static constexpr std::string_view kNames[] = {
         "sidtab_insert",         "sidtab_convert_begin", "sidtab_convert_hashtable",
         "sidtab_cancel_convert", "sidtab_freeze",        "sidtab_shutdown",
-        "sidtab_clone",          "sidtab_cache"};
+        "sidtab_cache"};
     static_assert(std::size(kNames) == static_cast<size_t>(SidtabLocking::Section::Count));
     return kNames[static_cast<size_t>(s)];
 }
@@ -351,10 +351,11 @@ int Sidtab::convert(Sidtab &target, ConvertFn fn) {
     return 0;
 }
 
-// Before 5.1 (security_load_policy, sidtab.c of v4.x): sidtab_shutdown, then clone_sid inserts
-// every dynamic entry into the new table (its lock taken per entry), then sidtab_map converts
-// the new table's entries outside any lock and without a reschedule point. The old table takes
-// no new entries until it is replaced.
+// Before 5.1 (sidtab_convert of v5.0, the same steps inline in security_load_policy of v4.15):
+// sidtab_shutdown under the lock, then sidtab_map(clone_sid) inserts every dynamic entry into
+// the new table with sidtab_insert, which takes no lock (the new table is private until it is
+// installed), then sidtab_map converts the new table's entries, outside any lock and without a
+// reschedule point. The old table takes no new entries until it is replaced.
 int Sidtab::convert_legacy(Sidtab &target, const ConvertFn &fn) {
     {
         Held g(*this, Section::Shutdown);
@@ -364,7 +365,6 @@ int Sidtab::convert_legacy(Sidtab &target, const ConvertFn &fn) {
     for (uint32_t i = kSecInitSidNum; i < n; ++i) {
         const Entry &e = at(i);
         if (!e.used.load(std::memory_order_acquire)) continue;
-        Held g(target, Section::Clone);
         count_work(Work::HashProbe, target.count() / kSidtabLegacyBuckets);
         target.insert_at(e.sid, e.context, 0);
     }

@@ -5,9 +5,12 @@
 //   linear (5.1 - 5.5, ee1a84fdfeed): a scan over every entry in SID order after a cache of the
 //          3 latest hits (the "rcache"); the lock-free scan is re-run under the lock only over
 //          the entries added meanwhile;
-//   legacy (before 5.1): the cache of 3, then a scan over every entry, and the scan again under
-//          the lock before an insert; a policy load shuts the table down (inserts fail with
-//          -ENOMEM, as sidtab_shutdown made them) until the new table replaces it.
+//   legacy (before 5.1; v4.15 services.c and v5.0 sidtab.c): the cache of 3, then a scan over
+//          every entry, and the scan again under the lock before an insert; a policy load shuts
+//          the table down (inserts fail with -ENOMEM, as sidtab_shutdown made them) until the
+//          new table replaces it, and clones the entries into the new table without its lock.
+// The linear era's steps were checked against the 5.3-5.5 sidtab.c (atomic count, rcache of 3,
+// a cond_resched after each converted leaf), the hash era's against v5.10 and v6.x.
 //
 //  - SIDs 1..kSecInitSidNum are the initial SIDs, set from the policy's `sid` statements;
 //    dynamic SIDs follow, numbered in insertion order and never reused.
@@ -78,7 +81,6 @@ class SidtabLocking {
         CancelConvert,     // sidtab_cancel_convert
         Freeze,            // sidtab_freeze_begin .. _end (5.10 on)
         Shutdown,          // sidtab_shutdown (legacy)
-        Clone,             // clone_sid: one entry into the new table (legacy)
         Cache,             // sidtab_sid2str_put: the string cache's LRU
         Count
     };

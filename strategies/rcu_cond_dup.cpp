@@ -51,7 +51,8 @@ int RcuCondDupServer::write_bools(std::span<const int> values, uint32_t *seqno) 
         kernel::mutex_unlock(policy_mutex_);
         return rc;
     }
-    kernel::kmem_charge(next, cond_policy_bytes(*next->st.db.cond));
+    next->kmem = old->kmem;  // the same policy: kmemdup + cond_policydb_dup's slab bytes
+    kernel::kmem_charge(next, next->kmem.duplicate());
     // audit_log for each changed boolean (the old version still holds the old states).
     PolicyNotifier::audit_bool_changes(*old->st.db.cond, values);
     next->base_mem = old->base_mem;  // the shared base now belongs to the new version

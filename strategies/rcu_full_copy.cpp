@@ -70,7 +70,7 @@ class RcuFullCopyServer final : public StrategyBase {
             if (!rc) {
                 // The records of the changed booleans, from the states the old policy holds.
                 PolicyNotifier::audit_bool_changes(*old->st.db.cond, values);
-                next = new_version(std::move(copy), gfp);
+                next = new_version(std::move(copy), old->kmem, gfp);  // the same policy
                 new_base_charge(next, old->image_bytes, gfp);
                 *seqno = next->st.seqno;
                 replace_policy(next);  // rcu_assign_pointer

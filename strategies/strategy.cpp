@@ -13,34 +13,9 @@ namespace locksim::strategies {
 
 using kernel::Label;
 
-int64_t cond_policy_bytes(const ss::CondPolicy &cond) {
-    int64_t bytes = static_cast<int64_t>(sizeof(ss::CondPolicy));
-    bytes += static_cast<int64_t>(cond.te_cond_avtab.nel()) *
-             static_cast<int64_t>(sizeof(ss::AvtabNode));
-    bytes += static_cast<int64_t>(cond.te_cond_avtab.nslot()) *
-             static_cast<int64_t>(sizeof(ss::AvtabNode *));
-    for (const auto &b : cond.bools.entries())
-        bytes += static_cast<int64_t>(sizeof(ss::BoolDatum) + b->name.size() + 1);
-    for (const ss::CondNode &n : cond.cond_list)
-        bytes += static_cast<int64_t>(sizeof(ss::CondNode) + n.expr.size() * sizeof(ss::CondExpr) +
-                                      (n.true_list.size() + n.false_list.size()) *
-                                          sizeof(ss::AvtabNode *));
-    return bytes;
-}
-
-int64_t policy_base_bytes(const ss::Policydb &db, int64_t image_bytes) {
-    constexpr int64_t kRuleOnDisk = 12;  // key (4 x u16) + datum (u32)
-    const ss::Avtab &te = db.b().te_avtab;
-    const int64_t rules = static_cast<int64_t>(te.nel() + db.cond->te_cond_avtab.nel());
-    return static_cast<int64_t>(te.nel()) * static_cast<int64_t>(sizeof(ss::AvtabNode)) +
-           static_cast<int64_t>(te.nslot()) * static_cast<int64_t>(sizeof(ss::AvtabNode *)) +
-           std::max<int64_t>(image_bytes - rules * kRuleOnDisk, 0);
-}
-
 namespace {
 
-// The serialised size of a policy: what a full copy writes and reads back, and our stand-in
-// for its in-memory size.
+// The serialised size of a policy: what a full copy writes and reads back (its buffer).
 int64_t image_bytes(const ss::Policydb &db) {
     uint32_t v = std::max<uint32_t>(db.version(), 24);  // the oldest version the writer emits
     return static_cast<int64_t>(ss::policydb_write(db, v).size());
@@ -82,17 +57,24 @@ PolicyVersion *StrategyBase::replace_policy(PolicyVersion *v) {
     return policy_.raw().exchange(v, std::memory_order_acq_rel);
 }
 
-PolicyVersion *StrategyBase::new_version(ss::PolicyState st, kernel::Gfp gfp) {
+PolicyVersion *StrategyBase::new_version(ss::PolicyState st, const ss::PolicyKmem &kmem,
+                                         kernel::Gfp gfp) {
     PolicyVersion *v = kernel::knew<PolicyVersion>(gfp);
     v->st = std::move(st);
-    kernel::kmem_charge(v, cond_policy_bytes(*v->st.db.cond));
+    v->kmem = kmem;
+    kernel::kmem_charge(v, kmem.duplicate());
     return v;
+}
+
+PolicyVersion *StrategyBase::new_version(ss::PolicyState st, kernel::Gfp gfp) {
+    const ss::PolicyKmem kmem = ss::policy_kmem(st.db);
+    return new_version(std::move(st), kmem, gfp);
 }
 
 void StrategyBase::new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel::Gfp gfp) {
     v->image_bytes = image_bytes;
     v->base_mem = kernel::kmalloc(sizeof(void *), gfp);
-    kernel::kmem_charge(v->base_mem, policy_base_bytes(v->st.db, image_bytes));
+    kernel::kmem_charge(v->base_mem, v->kmem.whole() - v->kmem.duplicate());
 }
 
 void StrategyBase::free_version(PolicyVersion *v) {

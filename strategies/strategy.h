@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernel/kernel.h"
+#include "ss/policy_mem.h"
 #include "strategies/avc.h"
 #include "strategies/catalog.h"
 #include "strategies/policy_notify.h"
@@ -17,22 +18,18 @@
 
 namespace locksim::strategies {
 
-// One policy version (the kernel's struct selinux_policy), in accounted memory: the object is
-// charged with its conditional state's bytes; `base_mem` holds the charge for the policy base
-// (everything but the conditional state) and belongs to exactly one version: a shallow copy
-// takes it over from the version it copies, so freeing the old version frees only what it
-// alone owned, and the peak shows what a copy really cost.
+// One policy version (the kernel's struct selinux_policy), in accounted memory, charged by
+// ss::policy_kmem's rule (the kernel's slab bytes, v5.10): the object carries what a
+// conditional duplicate allocates (the struct and the copied conditional state); `base_mem`
+// carries the rest of a whole policy (the policy base, the boolean names) and belongs to
+// exactly one version: a shallow copy takes it over from the version it copies, so freeing the
+// old version frees only what it alone owned, and the peak shows what a copy really cost.
 struct PolicyVersion {
     ss::PolicyState st;
     void *base_mem = nullptr;
     int64_t image_bytes = 0;  // its binary image's size (what a full copy writes and reads)
+    ss::PolicyKmem kmem;      // the policy's slab bytes (the same for every copy of it)
 };
-
-// Bytes of a conditional state (boolean table, conditional avtab, conditional node list).
-int64_t cond_policy_bytes(const ss::CondPolicy &cond);
-// Bytes of a policy base in memory: the unconditional avtab's nodes and slots, plus what its
-// binary image of `image_bytes` holds besides the rules (symbols, ebitmaps, constraints ...).
-int64_t policy_base_bytes(const ss::Policydb &db, int64_t image_bytes);
 
 class StrategyBase : public SecurityServer {
   public:
@@ -84,10 +81,13 @@ class StrategyBase : public SecurityServer {
     PolicyVersion *replace_policy(PolicyVersion *v);
 
     // --- versions in accounted memory ---
-    // A version object (kmalloc with `gfp`) charged with its conditional state's bytes.
+    // A version object (kmalloc with `gfp`) with the policy's slab bytes `kmem`, charged with
+    // what a conditional duplicate allocates (kmem.duplicate()).
+    PolicyVersion *new_version(ss::PolicyState st, const ss::PolicyKmem &kmem, kernel::Gfp gfp);
+    // The same for a policy whose bytes are not known yet (ss::policy_kmem walks it).
     PolicyVersion *new_version(ss::PolicyState st, kernel::Gfp gfp);
-    // A new charge for the policy base of `v` (a full copy or a newly read policy), whose
-    // binary image has `image_bytes`; `v` owns it.
+    // A new charge for the rest of the whole policy of `v` (a full copy or a newly read
+    // policy: kmem.whole() in all), whose binary image has `image_bytes`; `v` owns it.
     static void new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel::Gfp gfp);
     // Frees the version, its conditional state and the base charge when it owns it.
     void free_version(PolicyVersion *v);
@@ -101,7 +101,7 @@ class StrategyBase : public SecurityServer {
     // security_load_policy's first half, the same for every design and run outside the policy
     // lock with the writer mutex held: policydb_read of the image, the booleans preserved by
     // name and the live SID table conversion from `old`. The result is a version charged with
-    // the new policy's bytes (policy_base_bytes + cond_policy_bytes), or nullptr with
+    // the new policy's bytes (ss::policy_kmem: the whole policy), or nullptr with
     // *rc set.
     PolicyVersion *prepare_load(std::span<const uint8_t> image, const PolicyVersion &old, int *rc);
     // The old SID table stops mirroring and is frozen (inserts get -ESTALE): its lock is held

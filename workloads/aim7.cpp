@@ -61,6 +61,7 @@ void spawn_aim7(const WorkloadSpec &spec, WorkloadEnv &env) {
         size_t next_user = static_cast<size_t>(index);
         while (!kernel::kthread_should_stop()) {
             kernel::sleep_for(s->think);
+            if (kernel::kthread_should_stop()) break;  // no new work after the duration
             const uint32_t self = s->user_sids[next_user % s->user_sids.size()];
             next_user += static_cast<size_t>(tasks);
             const uint32_t obj = s->object_sids[draw(s->object_sids.size())];

@@ -44,6 +44,7 @@ void spawn_avc_pressure(const WorkloadSpec &spec, WorkloadEnv &env) {
         size_t i = static_cast<size_t>(index) * 7919;
         while (!kernel::kthread_should_stop()) {
             kernel::sleep_for(think);
+            if (kernel::kthread_should_stop()) break;  // no new work after the duration
             const Triple &t = (*triples)[i++ % triples->size()];
             kernel::OpScope op(kOp);
             server.avc_has_perm(t.ssid, t.tsid, t.tclass, t.perms);

@@ -26,6 +26,7 @@ void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env) {
         while (!kernel::kthread_should_stop()) {
             next += gap;
             kernel::sleep_until(next);
+            if (kernel::kthread_should_stop()) break;  // no new work after the duration
             kernel::OpScope op(kMsg);
             server.sid_to_context((*senders)[draw(senders->size())], &text);
         }

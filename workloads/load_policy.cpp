@@ -14,6 +14,7 @@ void spawn_load_policy(const WorkloadSpec &spec, WorkloadEnv &env) {
         while (!kernel::kthread_should_stop()) {
             next += period;
             kernel::sleep_until(next);
+            if (kernel::kthread_should_stop()) break;  // no new work after the duration
             server.load_policy(*image);
         }
     });

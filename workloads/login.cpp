@@ -30,6 +30,7 @@ void spawn_login(const WorkloadSpec &spec, WorkloadEnv &env) {
         while (!kernel::kthread_should_stop()) {
             next += period;
             kernel::sleep_until(next);
+            if (kernel::kthread_should_stop()) break;  // no new work after the duration
             kernel::OpScope op(kOp);
             server.get_user_sids(from, (*users)[i++ % users->size()], &sids);
         }

@@ -54,6 +54,7 @@ void spawn_new_contexts(const WorkloadSpec &spec, WorkloadEnv &env) {
         while (!kernel::kthread_should_stop()) {
             next += s->gap;
             kernel::sleep_until(next);
+            if (kernel::kthread_should_stop()) break;  // no new work after the duration
             const int64_t known = s->known.load(std::memory_order_relaxed);
             const bool lookup = known > 0 && static_cast<int64_t>(draw(100)) < s->lookups;
             if (lookup || s->made.load(std::memory_order_relaxed) >= s->limit) {

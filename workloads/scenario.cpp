@@ -444,6 +444,7 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
     s.description = r.get<std::string>("description").value_or("");
     if (auto v = r.get_duration("duration", 1000)) s.duration_ns = *v;
     if (auto v = r.get_duration("warmup", 0)) s.warmup_ns = *v;
+    if (auto v = r.get_duration("drain", 1000)) s.drain_ns = *v;
     if (const toml::node *n = r.node("seeds"); n && n->is_integer()) {
         // A count: seeds 1..N.
         const int64_t count = *n->value<int64_t>();

@@ -87,6 +87,9 @@ struct Scenario {
     std::string description;
     int64_t duration_ns = 1'000'000'000;
     int64_t warmup_ns = 100'000'000;
+    // After the duration, how long the work in flight may run on and still be measured in full;
+    // what is open after it is censored.
+    int64_t drain_ns = 1'000'000'000;
     std::vector<int64_t> seeds = {1};
     std::string cost_model = "counted";  // counted | measured
     double measured_scale = 1.0;

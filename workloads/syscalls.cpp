@@ -110,6 +110,7 @@ void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
         const int64_t total = s->w_rw + s->w_open + s->w_sock + s->w_recv;
         while (!kernel::kthread_should_stop()) {
             kernel::sleep_for(s->think);
+            if (kernel::kthread_should_stop()) break;  // no new work after the duration
             if (total == 0) continue;
             // The task's working set: a window of the objects that starts at its own offset.
             const size_t first = static_cast<size_t>(index) * 3;

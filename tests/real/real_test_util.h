@@ -33,7 +33,8 @@ inline RealConfig short_run(kernel::Time duration, bool checks = false) {
 }
 
 // Ends a run when `tasks` tasks have called done(): tests of finite work use a long duration as
-// an upper bound and stop as soon as the work is over (metrics are recorded until the stop).
+// an upper bound and stop as soon as the work is over (metrics are recorded until the work in
+// flight at the stop has ended).
 class StopWhenDone {
   public:
     StopWhenDone(RealPlatform &p, int tasks) : p_(p), left_(tasks) {}

@@ -127,12 +127,12 @@ TEST(Runner, CommitPartsComeFromTheCommitAndEveryCommitWaitsAGracePeriod) {
     EXPECT_GE(dup.toggle_grace_periods, 2 * dup.toggle_count);
     EXPECT_GT(per_commit("rwlock", &analysis::RunSummary::toggle_irqs_off_ns),
               per_commit("rcu-cond-dup", &analysis::RunSummary::toggle_irqs_off_ns));
-    // Bytes: the image buffer and a whole policy against the conditional state alone. The
-    // model charges a copied policy's non-avtab parts at their on-disk size (strategy.cpp,
-    // policy_base_bytes), below their in-memory size, so the ratio it shows (~5.6x on Debian's
-    // policy) is a floor; 5x is what it supports.
+    // Bytes, both by the kernel's slab sizes (ss::policy_kmem): the image buffer and a whole
+    // policy against the struct and the conditional state. On Debian's policy that is 6.3x, not
+    // 10x: a fifth of its rules are conditional (27347 of 129687), so the duplicate copies
+    // 1.27 MB against a whole policy's 5.88 MB plus a 2.15 MB buffer (bench/README.md).
     EXPECT_GE(per_commit("rcu-full-copy", &analysis::RunSummary::toggle_bytes_allocated),
-              5 * per_commit("rcu-cond-dup", &analysis::RunSummary::toggle_bytes_allocated));
+              6 * per_commit("rcu-cond-dup", &analysis::RunSummary::toggle_bytes_allocated));
 }
 
 TEST(Runner, WithoutAtomicCallersNoDesignIsCaught) {

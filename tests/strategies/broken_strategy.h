@@ -24,7 +24,7 @@ class FreesWithoutGracePeriod final : public StrategyBase {
         ss::PolicyState st;
         int rc =
             kernel::compute("dup", [&] { return ss::set_bools_cond_dup(old->st, values, &st); });
-        PolicyVersion *next = new_version(std::move(st), kernel::Gfp::Kernel);
+        PolicyVersion *next = new_version(std::move(st), old->kmem, kernel::Gfp::Kernel);
         next->base_mem = old->base_mem;
         old->base_mem = nullptr;
         *seqno = next->st.seqno;
