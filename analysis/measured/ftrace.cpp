@@ -188,10 +188,22 @@ Measurement parse_ftrace_latency(std::string_view text, const std::string &file)
     t.length_ns = static_cast<int64_t>(latency_us) * 1000;
     t.cpu = have_cpu ? static_cast<int>(cpu) : -1;
     t.task = task;
-    if (!events.empty()) {
-        t.start_site = function_of(events.front().text);
-        t.end_site = function_of(events.back().text);
+    // The first and last function calls ("f <-caller"), and the call after which the trace
+    // waited longest: where the latency went.
+    std::vector<const Event *> calls;
+    for (const Event &e : events)
+        if (e.text.find(" <-") != std::string::npos) calls.push_back(&e);
+    if (!calls.empty()) {
+        t.start_site = function_of(calls.front()->text);
+        t.end_site = function_of(calls.back()->text);
     }
+    uint64_t gap = 0;
+    for (size_t i = 0; i + 1 < events.size(); ++i)
+        if (events[i + 1].time_us >= events[i].time_us &&
+            events[i + 1].time_us - events[i].time_us > gap) {
+            gap = events[i + 1].time_us - events[i].time_us;
+            t.longest_gap = fmt::format("{} ({} us)", function_of(events[i].text), gap);
+        }
     if (!started.empty()) t.start_site = started;
     if (!ended.empty()) t.end_site = ended;
     if (kind == Kind::Wakeup) {

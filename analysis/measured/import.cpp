@@ -20,6 +20,7 @@ json interval_json(const TracedInterval &t, const std::string &source) {
               {"task", t.task},         {"label", t.label}, {"start_site", t.start_site},
               {"end_site", t.end_site}, {"source", source}};
     if (!t.running.empty()) j["running"] = t.running;
+    if (!t.longest_gap.empty()) j["longest_gap"] = t.longest_gap;
     return j;
 }
 

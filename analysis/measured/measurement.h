@@ -27,11 +27,12 @@ namespace locksim::analysis::measured {
 struct TracedInterval {
     int64_t length_ns = 0;
     int cpu = -1;
-    std::string task;        // for a wake-up: the task woken; else the task in the section
-    std::string label;       // what to call it in a figure
-    std::string start_site;  // "started at" (ftrace), or the first traced function
-    std::string end_site;    // "ended at", or the last traced function
-    std::string running;     // wake-up: the task on the CPU when the wake-up came
+    std::string task;         // for a wake-up: the task woken; else the task in the section
+    std::string label;        // what to call it in a figure
+    std::string start_site;   // "started at" (ftrace), or the first traced function
+    std::string end_site;     // "ended at", or the last traced function
+    std::string running;      // wake-up: the task on the CPU when the wake-up came
+    std::string longest_gap;  // the traced function followed by the longest delay, "f (89 us)"
 };
 
 struct Slices {

@@ -175,6 +175,9 @@ TEST(MeasuredFtrace, PreemptoffAndWakeupRtFillTheirMetrics) {
     EXPECT_EQ(t.cpu, 3);
     EXPECT_EQ(t.running, "setseboo-4711");
     EXPECT_EQ(t.label, "woken while setseboo-4711 ran");
+    EXPECT_EQ(t.start_site, "ttwu_do_activate");
+    EXPECT_EQ(t.end_site, "__schedule");
+    EXPECT_EQ(t.longest_gap, "ttwu_do_activate (89 us)");
     EXPECT_EQ(w.facts["preemption_model"], "preempt_rt");
 }
 
