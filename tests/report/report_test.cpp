@@ -566,9 +566,10 @@ int screenshot(const fs::path &page, const fs::path &png) {
     return rc;
 }
 
-// Distinct colours among the PNG's pixels, by decoding it with Python's standard library
-// (zlib); -1 when it cannot be read.
-int png_colours(const fs::path &png) {
+// How varied the PNG's image data is: distinct pixel-sized byte groups of its (filtered)
+// scanlines on a 7-pixel grid, read with Python's zlib; -1 when it cannot be read. A blank page
+// gives 2 (its filtered rows are nearly all zero); a rendered report page, hundreds.
+int png_variety(const fs::path &png) {
     const std::string script = fmt::format(
         "import struct,zlib\n"
         "d=open('{}','rb').read()\n"
@@ -585,7 +586,7 @@ int png_colours(const fs::path &png) {
         "print(len({{px[r*stride+1:(r+1)*stride][c:c+bpp] for r in range(0,h,7) "
         "for c in range(0,w*bpp,bpp*7)}}))\n",
         png.string());
-    const fs::path py = png.parent_path() / "colours.py", out = png.parent_path() / "colours.txt";
+    const fs::path py = png.parent_path() / "variety.py", out = png.parent_path() / "variety.txt";
     std::ofstream(py) << script;
     if (std::system(
             fmt::format("/usr/bin/python3 '{}' >'{}' 2>&1", py.string(), out.string()).c_str()) !=
@@ -702,6 +703,6 @@ TEST(Report, MeasuredSeriesBesideARealRun) {
     const fs::path png = dir / "page.png";
     ASSERT_EQ(screenshot(out.index, png), 0);
     EXPECT_EQ(png_size(png), (std::pair<uint32_t, uint32_t>{1200, 2400}));
-    EXPECT_GT(png_colours(png), 20);  // a rendered page, not a blank one
+    EXPECT_GT(png_variety(png), 20);  // a rendered page, not a blank one
     fs::remove_all(dir);
 }
