@@ -39,15 +39,20 @@ inline analysis::measured::ImportOptions import_options(const MeasuredArgs &a) {
     return o;
 }
 
-// The measured runs added to `results` (nothing when no file was given).
-inline void add_measured(analysis::ResultsFile &results, const MeasuredArgs &a) {
+// The measured series the options name (no run when no file is given); a malformed file is a
+// UserError naming its file:line.
+inline analysis::ResultsFile import_measured_args(const MeasuredArgs &a) {
     if (a.files.empty()) {
         if (!a.design.empty() || !a.slices.empty())
             throw UserError("--design and --slice name measured files: give them with --measured");
-        return;
+        return {};
     }
-    analysis::measured::append_runs(
-        results, analysis::measured::import_measured(a.files, import_options(a)));
+    return analysis::measured::import_measured(a.files, import_options(a));
+}
+
+// The measured runs added to `results`.
+inline void add_measured(analysis::ResultsFile &results, const MeasuredArgs &a) {
+    analysis::measured::append_runs(results, import_measured_args(a));
 }
 
 }  // namespace locksim::cli

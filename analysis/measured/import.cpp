@@ -243,6 +243,7 @@ ResultsFile import_measured(const std::vector<std::string> &paths, const ImportO
 }
 
 void append_runs(ResultsFile &results, const ResultsFile &measured) {
+    if (measured.runs.empty()) return;
     int64_t next = 0;
     for (const json &run : results.runs)
         next = std::max(next, run.value("index", int64_t{0}) + 1);

@@ -265,3 +265,34 @@ TEST(MeasuredImportCommand, WritesResultsAndMalformedFilesExitTwo) {
                                       kFixtures));
     fs::remove_all(dir);
 }
+
+// compare --measured puts the measured series in the table and results.json; pick judges an
+// imported results file beside the simulated one; a malformed file stops compare before any run.
+TEST(MeasuredCompareCommand, MeasuredSeriesBesideTheDesigns) {
+    fs::path dir = fresh_dir("locksim_compare_measured");
+    const std::string scenario = std::string(LOCKSIM_SOURCE_DIR) + "/scenarios/default.toml";
+    Command cmp = run(fmt::format(
+        "compare {} --duration 20ms -s rwlock --seed 1 -o '{}/sim' --measured {}wakeup_rt.trace",
+        scenario, dir.string(), kFixtures));
+    ASSERT_EQ(cmp.status, 0) << cmp.output;
+    EXPECT_NE(cmp.output.find("\nwakeup_rt "), std::string::npos) << cmp.output;
+    const ResultsFile sim = load_results((dir / "sim" / "results.json").string());
+    ASSERT_EQ(sim.runs.size(), 2u);
+    EXPECT_EQ(sim.runs[1]["platform"], "measured");
+    EXPECT_EQ(sim.runs[1]["index"], 1);
+
+    Command imp = run(fmt::format("import {}preemptoff.trace -o '{}/m'", kFixtures, dir.string()));
+    ASSERT_EQ(imp.status, 0) << imp.output;
+    Command pk =
+        run(fmt::format("pick '{0}/sim/results.json' '{0}/m/results.json' "
+                        "--max-preempt-off 100us",
+                        dir.string()));
+    EXPECT_NE(pk.output.find("preempt-off 1.19ms > 100.0us"), std::string::npos) << pk.output;
+    EXPECT_NE(pk.output.find(". preemptoff "), std::string::npos) << pk.output;
+
+    Command bad = run(fmt::format("compare {} -o '{}/bad' --measured {}bad-latency.trace", scenario,
+                                  dir.string(), kFixtures));
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_FALSE(fs::exists(dir / "bad" / "results.json"));
+    fs::remove_all(dir);
+}
