@@ -272,9 +272,14 @@ json spectrum_figure(const ResultsFile &r, const std::vector<RunSummary> &sums, 
         Histogram h;
         for (size_t i : g.runs) {
             if (sums[i].label != label) continue;
-            if (const json *hj = child(r.runs[i], {"detail", "ops", op.c_str(), "latency_ns"}))
-                h.merge(
-                    decode(*hj, fmt::format("{}: run {}: detail.ops.{}.latency_ns", where, i, op)));
+            // A measured series names its own read-side slice (import --slice reader=NAME).
+            std::string run_op = op;
+            if (const json *m = child(r.runs[i], {"detail", "measured", "reader_op"});
+                what == "Reader" && m && m->is_string())
+                run_op = m->get<std::string>();
+            if (const json *hj = child(r.runs[i], {"detail", "ops", run_op.c_str(), "latency_ns"}))
+                h.merge(decode(
+                    *hj, fmt::format("{}: run {}: detail.ops.{}.latency_ns", where, i, run_op)));
         }
         if (h.count() == 0) continue;
         lo = lines.empty() ? us(h.min()) : std::min(lo, us(h.min()));

@@ -192,11 +192,17 @@ json measured_run(const std::vector<Measurement> &ms, const std::string &design,
     s.reader_open = censoring(reader);
     json run = summary_to_json(s);
     run["index"] = index;
+    json measured = {{"sources", std::move(sources)}};
+    for (const SliceMapping &m : slices)
+        if (m.metric == SliceMetric::Reader && ops.contains(m.slice)) {
+            measured["reader_op"] = m.slice;  // the report's reader spectrum draws it
+            break;
+        }
     json wakeup_open_json = json::object();
     for (size_t i = 0; i < wakeup_open.size(); ++i)
         wakeup_open_json[fmt::format("open {}", i)] = wakeup_open[i];
     run["detail"] = {{"platform", "measured"},
-                     {"measured", {{"sources", std::move(sources)}}},
+                     {"measured", std::move(measured)},
                      {"preempt_off", interval_stats(preempt_off)},
                      {"irqs_off", interval_stats(irqs_off)},
                      {"wakeup_latency_ns", wakeup},

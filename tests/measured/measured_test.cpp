@@ -239,6 +239,7 @@ TEST(MeasuredImport, SlicesMappedToMetricsFillTheSummary) {
     EXPECT_EQ(s.preempt_off_max_ns, 1'187'000);
     EXPECT_EQ(s.preempt_off_worst_label, "_raw_read_lock");
     EXPECT_EQ(r.runs[0]["detail"]["ops"]["set_bools"]["completed"], 1);
+    EXPECT_EQ(r.runs[0]["detail"]["measured"]["reader_op"], "security_compute_av");
     EXPECT_EQ(user_error([] { parse_slice_mapping("--slice", "latency=x"); }),
               "--slice: 'latency=x' is not METRIC=SLICE (METRIC: preempt-off, irqs-off, "
               "probe-wakeup, toggle, reader)");

@@ -620,7 +620,15 @@ TEST(Report, MeasuredSeriesBesideARealRun) {
         results, measured::import_measured({hist, std::string(LOCKSIM_SOURCE_DIR) +
                                                       "/tests/fixtures/measured/wakeup_rt.trace"},
                                            {}));
-    ASSERT_EQ(results.runs.size(), simulated + 2);
+    // A Perfetto-style export whose slices stand for the read side.
+    measured::ImportOptions slices;
+    slices.design = "perfetto";
+    slices.slices = {measured::parse_slice_mapping("--slice", "reader=security_compute_av")};
+    measured::append_runs(
+        results,
+        measured::import_measured(
+            {std::string(LOCKSIM_SOURCE_DIR) + "/tests/fixtures/measured/slices.json"}, slices));
+    ASSERT_EQ(results.runs.size(), simulated + 3);
     ReportOptions o;
     o.plots_script = std::string(LOCKSIM_SOURCE_DIR) + "/analysis/plots.py";
     o.limits.max_preempt_off_ns = 100 * kUs;
@@ -663,13 +671,25 @@ TEST(Report, MeasuredSeriesBesideARealRun) {
               "cyclictest-2389 on CPU#3, woken while setseboo-4711 ran; the longest wait "
               "followed ttwu_do_activate (89 us)");
     EXPECT_EQ(trace["worst"]["x"], 94.0);
+    // The read-side slices in the reader spectrum, beside the designs.
+    const json reader = [&] {
+        for (const json &f : figures)
+            if (f["file"] == "spectrum-reader") return f;
+        return json();
+    }();
+    std::set<std::string> lines;
+    for (const json &l : reader["lines"])
+        lines.insert(l["name"].get<std::string>());
+    EXPECT_TRUE(lines.count("perfetto (n=3)")) << reader.dump();
+    EXPECT_EQ(lines.size(), 3u) << reader.dump();
 
     // pick ranks the measured series beside the designs.
     const Pick p = pick(results.summaries("results.json"), o.limits, tail_source(results));
     std::set<std::string> ranked;
     for (const Verdict &v : p.ranked)
         ranked.insert(v.label);
-    EXPECT_EQ(ranked, (std::set<std::string>{"rwlock", "rcu-cond-dup", "cyclictest", "wakeup_rt"}));
+    EXPECT_EQ(ranked, (std::set<std::string>{"rwlock", "rcu-cond-dup", "cyclictest", "wakeup_rt",
+                                             "perfetto"}));
     for (const Verdict &v : p.ranked)
         if (v.label == "wakeup_rt") {
             ASSERT_EQ(v.checks.size(), 2u);
