@@ -18,7 +18,9 @@ namespace {
 
 // One limit checked against a set of runs.
 struct Outcome {
+    std::string what;
     bool given = false;
+    bool measured = true;  // false: a measured series without a sample of the metric
     bool over = false;
     double ratio = 0;
     std::string text;
@@ -44,16 +46,17 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
         std::optional<double> probability;
         TailMetric metric;
         const char *per;
+        uint64_t samples = 1;  // 0: nothing recorded of this metric
     };
     const Check checks[] = {
         {"preempt-off", limits.max_preempt_off_ns, w.preempt_off_max_ns, w.preempt_off_open, false,
-         limits.preempt_off_probability, TailMetric::PreemptOff, "section"},
+         limits.preempt_off_probability, TailMetric::PreemptOff, "section", w.preempt_off_count},
         {"irqs-off", limits.max_irqs_off_ns, w.irqs_off_max_ns, w.irqs_off_open, false,
-         limits.irqs_off_probability, TailMetric::IrqsOff, "section"},
+         limits.irqs_off_probability, TailMetric::IrqsOff, "section", w.irqs_off_count},
         {"probe wake-up", limits.max_probe_wakeup_ns, w.probe_max_ns, w.probe_open, false,
-         limits.probe_wakeup_probability, TailMetric::ProbeWakeup, "wake-up"},
+         limits.probe_wakeup_probability, TailMetric::ProbeWakeup, "wake-up", w.probe_count},
         {"toggle", limits.max_toggle_ns, w.toggle_max_ns, w.toggle_open, false,
-         limits.toggle_probability, TailMetric::Toggle, "commit"},
+         limits.toggle_probability, TailMetric::Toggle, "commit", w.toggle_commits()},
         {"reader p99",
          limits.max_reader_p99_ns,
          w.reader_p99_ns,
@@ -61,7 +64,8 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
          false,
          {},
          TailMetric::PreemptOff,
-         ""},
+         "",
+         w.reader_count},
         {"memory",
          limits.max_memory_bytes,
          w.peak_memory_bytes,
@@ -69,13 +73,22 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
          true,
          {},
          TailMetric::PreemptOff,
-         ""},
+         "",
+         w.peak_memory_bytes > 0 ? 1u : 0u},
     };
     std::vector<Outcome> out;
     for (const auto &c : checks) {
         Outcome o;
+        o.what = c.what;
         o.given = c.limit.has_value();
         if (!o.given) {
+            out.push_back(o);
+            continue;
+        }
+        if (c.samples == 0 && w.platform == "measured") {
+            // A measured series from files that do not measure this metric: no verdict on it.
+            o.measured = false;
+            o.text = fmt::format("{}: not measured (no sample in the measured files)", c.what);
             out.push_back(o);
             continue;
         }
@@ -228,12 +241,13 @@ Pick pick(const std::vector<RunSummary> &runs, const Limits &limits, const TailS
             const Outcome &o = overall[k];
             if (!o.given) continue;
             v.worst_ratio = std::max(v.worst_ratio, o.ratio);
-            v.meets = v.meets && !o.over;
+            v.meets = v.meets && !o.over && o.measured;  // an unmeasured limit is not met
             std::string line = o.text;
             if (v.seeds > 1) {
                 line += fmt::format("; {} of {} seeds meet it", meeting[k], v.seeds);
                 if (meeting[k] > 0 && meeting[k] < v.seeds) line += " (unstable)";
             }
+            v.checks.push_back(LimitCheck{o.what, !o.over, o.measured, o.text, meeting[k]});
             v.why.push_back(std::move(line));
         }
         if (w.violations) {
@@ -251,6 +265,13 @@ Pick pick(const std::vector<RunSummary> &runs, const Limits &limits, const TailS
         return a.ops_per_sec > b.ops_per_sec;
     });
     return p;
+}
+
+const char *verdict_text(const Verdict &v) {
+    if (v.meets) return "meets the limits";
+    const bool over = v.violations > 0 || std::any_of(v.checks.begin(), v.checks.end(),
+                                                      [](const LimitCheck &c) { return !c.met; });
+    return over ? "over a limit    " : "not all measured";
 }
 
 std::string format_pick(const Pick &p, const Limits &limits) {
@@ -294,8 +315,8 @@ std::string format_pick(const Pick &p, const Limits &limits) {
     }
     int rank = 1;
     for (const auto &v : p.ranked) {
-        out += fmt::format("{:>2}. {:<24} {}  {:.0f} ops/s\n", rank++, v.label,
-                           v.meets ? "meets the limits" : "over a limit    ", v.ops_per_sec);
+        out += fmt::format("{:>2}. {:<24} {}  {:.0f} ops/s\n", rank++, v.label, verdict_text(v),
+                           v.ops_per_sec);
         if (v.unstable)
             out += fmt::format(
                 "      **unstable**: the verdict differs between seeds ({} of {} meet every "

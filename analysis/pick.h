@@ -53,6 +53,17 @@ TailSample run_tail_sample(const nlohmann::json &run, TailMetric m,
 // Tail estimates from a results file's runs.
 TailSource tail_source(const ResultsFile &file);
 
+// One limit judged for one design (a cell of the report's verdict table).
+struct LimitCheck {
+    std::string limit;  // "preempt-off", "probe wake-up", ...
+    bool met = false;
+    bool measured = true;      // false: the design has no sample of this metric (a measured
+                               // series from files that do not measure it); `met` then says
+                               // nothing
+    std::string text;          // pick's line for it, e.g. "preempt-off 1.21ms > 100us (12.1x ...)"
+    size_t seeds_meeting = 0;  // with several seeds: how many meet it
+};
+
 struct Verdict {
     std::string label;
     bool meets = false;
@@ -60,9 +71,10 @@ struct Verdict {
     double ops_per_sec = 0;        // the lowest over its runs
     std::vector<std::string> why;  // one line per limit: "preempt-off 1.21ms > 100us (12.1x)"
     uint64_t violations = 0;
-    size_t seeds = 1;          // distinct seeds among its runs
-    size_t seeds_meeting = 0;  // seeds whose runs all meet every limit
-    bool unstable = false;     // some seeds meet every limit and others do not
+    size_t seeds = 1;                // distinct seeds among its runs
+    size_t seeds_meeting = 0;        // seeds whose runs all meet every limit
+    bool unstable = false;           // some seeds meet every limit and others do not
+    std::vector<LimitCheck> checks;  // one per limit given, in the order of Limits
 };
 
 struct Pick {
@@ -72,6 +84,9 @@ struct Pick {
 
 Pick pick(const std::vector<RunSummary> &runs, const Limits &limits, const TailSource &tails = {});
 std::string format_pick(const Pick &p, const Limits &limits);
+// "meets the limits", "over a limit" or, for a measured series that meets every limit it
+// measures, "not all measured".
+const char *verdict_text(const Verdict &v);
 // "100us" / "10ms" -> ns, "512M" / "2G" / "4096" -> bytes; UserError naming the option otherwise.
 int64_t parse_limit_ns(const std::string &option, const std::string &text);
 // "200us@1e-9": the duration and the probability (nullopt without '@'); UserError otherwise.

@@ -28,6 +28,8 @@ except ImportError as e:
 
 DPI = 100
 WORST = "#c0392b"
+LIMIT = "#555555"
+OVERLAY_COLORS = ["#e67e22", "#8e44ad", "#16a085", "#d35400"]
 
 matplotlib.rcParams.update(
     {
@@ -49,6 +51,34 @@ def new_figure(spec, rows=1, cols=1):
 
 def empty(ax, text):
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="#777")
+
+
+def limit_lines(ax, spec, vertical):
+    """Pick's limits as dashed grey lines, each with its SVG id (limit-line-<k>)."""
+    for k, limit in enumerate(spec.get("limits", [])):
+        draw = ax.axvline if vertical else ax.axhline
+        line = draw(limit["value"], color=LIMIT, linestyle=(0, (6, 3)), linewidth=1.2,
+                    label=limit["label"])
+        line.set_gid(f"limit-line-{k}")
+
+
+def overlays(ax, spec):
+    """Measured series over a histogram: step lines of their counts in the same bins."""
+    for k, o in enumerate(spec.get("overlays", [])):
+        bins = o["bins"]
+        if not bins:
+            continue
+        # The outline of each bin; a gap between bins (no samples there) breaks the line.
+        xs, ys = [], []
+        for low, width, count in bins:
+            if xs and low > xs[-1]:
+                xs.append(xs[-1])
+                ys.append(float("nan"))
+            xs += [low, low + width]
+            ys += [count, count]
+        (line,) = ax.plot(xs, ys, color=OVERLAY_COLORS[k % len(OVERLAY_COLORS)], linewidth=1.3,
+                          label=o["name"])
+        line.set_gid(f"measured-{k}")
 
 
 def histogram(spec):
@@ -84,7 +114,13 @@ def histogram(spec):
                 color=WORST,
                 fontsize=8,
             )
+        for limit in spec.get("limits", []):
+            right = max(right, limit["value"] * 1.05)
+        overlays(ax, spec)
+        limit_lines(ax, spec, vertical=True)
         ax.set_xlim(0, right * 1.03 if right > 0 else 1)
+        if spec.get("limits") or spec.get("overlays"):
+            ax.legend(loc="upper center", fontsize=7)
     else:
         empty(ax, spec.get("empty_text", "no samples"))
     ax.set_xlabel(f"{spec['xlabel']}    ({spec['samples']} samples)")
@@ -116,6 +152,7 @@ def spectrum(spec):
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xticklabels([percentile_label(t) for t in ticks])
     ax.set_xlim(1, ticks[-1])
+    limit_lines(ax, spec, vertical=False)
     if spec.get("log_y"):
         ax.set_yscale("log")
     else:

@@ -155,6 +155,23 @@ std::string choose_reader_op(const ResultsFile &r, const ReportOptions &o) {
     return best;
 }
 
+// What the run says about its worst probe wake-up: the task woken, the CPU and what ran there
+// (an ftrace wakeup_rt trace of a measured series gives them); null when it says nothing.
+json worst_wakeup_cause(const json &run) {
+    const json *list = child(run, {"detail", "wakeup_worst"});
+    if (!list || !list->is_array() || list->empty() || !list->front().is_object()) return nullptr;
+    const json &w = list->front();
+    std::string text = w.value("task", std::string("?"));
+    if (w.value("cpu", -1) >= 0) text += fmt::format(" on CPU#{}", w.value("cpu", -1));
+    if (w.contains("running"))
+        text += ", woken while " + w.value("running", std::string()) + " ran";
+    if (w.contains("longest_gap"))
+        text += "; the longest wait followed " + w.value("longest_gap", std::string());
+    json cause = w;
+    cause["text"] = text;
+    return cause;
+}
+
 json histogram_figure(const json &run, size_t i, const RunSummary &s, bool probe,
                       const std::string &where) {
     std::string run_where = fmt::format("{}: run {}", where, i);
@@ -202,6 +219,12 @@ json histogram_figure(const json &run, size_t i, const RunSummary &s, bool probe
             bins = linear_bins(merged, h);
         }
         if (h.count()) worst = fmt::format("worst {}", human_ns(h.max()));
+        if (json cause = worst_wakeup_cause(run); !cause.is_null()) {
+            worst += "\n" + cause.at("text").get<std::string>();
+            fig["caption"] = fig["caption"].get<std::string>() +
+                             " Worst wake-up: " + cause.at("text").get<std::string>() + ".";
+            fig["worst_cause"] = std::move(cause);
+        }
     }
     // The tail estimate beside the histogram (analysis/tail.h), at two probabilities.
     if (h.count()) {
@@ -249,9 +272,14 @@ json spectrum_figure(const ResultsFile &r, const std::vector<RunSummary> &sums, 
         Histogram h;
         for (size_t i : g.runs) {
             if (sums[i].label != label) continue;
-            if (const json *hj = child(r.runs[i], {"detail", "ops", op.c_str(), "latency_ns"}))
-                h.merge(
-                    decode(*hj, fmt::format("{}: run {}: detail.ops.{}.latency_ns", where, i, op)));
+            // A measured series names its own read-side slice (import --slice reader=NAME).
+            std::string run_op = op;
+            if (const json *m = child(r.runs[i], {"detail", "measured", "reader_op"});
+                what == "Reader" && m && m->is_string())
+                run_op = m->get<std::string>();
+            if (const json *hj = child(r.runs[i], {"detail", "ops", run_op.c_str(), "latency_ns"}))
+                h.merge(decode(
+                    *hj, fmt::format("{}: run {}: detail.ops.{}.latency_ns", where, i, run_op)));
         }
         if (h.count() == 0) continue;
         lo = lines.empty() ? us(h.min()) : std::min(lo, us(h.min()));
@@ -412,7 +440,7 @@ json scaling_figures(const std::vector<RunSummary> &sums) {
         };
         // One line per design and setting of the other axes; seeds combined per point.
         struct Acc {
-            int64_t poff = 0, toggle = 0, reader = 0;
+            int64_t poff = 0, toggle = 0, reader = 0, probe = 0;
             double ops = 0;
             int n = 0;
         };
@@ -431,6 +459,7 @@ json scaling_figures(const std::vector<RunSummary> &sums) {
             acc.poff = std::max(acc.poff, s.preempt_off_max_ns);
             acc.toggle = std::max(acc.toggle, s.toggle_max_ns);
             acc.reader = std::max(acc.reader, s.reader_p99_ns);
+            acc.probe = std::max(acc.probe, s.probe_max_ns);
             acc.ops += s.ops_per_sec;
             ++acc.n;
         }
@@ -443,6 +472,7 @@ json scaling_figures(const std::vector<RunSummary> &sums) {
             {"worst preempt-off", "µs", true, [](const Acc &a) { return us(a.poff); }},
             {"worst boolean commit", "µs", true, [](const Acc &a) { return us(a.toggle); }},
             {"reader p99", "µs", true, [](const Acc &a) { return us(a.reader); }},
+            {"worst probe wake-up", "µs", true, [](const Acc &a) { return us(a.probe); }},
             {"throughput", "operations/s", false, [](const Acc &a) { return a.ops / a.n; }},
         };
         json panels = json::array();
@@ -475,7 +505,8 @@ json scaling_figures(const std::vector<RunSummary> &sums) {
              {"file", stem},
              {"title", fmt::format("Against {}", axis)},
              {"caption", fmt::format("Each design's worst case over seeds (throughput: the mean) "
-                                     "at each value of {}.",
+                                     "at each value of {}; the probe panel is the latest "
+                                     "wake-up of the real-time probe.",
                                      axis)},
              {"width", kScaleW},
              {"height", kScaleH},
@@ -554,6 +585,151 @@ int run_process(const std::vector<std::string> &argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Pick's limits drawn on the figures they apply to: the preempt-off and probe histograms (a
+// vertical line), the commit and reader spectra (a horizontal one). A limit with a probability
+// ("200us@1e-9") applies to the tail estimate; the line is drawn at its value all the same.
+void add_limit_lines(json &figures, const Limits &l) {
+    struct Rule {
+        const char *prefix, *suffix, *option;
+        const std::optional<int64_t> &limit;
+        std::optional<double> probability;
+    };
+    const Rule rules[] = {
+        {"run-", "-preempt-off", "--max-preempt-off", l.max_preempt_off_ns,
+         l.preempt_off_probability},
+        {"run-", "-probe", "--max-probe-wakeup", l.max_probe_wakeup_ns, l.probe_wakeup_probability},
+        {"spectrum-toggle", "", "--max-toggle", l.max_toggle_ns, l.toggle_probability},
+        {"spectrum-reader", "", "--max-reader-p99", l.max_reader_p99_ns, std::nullopt},
+    };
+    for (json &f : figures) {
+        const std::string stem = f.at("file");
+        for (const Rule &r : rules) {
+            if (!r.limit || !stem.starts_with(r.prefix) || !stem.ends_with(r.suffix)) continue;
+            std::string label = fmt::format("limit {}", human_ns(*r.limit));
+            if (r.probability) label += fmt::format(" at p={:.0e}", *r.probability);
+            f["limits"] =
+                json::array({{{"value", us(*r.limit)}, {"label", label}, {"option", r.option}}});
+            f["caption"] = f.value("caption", std::string()) +
+                           fmt::format(" The dashed grey line is pick's {} ({} {}).", label,
+                                       r.option, human_ns(*r.limit));
+        }
+    }
+}
+
+// The histogram (ns) behind run `run`'s preempt-off or probe figure: merged over probe tasks.
+Histogram figure_histogram(const json &run, bool probe) {
+    Histogram h;
+    if (probe) {
+        if (const json *p = child(run, {"detail", "wakeup_latency_ns"}); p && p->is_object())
+            for (const auto &[task, hj] : p->items())
+                h.merge(decode(hj, "measured series: detail.wakeup_latency_ns." + task));
+    } else if (const json *hj = child(run, {"detail", "preempt_off", "length_ns"})) {
+        h = decode(*hj, "measured series: detail.preempt_off.length_ns");
+    }
+    return h;
+}
+
+// Measured series drawn over each simulated run's preempt-off and probe histograms: binned
+// like the run's own histogram up to its axis, with how many samples lie beyond it (and the
+// worst), so that nothing measured is hidden by the axis.
+void add_measured_overlays(json &figures, const ResultsFile &r,
+                           const std::vector<RunSummary> &sums) {
+    for (json &f : figures) {
+        if (f.at("kind") != "histogram") continue;
+        const std::string stem = f.at("file");
+        const bool probe = stem.ends_with("-probe");
+        const size_t i = std::stoul(stem.substr(4));
+        if (sums[i].platform == "measured" || f.at("bins").empty()) continue;
+        const json &bins = f.at("bins");
+        const double width_us = bins.front().at(1).get<double>();
+        double right_us = 0;
+        for (const json &b : bins)
+            right_us = std::max(right_us, b.at(0).get<double>() + width_us);
+        if (f.contains("limits"))
+            right_us = std::max(right_us, f["limits"][0]["value"].get<double>() * 1.05);
+        json overlays = json::array();
+        for (size_t m = 0; m < sums.size(); ++m) {
+            if (sums[m].platform != "measured") continue;
+            const Histogram h = figure_histogram(r.runs[m], probe);
+            if (h.count() == 0) continue;
+            const json hj = h;
+            std::map<int64_t, uint64_t> rebinned;
+            uint64_t beyond = 0;
+            const auto width_ns = static_cast<int64_t>(std::llround(width_us * 1000));
+            for (const json &b : hj.at("buckets")) {
+                const auto index = b.at(0).get<size_t>();
+                const int64_t mid = std::clamp(Histogram::bucket_mid(index), h.min(), h.max());
+                const uint64_t n = b.at(1).get<uint64_t>();
+                if (us(mid) >= right_us)
+                    beyond += n;
+                else
+                    rebinned[mid / std::max<int64_t>(1, width_ns)] += n;
+            }
+            json out = json::array();
+            for (const auto &[bin, n] : rebinned)
+                out.push_back({us(bin * width_ns), width_us, n});
+            std::string name = fmt::format("measured: {} (n={})", sums[m].label, h.count());
+            if (beyond)
+                name += fmt::format(", {} beyond the axis up to {}", beyond, human_ns(h.max()));
+            overlays.push_back({{"name", name},
+                                {"label", sums[m].label},
+                                {"bins", std::move(out)},
+                                {"samples", h.count()},
+                                {"beyond_axis", beyond},
+                                {"max_us", us(h.max())}});
+        }
+        if (overlays.empty()) continue;
+        f["overlays"] = std::move(overlays);
+        f["caption"] = f.value("caption", std::string()) +
+                       " The step lines are measured series (a real kernel), binned alike.";
+    }
+}
+
+// Pick's verdict as a table: one row per design in rank order, one column per limit given
+// (pass or fail, with pick's numbers), and the seeds that meet every limit.
+std::string verdict_html(const Pick &p) {
+    std::vector<std::string> limits;
+    for (const Verdict &v : p.ranked)
+        for (const LimitCheck &c : v.checks)
+            if (std::find(limits.begin(), limits.end(), c.limit) == limits.end())
+                limits.push_back(c.limit);
+    bool seeds = false;
+    for (const Verdict &v : p.ranked)
+        seeds = seeds || v.seeds > 1;
+    std::string html =
+        "<table id=\"verdict-table\" class=\"verdict\">\n<thead><tr><th>rank</th>"
+        "<th>design</th><th>verdict</th>";
+    for (const std::string &l : limits)
+        html += fmt::format("<th>{}</th>", escape(l));
+    if (seeds) html += "<th>seeds meeting every limit</th>";
+    html += "<th>self-check violations</th><th>ops/s</th></tr></thead>\n<tbody>\n";
+    int rank = 1;
+    for (const Verdict &v : p.ranked) {
+        html += fmt::format("<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td>",
+                            v.meets ? "meets" : "over", rank++, escape(v.label), verdict_text(v));
+        for (const std::string &l : limits) {
+            auto c = std::find_if(v.checks.begin(), v.checks.end(),
+                                  [&](const LimitCheck &x) { return x.limit == l; });
+            if (c == v.checks.end()) {
+                html += "<td></td>";
+                continue;
+            }
+            const char *cls = !c->measured ? "unmeasured" : c->met ? "pass" : "fail";
+            std::string cell = !c->measured ? "not measured" : c->met ? "pass" : "fail";
+            std::string detail = escape(c->text);
+            if (v.seeds > 1 && c->measured)
+                detail += fmt::format("<br>{} of {} seeds meet it", c->seeds_meeting, v.seeds);
+            html += fmt::format("<td class=\"{}\"><b>{}</b><br><small>{}</small></td>", cls, cell,
+                                detail);
+        }
+        if (seeds)
+            html += fmt::format("<td{}>{} of {}{}</td>", v.unstable ? " class=\"unstable\"" : "",
+                                v.seeds_meeting, v.seeds, v.unstable ? " (unstable)" : "");
+        html += fmt::format("<td>{}</td><td>{:.0f}</td></tr>\n", v.violations, v.ops_per_sec);
+    }
+    return html + "</tbody>\n</table>\n";
+}
+
 }  // namespace
 
 std::string default_python() {
@@ -600,6 +776,8 @@ json report_figures(const ResultsFile &r, const std::string &where, const Report
         figs.push_back(histogram_figure(r.runs[i], i, sums[i], false, where));
         figs.push_back(histogram_figure(r.runs[i], i, sums[i], true, where));
     }
+    add_limit_lines(figs, o.limits);
+    add_measured_overlays(figs, r, sums);
     return figs;
 }
 
@@ -614,7 +792,13 @@ std::string report_html(const ResultsFile &r, const std::string &where, const js
         "pre {{ background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 12px; }}\n"
         "figure {{ margin: 1.5em 0; }} figcaption {{ font-size: 0.9em; color: #555; }}\n"
         "img {{ max-width: 100%; height: auto; border: 1px solid #ddd; }}\n"
-        "nav a {{ margin-right: 1em; }}\n</style>\n</head>\n<body>\n"
+        "nav a {{ margin-right: 1em; }}\n"
+        "table.verdict {{ border-collapse: collapse; font-size: 13px; }}\n"
+        "table.verdict th, table.verdict td {{ border: 1px solid #ccc; padding: 0.3em 0.5em; "
+        "vertical-align: top; }}\n"
+        "td.pass {{ background: #e3f4e3; }} td.fail {{ background: #f9dede; }}\n"
+        "td.unmeasured {{ background: #eee; color: #666; }} td.unstable {{ background: #fff3cd; }}"
+        "\n</style>\n</head>\n<body>\n"
         "<h1>locksim report: {0}</h1>\n",
         escape(name));
     if (auto d = r.scenario.find("description"); d != r.scenario.end() && d->is_string())
@@ -628,8 +812,14 @@ std::string report_html(const ResultsFile &r, const std::string &where, const js
             escape(format_table(sums)) + "</pre>\n";
     html += fmt::format("<h2 id=\"verdict\">Verdict</h2>\n<p>Limits: <code>{}</code></p>\n",
                         escape(limits_text(o.limits)));
-    html += "<pre id=\"pick\">" +
-            escape(format_pick(pick(sums, o.limits, tail_source(r)), o.limits)) + "</pre>\n";
+    const Pick verdict = pick(sums, o.limits, tail_source(r));
+    // The line that names the pick (format_pick's second line), then the table.
+    const std::string pick_text = format_pick(verdict, o.limits);
+    const size_t pick_line = pick_text.find('\n') + 1;
+    html += "<p id=\"pick\">" +
+            escape(pick_text.substr(pick_line, pick_text.find('\n', pick_line) - pick_line)) +
+            "</p>\n";
+    html += verdict_html(verdict);
 
     auto section = [&](const char *id, const char *title, auto pred, const char *none) {
         html += fmt::format("<h2 id=\"{}\">{}</h2>\n", id, title);

@@ -8,21 +8,27 @@
 #include "analysis/results_file.h"
 #include "cli/command.h"
 #include "cli/limit_options.h"
+#include "cli/measured_options.h"
 #include "cli/paths.h"
 
 namespace locksim::cli {
 namespace {
 
 struct PickArgs {
-    std::string results;
+    std::vector<std::string> results;
     LimitArgs limits;
+    MeasuredArgs measured;
 };
 
 void run_pick(const PickArgs &a) {
-    analysis::ResultsFile file = analysis::load_results(a.results);
+    // Several files (simulated results, `import`'s measured ones) are judged together.
+    analysis::ResultsFile file = analysis::load_results(a.results.front());
+    for (size_t i = 1; i < a.results.size(); ++i)
+        analysis::measured::append_runs(file, analysis::load_results(a.results[i]));
+    add_measured(file, a.measured);
     analysis::Limits limits = parse_limits(a.limits);
     analysis::Pick p =
-        analysis::pick(file.summaries(a.results), limits, analysis::tail_source(file));
+        analysis::pick(file.summaries(a.results.front()), limits, analysis::tail_source(file));
     fmt::print("{}", analysis::format_pick(p, limits));
     if (!p.any_meets()) throw CLI::RuntimeError(kExitNoneMeets);
 }
@@ -30,8 +36,11 @@ void run_pick(const PickArgs &a) {
 CommandRegistrar reg([](CLI::App &app) {
     auto a = std::make_shared<PickArgs>();
     auto *cmd = app.add_subcommand("pick", "Rank the designs in a results file against limits");
-    cmd->add_option("results", a->results, "results.json from run, compare or sweep")->required();
+    cmd->add_option("results", a->results,
+                    "results.json files from run, compare, sweep or import, judged together")
+        ->required();
     add_limit_options(cmd, a->limits);
+    add_measured_options(cmd, a->measured, "--measured");
     cmd->footer(
         "Ranking: designs meeting every limit first; then designs without self-check "
         "violations before those with; then by headroom (the largest value/limit over the "

@@ -1,12 +1,14 @@
 // `locksim report RESULTS -o DIR`: histograms, percentile spectra, boolean-commit costs and
 // scaling curves of a results file as PNG and SVG, and DIR/index.html showing them with the
-// comparison table and pick's verdict (default limits: preempt-off 100us, toggle 10ms).
+// comparison table and pick's verdict (default limits: preempt-off 100us, toggle 10ms);
+// --measured FILE... adds measured series (cyclictest, ftrace, Perfetto) beside the designs.
 #include <fmt/core.h>
 
 #include "analysis/report.h"
 #include "analysis/results_file.h"
 #include "cli/command.h"
 #include "cli/limit_options.h"
+#include "cli/measured_options.h"
 
 namespace locksim::cli {
 namespace {
@@ -16,6 +18,7 @@ struct ReportArgs {
     std::string out;
     LimitArgs limits{.preempt_off = "100us", .toggle = "10ms"};
     analysis::ReportOptions options;
+    MeasuredArgs measured;
 };
 
 CommandRegistrar reg([](CLI::App &app) {
@@ -32,10 +35,12 @@ CommandRegistrar reg([](CLI::App &app) {
         ->capture_default_str();
     cmd->add_option("--python", a->options.python,
                     "Python with matplotlib (default: $LOCKSIM_PYTHON, else /usr/bin/python3)");
+    add_measured_options(cmd, a->measured, "--measured");
     cmd->footer("Pass an empty value (--max-toggle '') to drop a default limit.");
     cmd->callback([a] {
         a->options.limits = parse_limits(a->limits);
         analysis::ResultsFile file = analysis::load_results(a->results);
+        add_measured(file, a->measured);
         analysis::ReportOutput out = analysis::write_report(file, a->results, a->out, a->options);
         fmt::print("report: {} files; open {}\n", out.files.size(), out.index);
     });

@@ -2,7 +2,8 @@
 //   run      one strategy (--strategy, default the scenario's first), with a detailed report:
 //            the longest preempt-off sections with their labels and sites, per-operation
 //            latency, lock statistics, violations;
-//   compare  every strategy of the scenario side by side (the mailing-list table);
+//   compare  every strategy of the scenario side by side (the mailing-list table); --measured
+//            FILE... adds measured series (cyclictest, ftrace, Perfetto) beside them;
 //   sweep    every point of the scenario's [sweep] grid, points in parallel; --shard I/N runs
 //            one slice for a batch scheduler, `locksim merge` joins the slices.
 // Results go to the scenario's output directory (or -o): results.json, results.csv and one
@@ -20,6 +21,7 @@
 #include "cli/cluster.h"
 #include "cli/command.h"
 #include "cli/duration_warnings.h"
+#include "cli/measured_options.h"
 #include "cli/paths.h"
 #include "cli/trace_options.h"
 #include "kernel/results.h"
@@ -52,6 +54,7 @@ struct RunArgs {
     bool wall_clock = true;
     std::string platform = "sim";
     TraceArgs trace;
+    MeasuredArgs measured;  // compare: measured series side by side with the designs
 };
 
 void write_text(const fs::path &path, const std::string &text) {
@@ -149,6 +152,8 @@ void run_command(Mode mode, const RunArgs &a) {
     for (int64_t seed : a.seeds)
         if (seed < 0) throw UserError(fmt::format("--seed: {} is negative (seeds are >= 0)", seed));
     Scenario scenario = load_scenario(a.file);
+    // Measured files are read before any run, so that a malformed one costs no simulation.
+    const analysis::ResultsFile measured = import_measured_args(a.measured);
     if (!a.seeds.empty()) scenario.seeds = a.seeds;
     if (!a.strategies.empty()) {
         std::vector<StrategySpec> chosen;
@@ -234,6 +239,9 @@ void run_command(Mode mode, const RunArgs &a) {
 
     const auto &formats = scenario.output.formats;
     auto wants = [&](const char *f) { return std::count(formats.begin(), formats.end(), f) > 0; };
+    // The duration advice counts the simulated runs only, taken before measured ones join.
+    const std::vector<analysis::RunSummary> simulated = results.summaries(dir.string());
+    analysis::measured::append_runs(results, measured);
     std::vector<analysis::RunSummary> summaries = results.summaries(dir.string());
     if (wants("table") && !a.quiet) {
         if (!scenario.description.empty()) fmt::print("{}\n\n", scenario.description);
@@ -247,7 +255,7 @@ void run_command(Mode mode, const RunArgs &a) {
     if (wants("csv")) write_text(dir / "results.csv", analysis::format_csv(summaries));
     if (wants("hgrm")) write_hgrm(dir, results);
     if (!a.quiet) fmt::print("\nresults: {}\n", (dir / "results.json").string());
-    print_duration_warnings(a.file, counted(scenario, summaries));
+    print_duration_warnings(a.file, counted(scenario, simulated));
     if (!a.trace.path.empty() && !results.runs.empty() && !a.quiet)
         fmt::print("timeline of {} (seed {}): {}\n", jobs.front().strategy->label,
                    jobs.front().seed, a.trace.path);
@@ -280,6 +288,7 @@ void add_mode(CLI::App &app, Mode mode, const char *name, const char *help) {
                   "Leave the wall-clock speed out of detail.engine: the same binary, scenario "
                   "and seed then give the same results file byte for byte");
     add_trace_options(cmd, a->trace);
+    if (mode == Mode::Compare) add_measured_options(cmd, a->measured, "--measured");
     if (mode == Mode::Sweep) {
         cmd->add_option("--shard", a->shard,
                         "Run slice I of N (0-based), e.g. 0/4; auto: from a Slurm array task, "

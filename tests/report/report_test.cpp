@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "analysis/measured/import.h"
 #include "analysis/report.h"
 #include "analysis/table.h"
 #include "kernel/results.h"
@@ -320,7 +321,7 @@ TEST(Report, SweepWritesEveryFigureAndTheIndex) {
     const double commits = g.results.runs[0]["toggle"]["count"].get<double>();
     EXPECT_DOUBLE_EQ(bars["parts"][1]["values"][0].get<double>(), 2000.0 / commits);
     const json &scaling = g.figure("scaling-machine.cpus");
-    ASSERT_EQ(scaling["panels"].size(), 4u);
+    ASSERT_EQ(scaling["panels"].size(), 5u);  // preempt-off, commit, reader, probe, throughput
     const json &line = scaling["panels"][0]["lines"][0];
     EXPECT_EQ(line["x"], json({2.0, 8.0}));
     EXPECT_EQ(line["y"], json({1200.0, 1200.0}));
@@ -530,4 +531,198 @@ TEST(ReportErrors, RunsWithoutDetailStillGetTheirFigures) {
             EXPECT_TRUE(f.contains("empty_text"));
         }
     EXPECT_EQ(histograms, 6u);
+}
+
+namespace {
+
+// A real cyclictest histogram of this machine (two threads, 1 s), or "" with the reason when
+// cyclictest cannot run here (not installed, SCHED_FIFO or mlockall refused).
+std::string real_cyclictest(const fs::path &dir, std::string &why) {
+    if (access("/usr/bin/cyclictest", X_OK) != 0) {
+        why = "cyclictest is not installed (Debian's rt-tests)";
+        return "";
+    }
+    const fs::path hist = dir / "cyclictest.hist", log = dir / "cyclictest.log";
+    const std::string cmd =
+        fmt::format("cyclictest -m -q -D 1 -i 1000 -t 2 -h 400 --histfile='{}' >'{}' 2>&1",
+                    hist.string(), log.string());
+    if (std::system(cmd.c_str()) != 0 || !fs::exists(hist)) {
+        why = "cyclictest could not run (SCHED_FIFO or mlockall refused?): " + read_text(log);
+        return "";
+    }
+    return hist.string();
+}
+
+// Writes a PNG of `page` as headless Chromium renders it; the command's exit status.
+int screenshot(const fs::path &page, const fs::path &png) {
+    fs::path profile = fresh_dir(fmt::format("locksim_chromium_shot_{}", getpid()));
+    std::string cmd = fmt::format(
+        "'{}' --headless --disable-gpu --no-sandbox --disable-dev-shm-usage --no-first-run "
+        "--user-data-dir='{}' --hide-scrollbars --window-size=1200,2400 --screenshot='{}' "
+        "'file://{}' >/dev/null 2>&1",
+        chromium(), profile.string(), png.string(), fs::absolute(page).string());
+    int rc = std::system(cmd.c_str());
+    fs::remove_all(profile);
+    return rc;
+}
+
+// How varied the PNG's image data is: distinct pixel-sized byte groups of its (filtered)
+// scanlines on a 7-pixel grid, read with Python's zlib; -1 when it cannot be read. A blank page
+// gives 2 (its filtered rows are nearly all zero); a rendered report page, hundreds.
+int png_variety(const fs::path &png) {
+    const std::string script = fmt::format(
+        "import struct,zlib\n"
+        "d=open('{}','rb').read()\n"
+        "w,h,bits,ct=struct.unpack('>IIBB',d[16:26])\n"
+        "raw=b''\n"
+        "i=8\n"
+        "while i<len(d):\n"
+        "  n,=struct.unpack('>I',d[i:i+4]); t=d[i+4:i+8]\n"
+        "  if t==b'IDAT': raw+=d[i+8:i+8+n]\n"
+        "  i+=12+n\n"
+        "px=zlib.decompress(raw)\n"
+        "bpp={{2:3,6:4}}.get(ct,1)\n"
+        "stride=w*bpp+1\n"
+        "print(len({{px[r*stride+1:(r+1)*stride][c:c+bpp] for r in range(0,h,7) "
+        "for c in range(0,w*bpp,bpp*7)}}))\n",
+        png.string());
+    const fs::path py = png.parent_path() / "variety.py", out = png.parent_path() / "variety.txt";
+    std::ofstream(py) << script;
+    if (std::system(
+            fmt::format("/usr/bin/python3 '{}' >'{}' 2>&1", py.string(), out.string()).c_str()) !=
+        0)
+        return -1;
+    return std::atoi(read_text(out).c_str());
+}
+
+}  // namespace
+
+// A short real run of two designs beside a measured kernel: a cyclictest histogram made on
+// this machine and an ftrace wakeup_rt trace. The report puts both measured series in the
+// probe plots and figures.json, pick ranks them, and headless Chromium shows the verdict table,
+// the limit lines and the worst wake-up's cause.
+TEST(Report, MeasuredSeriesBesideARealRun) {
+    fs::path dir = fresh_dir(fmt::format("locksim_report_measured_{}", getpid()));
+    std::string why;
+    const std::string hist = real_cyclictest(dir, why);
+    if (hist.empty()) GTEST_SKIP() << why;
+    Scenario s = load_scenario(std::string(LOCKSIM_SOURCE_DIR) + "/scenarios/default.toml");
+    s.duration_ns = 30 * kMs;
+    s.warmup_ns = 2 * kMs;
+    s.seeds = {1, 2};
+    std::erase_if(s.strategies, [](const StrategySpec &st) {
+        return st.name != "rwlock" && st.name != "rcu-cond-dup";
+    });
+    std::vector<Scenario> points = expand_sweep(s);
+    ResultsFile results = run_jobs(s, points, plan_runs(points), {});
+    const size_t simulated = results.runs.size();
+    measured::append_runs(
+        results, measured::import_measured({hist, std::string(LOCKSIM_SOURCE_DIR) +
+                                                      "/tests/fixtures/measured/wakeup_rt.trace"},
+                                           {}));
+    // A Perfetto-style export whose slices stand for the read side.
+    measured::ImportOptions slices;
+    slices.design = "perfetto";
+    slices.slices = {measured::parse_slice_mapping("--slice", "reader=security_compute_av")};
+    measured::append_runs(
+        results,
+        measured::import_measured(
+            {std::string(LOCKSIM_SOURCE_DIR) + "/tests/fixtures/measured/slices.json"}, slices));
+    ASSERT_EQ(results.runs.size(), simulated + 3);
+    ReportOptions o;
+    o.plots_script = std::string(LOCKSIM_SOURCE_DIR) + "/analysis/plots.py";
+    o.limits.max_preempt_off_ns = 100 * kUs;
+    o.limits.max_probe_wakeup_ns = 200 * kUs;
+    ReportOutput out = write_report(results, "results.json", (dir / "out").string(), o);
+    json figures = json::parse(read_text(dir / "out" / "figures.json"))["figures"];
+
+    // Every simulated probe histogram carries both measured series, and its limit line.
+    size_t overlaid = 0;
+    for (const json &f : figures) {
+        const std::string stem = f["file"];
+        if (f["kind"] != "histogram" || !stem.ends_with("-probe")) continue;
+        EXPECT_EQ(f["limits"][0]["value"], 200.0) << stem;
+        EXPECT_EQ(f["limits"][0]["label"], "limit 200.0us") << stem;
+        if (std::stoul(stem.substr(4)) >= simulated) continue;
+        ASSERT_TRUE(f.contains("overlays")) << stem;
+        ASSERT_EQ(f["overlays"].size(), 2u) << stem;
+        EXPECT_EQ(f["overlays"][0]["label"], "cyclictest");
+        EXPECT_EQ(f["overlays"][1]["label"], "wakeup_rt");
+        uint64_t drawn = f["overlays"][0]["beyond_axis"].get<uint64_t>();
+        for (const json &b : f["overlays"][0]["bins"])
+            drawn += b[2].get<uint64_t>();
+        EXPECT_EQ(drawn, f["overlays"][0]["samples"].get<uint64_t>()) << stem;  // none lost
+        ++overlaid;
+    }
+    EXPECT_EQ(overlaid, simulated);
+    // The measured series' own histograms: cyclictest's every cycle, the trace's cause.
+    const json ct = [&] {
+        for (const json &f : figures)
+            if (f["file"] == fmt::format("run-{}-probe", simulated)) return f;
+        return json();
+    }();
+    EXPECT_GT(ct["samples"].get<uint64_t>(), 1000u);
+    const json trace = [&] {
+        for (const json &f : figures)
+            if (f["file"] == fmt::format("run-{}-probe", simulated + 1)) return f;
+        return json();
+    }();
+    EXPECT_EQ(trace["worst_cause"]["text"],
+              "cyclictest-2389 on CPU#3, woken while setseboo-4711 ran; the longest wait "
+              "followed ttwu_do_activate (89 us)");
+    EXPECT_EQ(trace["worst"]["x"], 94.0);
+    // The read-side slices in the reader spectrum, beside the designs.
+    const json reader = [&] {
+        for (const json &f : figures)
+            if (f["file"] == "spectrum-reader") return f;
+        return json();
+    }();
+    std::set<std::string> lines;
+    for (const json &l : reader["lines"])
+        lines.insert(l["name"].get<std::string>());
+    EXPECT_TRUE(lines.count("perfetto (n=3)")) << reader.dump();
+    EXPECT_EQ(lines.size(), 3u) << reader.dump();
+
+    // pick ranks the measured series beside the designs.
+    const Pick p = pick(results.summaries("results.json"), o.limits, tail_source(results));
+    std::set<std::string> ranked;
+    for (const Verdict &v : p.ranked)
+        ranked.insert(v.label);
+    EXPECT_EQ(ranked, (std::set<std::string>{"rwlock", "rcu-cond-dup", "cyclictest", "wakeup_rt",
+                                             "perfetto"}));
+    for (const Verdict &v : p.ranked)
+        if (v.label == "wakeup_rt") {
+            ASSERT_EQ(v.checks.size(), 2u);
+            EXPECT_FALSE(v.checks[0].measured);  // an ftrace wake-up trace has no section
+            EXPECT_TRUE(v.checks[1].measured);
+            EXPECT_TRUE(v.checks[1].met);  // 94 us <= 200 us
+            EXPECT_FALSE(v.meets);         // not every limit measured
+            EXPECT_STREQ(verdict_text(v), "not all measured");
+        }
+
+    // The page: the verdict table, the limit lines (in the SVG and named in the caption), the
+    // worst wake-up's cause.
+    const std::string html = read_text(out.index);
+    EXPECT_TRUE(contains(html, "<table id=\"verdict-table\""));
+    EXPECT_TRUE(contains(html, "2 of 2"));  // the seeds' spread
+    EXPECT_TRUE(contains(read_text(dir / "out" / "run-0-probe.svg"), "id=\"limit-line-0\""));
+    EXPECT_TRUE(contains(read_text(dir / "out" / "run-0-probe.svg"), "id=\"measured-0\""));
+    if (chromium().empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh adds it)";
+    Browser b = load_page(out.index);
+    EXPECT_EQ(b.status, 0) << b.log;
+    EXPECT_TRUE(console_lines(b.log).empty()) << b.log;
+    EXPECT_TRUE(contains(b.dom, "<table id=\"verdict-table\"")) << b.dom.substr(0, 3000);
+    EXPECT_TRUE(contains(b.dom, "<td class=\"fail\"><b>fail</b>"));
+    EXPECT_TRUE(contains(b.dom, "<td class=\"pass\"><b>pass</b>"));
+    EXPECT_TRUE(contains(b.dom, "<td class=\"unmeasured\"><b>not measured</b>"));
+    EXPECT_TRUE(contains(b.dom, "The dashed grey line is pick's limit 200.0us"));
+    EXPECT_TRUE(contains(b.dom,
+                         "Worst wake-up: cyclictest-2389 on CPU#3, woken while "
+                         "setseboo-4711 ran"));
+    EXPECT_TRUE(contains(b.dom, fmt::format("data-images-loaded=\"{}\"", image_count(html))));
+    const fs::path png = dir / "page.png";
+    ASSERT_EQ(screenshot(out.index, png), 0);
+    EXPECT_EQ(png_size(png), (std::pair<uint32_t, uint32_t>{1200, 2400}));
+    EXPECT_GT(png_variety(png), 20);  // a rendered page, not a blank one
+    fs::remove_all(dir);
 }
