@@ -24,11 +24,12 @@ void RealPlatform::State::close_section(TaskState &t, Section &s, bool irq, cons
     Site closed_by = end;
     if (open) {
         len = *open;
-        (irq ? st.irqs_off_open : st.preempt_off_open).push_back(len);
+        (irq ? st.irqs_off : st.preempt_off).open_at_end.push_back(len);
         closed_by = Site{"(open at the end)", {}};
     }
-    (irq ? st.irqs_off : st.preempt_off).record(len);
-    (irq ? st.irqs_off_total : st.preempt_off_total) += len;
+    kernel::IntervalStats &iv = irq ? st.irqs_off : st.preempt_off;
+    iv.length.record(len);
+    iv.total += len;
     kernel::CpuStats &c = st.cpu(s.cpu);
     (irq ? c.irqs_off_ns : c.preempt_off_ns) += len;
     if (!s.label.empty()) {

@@ -1,4 +1,5 @@
 // The real platform's results: every thread's statistics merged after the run.
+#include "kernel/stats_merge.h"
 #include "real/state.h"
 
 namespace locksim::real {
@@ -37,55 +38,23 @@ kernel::RunResults RealPlatform::State::collect(Time duration) {
         for (size_t i = 0; i < st.ops.size(); ++i) {
             if (!st.op_used[i]) continue;
             used[i] = 1;
-            kernel::OpStats &o = ops[i];
-            const kernel::OpStats &s = st.ops[i];
-            o.completed += s.completed;
-            o.latency.merge(s.latency);
-            o += s;
-            o.caused_wait_ns += s.caused_wait_ns;
-            o.peak_live_bytes = std::max(o.peak_live_bytes, s.peak_live_bytes);
-            o.open_at_end.insert(o.open_at_end.end(), s.open_at_end.begin(), s.open_at_end.end());
+            kernel::merge(ops[i], st.ops[i]);
         }
         if (st.compute_ns.size() > compute.size()) compute.resize(st.compute_ns.size(), 0);
         for (size_t i = 0; i < st.compute_ns.size(); ++i)
             compute[i] += st.compute_ns[i];
         for (size_t i = 0; i < st.locks.size() && i < locks.size(); ++i)
-            for (int m = 0; m < 2; ++m) {
-                locks[i].acquisitions[m] += st.locks[i].acquisitions[m];
-                locks[i].contended[m] += st.locks[i].contended[m];
-                locks[i].wait[m].merge(st.locks[i].wait[m]);
-                locks[i].hold[m].merge(st.locks[i].hold[m]);
-                locks[i].wait_open_at_end[m].insert(locks[i].wait_open_at_end[m].end(),
-                                                    st.locks[i].wait_open_at_end[m].begin(),
-                                                    st.locks[i].wait_open_at_end[m].end());
-            }
-        for (size_t i = 0; i < st.cpus.size(); ++i) {
-            kernel::CpuStats &c = cpus[i % cpus.size()];
-            c.preempt_off_ns += st.cpus[i].preempt_off_ns;
-            c.irqs_off_ns += st.cpus[i].irqs_off_ns;
-        }
-        r.preempt_off.length.merge(st.preempt_off);
-        r.preempt_off.total += st.preempt_off_total;
-        r.irqs_off.length.merge(st.irqs_off);
-        r.irqs_off.total += st.irqs_off_total;
-        r.preempt_off.open_at_end.insert(r.preempt_off.open_at_end.end(),
-                                         st.preempt_off_open.begin(), st.preempt_off_open.end());
-        r.irqs_off.open_at_end.insert(r.irqs_off.open_at_end.end(), st.irqs_off_open.begin(),
-                                      st.irqs_off_open.end());
+            kernel::merge(locks[i], st.locks[i]);
+        for (size_t i = 0; i < st.cpus.size(); ++i)
+            kernel::merge(cpus[i % cpus.size()], st.cpus[i]);
+        kernel::merge(r.preempt_off, st.preempt_off);
+        kernel::merge(r.irqs_off, st.irqs_off);
         for (const auto &[name, h] : st.wakeup)
             r.wakeup_latency[name].merge(h);
         for (const auto &[name, late] : st.wakeup_open)
             r.wakeup_open_at_end[name] = late;
-        r.rcu.grace_periods += st.rcu.grace_periods;
-        r.rcu.expedited_grace_periods += st.rcu.expedited_grace_periods;
-        r.rcu.callbacks_invoked += st.rcu.callbacks_invoked;
-        r.rcu.grace_period_ns.merge(st.rcu.grace_period_ns);
-        r.rcu.expedited_grace_period_ns.merge(st.rcu.expedited_grace_period_ns);
-        r.memory.allocs_atomic += st.allocs_atomic;
-        r.memory.allocs_sleeping += st.allocs_sleeping;
-        r.memory.bytes_atomic += st.bytes_atomic;
-        r.memory.bytes_sleeping += st.bytes_sleeping;
-        r.memory.frees += st.frees;
+        kernel::merge(r.rcu, st.rcu);
+        kernel::merge(r.memory, st.memory);
         dropped += st.samples_dropped;
     }
     for (size_t i = 0; i < ops.size(); ++i)

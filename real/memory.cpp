@@ -23,8 +23,8 @@ void *RealPlatform::mem_alloc(size_t bytes, AllocKind kind, Site site) {
     for (int64_t peak = s_->peak_bytes.load(); live > peak;)
         if (s_->peak_bytes.compare_exchange_weak(peak, live)) break;
     ThreadStats &st = *t.stats;
-    (sleeps ? st.allocs_sleeping : st.allocs_atomic) += 1;
-    (sleeps ? st.bytes_sleeping : st.bytes_atomic) += n;
+    (sleeps ? st.memory.allocs_sleeping : st.memory.allocs_atomic) += 1;
+    (sleeps ? st.memory.bytes_sleeping : st.memory.bytes_atomic) += n;
     for (OpFrame &f : t.ops)
         f.peak_live = std::max(f.peak_live, live);
     if (!t.ops.empty() && s_->recording()) st.op(t.label()).bytes_allocated += n;
@@ -92,7 +92,7 @@ void RealPlatform::mem_free(const void *p, Site site) {
         return;
     }
     s_->live_bytes.fetch_sub(h->bytes.load());
-    ++t.stats->frees;
+    ++t.stats->memory.frees;
     h->magic = kFreedMagic;
     h->bytes.~atomic();
     ::operator delete(h);

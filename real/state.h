@@ -105,14 +105,13 @@ struct ThreadStats {
     std::vector<Time> compute_ns;          // by label id
     std::vector<kernel::LockStats> locks;  // by lock class
     std::vector<kernel::CpuStats> cpus;
-    kernel::Histogram preempt_off, irqs_off;
-    Time preempt_off_total = 0, irqs_off_total = 0;
-    std::vector<Time> preempt_off_open, irqs_off_open;  // sections open when the run ended
+    // Sections: lengths, totals and those open when the run ended (the collector keeps the
+    // longest).
+    kernel::IntervalStats preempt_off, irqs_off;
     std::map<std::string, kernel::Histogram> wakeup;
     std::map<std::string, Time> wakeup_open;
     kernel::RcuStats rcu;
-    uint64_t allocs_atomic = 0, allocs_sleeping = 0, frees = 0;
-    int64_t bytes_atomic = 0, bytes_sleeping = 0;
+    kernel::MemStats memory;  // allocations and frees (live and peak bytes are the platform's)
     uint64_t samples_dropped = 0;
 
     kernel::OpStats &op(Label l) {
