@@ -42,40 +42,34 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
         std::optional<int64_t> limit;
         int64_t value;
         Censoring censoring;
+        bool incomplete;
         bool bytes;
         std::optional<double> probability;
         TailMetric metric;
         const char *per;
         uint64_t samples = 1;  // 0: nothing recorded of this metric
     };
-    const Check checks[] = {
-        {"preempt-off", limits.max_preempt_off_ns, w.preempt_off_max_ns, w.preempt_off_open, false,
-         limits.preempt_off_probability, TailMetric::PreemptOff, "section", w.preempt_off_count},
-        {"irqs-off", limits.max_irqs_off_ns, w.irqs_off_max_ns, w.irqs_off_open, false,
-         limits.irqs_off_probability, TailMetric::IrqsOff, "section", w.irqs_off_count},
-        {"probe wake-up", limits.max_probe_wakeup_ns, w.probe_max_ns, w.probe_open, false,
-         limits.probe_wakeup_probability, TailMetric::ProbeWakeup, "wake-up", w.probe_count},
-        {"toggle", limits.max_toggle_ns, w.toggle_max_ns, w.toggle_open, false,
-         limits.toggle_probability, TailMetric::Toggle, "commit", w.toggle_commits()},
-        {"reader p99",
-         limits.max_reader_p99_ns,
-         w.reader_p99_ns,
-         {},
-         false,
-         {},
-         TailMetric::PreemptOff,
-         "",
-         w.reader_count},
-        {"memory",
-         limits.max_memory_bytes,
-         w.peak_memory_bytes,
-         {},
-         true,
-         {},
-         TailMetric::PreemptOff,
-         "",
-         w.peak_memory_bytes > 0 ? 1u : 0u},
-    };
+    std::vector<Check> checks;
+    for (const Metric &m : metrics()) {
+        if (!m.pick.option) continue;
+        Check c{m.pick.what, {},          std::get<int64_t>(get(w, m)),
+                {},          false,       m.unit == Unit::Bytes,
+                {},          m.pick.tail, m.pick.per ? m.pick.per : ""};
+        if (auto it = limits.find(m.path()); it != limits.end()) {
+            c.limit = it->second.value;
+            c.probability = it->second.probability;
+        }
+        if (is_censorable_worst(m)) {
+            c.censoring = {static_cast<uint64_t>(number(w, *sibling(m, "open_at_end"))),
+                           number(w, *sibling(m, "max_censored")) != 0};
+            const Metric *incomplete = sibling(m, "incomplete");
+            c.incomplete = incomplete && number(w, *incomplete) != 0;
+        }
+        // Whether anything of the metric was recorded (a measured series may lack it).
+        c.samples = sibling(m, "count") ? (nothing_counted(w, m) ? 0u : 1u)
+                                        : (number(w, m) != 0 ? 1u : 0u);
+        checks.push_back(c);
+    }
     std::vector<Outcome> out;
     for (const auto &c : checks) {
         Outcome o;
@@ -132,7 +126,7 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
         }
         o.ratio = ratio_of(static_cast<double>(c.value));
         const std::string at_least = c.censoring.max_censored ? "\u2265" : "";
-        if (c.metric == TailMetric::Toggle && c.censoring.open_at_end > 0) {
+        if (c.incomplete) {
             // A commit that never completed: its cost is unknown, so no commit limit is met.
             o.over = true;
             o.ratio = std::max(o.ratio, 1.0);
@@ -276,25 +270,14 @@ const char *verdict_text(const Verdict &v) {
 
 std::string format_pick(const Pick &p, const Limits &limits) {
     std::vector<std::string> given;
-    auto tail = [](const std::optional<double> &p) {
-        return p ? fmt::format(" at p={}", prob_text(*p)) : std::string();
-    };
-    if (limits.max_preempt_off_ns)
-        given.push_back("preempt-off <= " + human_ns(*limits.max_preempt_off_ns) +
-                        tail(limits.preempt_off_probability));
-    if (limits.max_irqs_off_ns)
-        given.push_back("irqs-off <= " + human_ns(*limits.max_irqs_off_ns) +
-                        tail(limits.irqs_off_probability));
-    if (limits.max_probe_wakeup_ns)
-        given.push_back("probe wake-up <= " + human_ns(*limits.max_probe_wakeup_ns) +
-                        tail(limits.probe_wakeup_probability));
-    if (limits.max_toggle_ns)
-        given.push_back("toggle <= " + human_ns(*limits.max_toggle_ns) +
-                        tail(limits.toggle_probability));
-    if (limits.max_reader_p99_ns)
-        given.push_back("reader p99 <= " + human_ns(*limits.max_reader_p99_ns));
-    if (limits.max_memory_bytes)
-        given.push_back("memory <= " + human_bytes(*limits.max_memory_bytes));
+    for (const Metric &m : metrics()) {
+        auto it = limits.find(m.path());
+        if (!m.pick.option || it == limits.end()) continue;
+        given.push_back(fmt::format(
+            "{} <= {}{}", m.pick.what,
+            m.unit == Unit::Bytes ? human_bytes(it->second.value) : human_ns(it->second.value),
+            it->second.probability ? " at p=" + prob_text(*it->second.probability) : ""));
+    }
     std::string out = "limits: ";
     for (size_t i = 0; i < given.size(); ++i)
         out += (i ? ", " : "") + given[i];

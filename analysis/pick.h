@@ -15,32 +15,26 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/metrics.h"
 #include "analysis/results_file.h"
 #include "analysis/tail.h"
 #include "kernel/op_names.h"
 
 namespace locksim::analysis {
 
-struct Limits {
-    std::optional<int64_t> max_preempt_off_ns;
-    std::optional<int64_t> max_irqs_off_ns;
-    std::optional<int64_t> max_probe_wakeup_ns;
-    std::optional<int64_t> max_toggle_ns;
-    std::optional<int64_t> max_reader_p99_ns;
-    std::optional<int64_t> max_memory_bytes;
-    // Probabilities (per section, per wake-up, per commit) for tail limits ("200us@1e-9").
-    std::optional<double> preempt_off_probability;
-    std::optional<double> irqs_off_probability;
-    std::optional<double> probe_wakeup_probability;
-    std::optional<double> toggle_probability;
+// A limit on one metric (analysis/metrics.h, those with a `pick` option): its value (ns or
+// bytes, as the metric's unit) and, for a tail limit, the probability.
+struct Limit {
+    int64_t value = 0;
+    std::optional<double> probability;
 };
-
-// The metrics a tail limit applies to.
-enum class TailMetric { PreemptOff, IrqsOff, ProbeWakeup, Toggle };
+// The limits given, by metric path ("preempt_off.max_ns").
+using Limits = std::map<std::string, Limit>;
 
 // The tail estimate of run `index` (position in the runs given to pick) for a metric at a
 // probability; pick asks for it only when a limit names a probability.

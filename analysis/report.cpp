@@ -14,8 +14,8 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <span>
 
+#include "analysis/metrics.h"
 #include "analysis/table.h"
 #include "kernel/histogram.h"
 #include "util/error.h"
@@ -307,20 +307,22 @@ json spectrum_figure(const ResultsFile &r, const std::vector<RunSummary> &sums, 
 // The parts of a boolean commit as grouped bars, one group per design (averaged over seeds),
 // one bar per part. The summary holds the mean latency per commit and the other parts as
 // totals over the run's commits (analysis/results_file.h): totals are divided by the count.
-struct TogglePart {
-    const char *name;
-    int64_t RunSummary::*field;
-    bool total;
-};
+// The metrics a figure of the commit draws, in the table's order.
+std::vector<const Metric *> series_of(Series kind) {
+    std::vector<const Metric *> out;
+    for (const Metric &m : metrics())
+        if (m.series == kind) out.push_back(&m);
+    return out;
+}
 
 struct ToggleBars {
     std::vector<std::string> groups;
     std::vector<std::vector<double>> values;  // [part][group]
-    std::vector<double> grace_periods;        // per group: grace periods waited per commit
+    std::vector<double> grace_periods;        // per group: the CommitCount series per commit
 };
 
 ToggleBars toggle_bars(const std::vector<RunSummary> &sums, const Group &g,
-                       std::span<const TogglePart> parts, double unit) {
+                       const std::vector<const Metric *> &parts, double unit) {
     ToggleBars out;
     out.values.resize(parts.size());
     for (const std::string &label : g.labels) {
@@ -333,10 +335,11 @@ ToggleBars toggle_bars(const std::vector<RunSummary> &sums, const Group &g,
             ++n;
             const auto count = static_cast<double>(s.toggle_count);
             for (size_t p = 0; p < parts.size(); ++p) {
-                double v = static_cast<double>(s.*parts[p].field) / unit;
-                sum[p] += parts[p].total ? v / count : v;
+                double v = number(s, *parts[p]) / unit;
+                sum[p] += parts[p]->per_commit_total ? v / count : v;
             }
-            gps += static_cast<double>(s.toggle_grace_periods) / count;
+            for (const Metric *m : series_of(Series::CommitCount))
+                gps += number(s, *m) / count;
         }
         if (n == 0) continue;
         out.groups.push_back(label);
@@ -347,11 +350,12 @@ ToggleBars toggle_bars(const std::vector<RunSummary> &sums, const Group &g,
     return out;
 }
 
-json bars_json(const ToggleBars &b, std::span<const TogglePart> parts, const std::string &stem,
-               const std::string &title, const std::string &caption, const char *xlabel) {
+json bars_json(const ToggleBars &b, const std::vector<const Metric *> &parts,
+               const std::string &stem, const std::string &title, const std::string &caption,
+               const char *xlabel) {
     json jparts = json::array();
     for (size_t p = 0; p < parts.size(); ++p)
-        jparts.push_back({{"name", parts[p].name}, {"values", b.values[p]}});
+        jparts.push_back({{"name", parts[p]->series_name}, {"values", b.values[p]}});
     return {{"kind", "bars"},     {"file", stem},       {"title", title},
             {"caption", caption}, {"width", kBarsW},    {"height", kBarsH},
             {"xlabel", xlabel},   {"groups", b.groups}, {"parts", std::move(jparts)}};
@@ -359,39 +363,33 @@ json bars_json(const ToggleBars &b, std::span<const TogglePart> parts, const std
 
 // Time per commit: latency, readers blocked, preempt-off, IRQs-off, grace-period wait, refill.
 json toggle_figure(const std::vector<RunSummary> &sums, const Group &g, const std::string &stem) {
-    static const TogglePart parts[] = {
-        {"latency (mean)", &RunSummary::toggle_mean_ns, false},
-        {"readers blocked", &RunSummary::toggle_readers_blocked_ns, true},
-        {"preempt-off", &RunSummary::toggle_preempt_off_ns, true},
-        {"irqs-off", &RunSummary::toggle_irqs_off_ns, true},
-        {"grace-period wait", &RunSummary::toggle_gp_wait_ns, true},
-        {"AVC refill", &RunSummary::toggle_avc_refill_ns, true},
-    };
+    const std::vector<const Metric *> parts = series_of(Series::CommitTime);
     ToggleBars b = toggle_bars(sums, g, parts, 1000.0);
     if (b.groups.empty()) return nullptr;
     std::string title = "Cost of a boolean commit (setsebool)";
     if (!g.point.empty()) title += ": " + g.point;
     std::string gps;
-    for (size_t i = 0; i < b.groups.size(); ++i)
-        gps += fmt::format("{}{} {:.1f}", i ? ", " : "", b.groups[i], b.grace_periods[i]);
+    for (const Metric *m : series_of(Series::CommitCount)) {
+        gps += fmt::format(" {} per commit: ", m->series_name);
+        for (size_t i = 0; i < b.groups.size(); ++i)
+            gps += fmt::format("{}{} {:.1f}", i ? ", " : "", b.groups[i], b.grace_periods[i]);
+        gps += ".";
+    }
     return bars_json(
         b, parts, stem, title,
         "Per commit, averaged over seeds: its latency, the time readers spent blocked by it, its "
         "preempt-off and IRQs-off time, its wait for grace periods and the AVC refill after it. "
         "The parts overlap (IRQs-off time is also preempt-off time), so they are drawn side by "
         "side, not stacked; readers blocked sums over every waiting reader and the refill runs "
-        "after the commit, so those two may exceed its latency; a missing bar is zero. Grace "
-        "periods waited per commit: " +
-            gps + ".",
+        "after the commit, so those two may exceed its latency; a missing bar is zero." +
+            gps,
         "time per commit (µs)");
 }
 
 // Memory per commit: what it allocated (its copies, the audit and netlink buffers).
 json toggle_alloc_figure(const std::vector<RunSummary> &sums, const Group &g,
                          const std::string &stem) {
-    static const TogglePart parts[] = {
-        {"allocated", &RunSummary::toggle_bytes_allocated, true},
-    };
+    const std::vector<const Metric *> parts = series_of(Series::CommitBytes);
     ToggleBars b = toggle_bars(sums, g, parts, 1024.0);
     if (b.groups.empty()) return nullptr;
     std::string title = "Memory a boolean commit allocates";
@@ -438,10 +436,11 @@ json scaling_figures(const std::vector<RunSummary> &sums) {
             return numbers ? *numeric(v)
                            : static_cast<double>(std::find(vs.begin(), vs.end(), v) - vs.begin());
         };
-        // One line per design and setting of the other axes; seeds combined per point.
+        // One line per design and setting of the other axes; seeds combined per point (the
+        // worst of a latency, the mean of a rate), one panel per Scaling metric.
+        const std::vector<const Metric *> panel_metrics = series_of(Series::Scaling);
         struct Acc {
-            int64_t poff = 0, toggle = 0, reader = 0, probe = 0;
-            double ops = 0;
+            std::vector<double> v;
             int n = 0;
         };
         std::map<std::string, std::map<double, Acc>> lines;
@@ -456,33 +455,24 @@ json scaling_figures(const std::vector<RunSummary> &sums) {
             if (x.empty()) continue;
             if (!lines.count(name)) order.push_back(name);
             Acc &acc = lines[name][xpos(x)];
-            acc.poff = std::max(acc.poff, s.preempt_off_max_ns);
-            acc.toggle = std::max(acc.toggle, s.toggle_max_ns);
-            acc.reader = std::max(acc.reader, s.reader_p99_ns);
-            acc.probe = std::max(acc.probe, s.probe_max_ns);
-            acc.ops += s.ops_per_sec;
+            acc.v.resize(panel_metrics.size());
+            for (size_t k = 0; k < panel_metrics.size(); ++k) {
+                const double v = number(s, *panel_metrics[k]);
+                acc.v[k] = panel_metrics[k]->unit == Unit::PerSecond ? acc.v[k] + v
+                                                                     : std::max(acc.v[k], v);
+            }
             ++acc.n;
         }
-        struct Metric {
-            const char *title, *ylabel;
-            bool latency;
-            double (*get)(const Acc &);
-        };
-        static const Metric metrics[] = {
-            {"worst preempt-off", "µs", true, [](const Acc &a) { return us(a.poff); }},
-            {"worst boolean commit", "µs", true, [](const Acc &a) { return us(a.toggle); }},
-            {"reader p99", "µs", true, [](const Acc &a) { return us(a.reader); }},
-            {"worst probe wake-up", "µs", true, [](const Acc &a) { return us(a.probe); }},
-            {"throughput", "operations/s", false, [](const Acc &a) { return a.ops / a.n; }},
-        };
         json panels = json::array();
-        for (const Metric &m : metrics) {
+        for (size_t k = 0; k < panel_metrics.size(); ++k) {
+            const Metric &m = *panel_metrics[k];
+            const bool latency = m.unit == Unit::Ns;
             json jl = json::array();
             double lo = 0, hi = 0;
             for (const std::string &name : order) {
                 json x = json::array(), y = json::array();
                 for (const auto &[xv, acc] : lines[name]) {
-                    double v = m.get(acc);
+                    double v = latency ? us(static_cast<int64_t>(acc.v[k])) : acc.v[k] / acc.n;
                     x.push_back(xv);
                     y.push_back(v);
                     if (v > 0) {
@@ -492,9 +482,9 @@ json scaling_figures(const std::vector<RunSummary> &sums) {
                 }
                 jl.push_back({{"name", name}, {"x", std::move(x)}, {"y", std::move(y)}});
             }
-            panels.push_back({{"title", m.title},
-                              {"ylabel", m.ylabel},
-                              {"log_y", m.latency && lo > 0 && hi / lo > 50},
+            panels.push_back({{"title", m.series_name},
+                              {"ylabel", latency ? "µs" : "operations/s"},
+                              {"log_y", latency && lo > 0 && hi / lo > 50},
                               {"lines", std::move(jl)}});
         }
         std::string stem = "scaling-";
@@ -542,18 +532,15 @@ std::string escape(const std::string &s) {
 
 std::string limits_text(const Limits &l) {
     std::vector<std::string> parts;
-    auto add = [&](const char *name, const std::optional<int64_t> &v, bool bytes,
-                   std::optional<double> p = std::nullopt) {
-        if (v)
-            parts.push_back(fmt::format("{} {}{}", name, bytes ? human_bytes(*v) : human_ns(*v),
-                                        p ? fmt::format("@{:.0e}", *p) : std::string()));
-    };
-    add("--max-preempt-off", l.max_preempt_off_ns, false, l.preempt_off_probability);
-    add("--max-irqs-off", l.max_irqs_off_ns, false, l.irqs_off_probability);
-    add("--max-probe-wakeup", l.max_probe_wakeup_ns, false, l.probe_wakeup_probability);
-    add("--max-toggle", l.max_toggle_ns, false, l.toggle_probability);
-    add("--max-reader-p99", l.max_reader_p99_ns, false);
-    add("--max-memory", l.max_memory_bytes, true);
+    for (const Metric &m : metrics()) {
+        auto it = l.find(m.path());
+        if (!m.pick.option || it == l.end()) continue;
+        const Limit &v = it->second;
+        parts.push_back(
+            fmt::format("{} {}{}", m.pick.option,
+                        m.unit == Unit::Bytes ? human_bytes(v.value) : human_ns(v.value),
+                        v.probability ? fmt::format("@{:.0e}", *v.probability) : std::string()));
+    }
     std::string out;
     for (const auto &p : parts)
         out += (out.empty() ? "" : " ") + p;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/metrics.h"
 #include "util/error.h"
 #include "util/read_file.h"
 
@@ -27,62 +28,13 @@ json summary_to_json(const RunSummary &s) {
     json kinds = json::object();
     for (const auto &[k, n] : s.violation_kinds)
         kinds[k] = n;
-    return {
-        {"strategy", s.strategy},
-        {"label", s.label},
-        {"platform", s.platform},
-        {"seed", s.seed},
-        {"point", point},
-        {"preempt_off",
-         {{"max_ns", s.preempt_off_max_ns},
-          {"p99_ns", s.preempt_off_p99_ns},
-          {"p50_ns", s.preempt_off_p50_ns},
-          {"count", s.preempt_off_count},
-          {"worst_label", s.preempt_off_worst_label},
-          {"worst_site", s.preempt_off_worst_site},
-          {"open_at_end", s.preempt_off_open.open_at_end},
-          {"max_censored", s.preempt_off_open.max_censored}}},
-        {"irqs_off",
-         {{"max_ns", s.irqs_off_max_ns},
-          {"p99_ns", s.irqs_off_p99_ns},
-          {"count", s.irqs_off_count},
-          {"open_at_end", s.irqs_off_open.open_at_end},
-          {"max_censored", s.irqs_off_open.max_censored}}},
-        {"probe_wakeup",
-         {{"max_ns", s.probe_max_ns},
-          {"p99_ns", s.probe_p99_ns},
-          {"p50_ns", s.probe_p50_ns},
-          {"count", s.probe_count},
-          {"open_at_end", s.probe_open.open_at_end},
-          {"max_censored", s.probe_open.max_censored}}},
-        {"toggle",
-         {{"count", s.toggle_count},
-          {"p50_ns", s.toggle_p50_ns},
-          {"max_ns", s.toggle_max_ns},
-          {"mean_ns", s.toggle_mean_ns},
-          {"readers_blocked_ns", s.toggle_readers_blocked_ns},
-          {"preempt_off_ns", s.toggle_preempt_off_ns},
-          {"irqs_off_ns", s.toggle_irqs_off_ns},
-          {"gp_wait_ns", s.toggle_gp_wait_ns},
-          {"grace_periods", s.toggle_grace_periods},
-          {"bytes_allocated", s.toggle_bytes_allocated},
-          {"peak_live_bytes", s.toggle_peak_live_bytes},
-          {"avc_refill_ns", s.toggle_avc_refill_ns},
-          {"open_at_end", s.toggle_open.open_at_end},
-          {"incomplete", s.toggle_incomplete()},
-          {"max_censored", s.toggle_open.max_censored}}},
-        {"reader",
-         {{"count", s.reader_count},
-          {"p50_ns", s.reader_p50_ns},
-          {"p99_ns", s.reader_p99_ns},
-          {"max_ns", s.reader_max_ns},
-          {"open_at_end", s.reader_open.open_at_end},
-          {"max_censored", s.reader_open.max_censored}}},
-        {"throughput", {{"ops", s.ops}, {"ops_per_sec", s.ops_per_sec}}},
-        {"memory", {{"peak_bytes", s.peak_memory_bytes}}},
-        {"violations", s.violations},
-        {"violation_kinds", kinds},
-    };
+    json j = {{"strategy", s.strategy}, {"label", s.label}, {"platform", s.platform},
+              {"seed", s.seed},         {"point", point},   {"violation_kinds", kinds}};
+    for (const Metric &m : metrics()) {
+        json &at = m.group ? j[m.group] : j;
+        at[m.key] = std::visit([](const auto &v) { return json(v); }, get(s, m));
+    }
+    return j;
 }
 
 namespace {
@@ -122,10 +74,6 @@ class Reader {
 
 RunSummary summary_from_json(const json &j, const std::string &where) {
     Reader r(j, where);
-    auto censoring = [&](const char *metric) {
-        return Censoring{r.get<uint64_t>(metric, "open_at_end"),
-                         r.get<bool>(metric, "max_censored")};
-    };
     RunSummary s;
     s.strategy = r.get<std::string>("strategy");
     s.label = r.get<std::string>("label");
@@ -137,53 +85,31 @@ RunSummary summary_from_json(const json &j, const std::string &where) {
             throw UserError(fmt::format("{}: 'point.{}' must be a string", where, f));
         s.point.emplace_back(f, v.get<std::string>());
     }
-    s.preempt_off_max_ns = r.get<int64_t>("preempt_off", "max_ns");
-    s.preempt_off_p99_ns = r.get<int64_t>("preempt_off", "p99_ns");
-    s.preempt_off_p50_ns = r.get<int64_t>("preempt_off", "p50_ns");
-    s.preempt_off_count = r.get<uint64_t>("preempt_off", "count");
-    s.preempt_off_worst_label = r.get<std::string>("preempt_off", "worst_label");
-    s.preempt_off_worst_site = r.get<std::string>("preempt_off", "worst_site");
-    s.preempt_off_open = censoring("preempt_off");
-    s.irqs_off_open = censoring("irqs_off");
-    s.probe_open = censoring("probe_wakeup");
-    s.toggle_open = censoring("toggle");
-    s.reader_open = censoring("reader");
-    if (r.get<bool>("toggle", "incomplete") != s.toggle_incomplete())
-        throw UserError(
-            fmt::format("{}: 'toggle.incomplete' disagrees with 'toggle.open_at_end'", where));
-    s.irqs_off_max_ns = r.get<int64_t>("irqs_off", "max_ns");
-    s.irqs_off_p99_ns = r.get<int64_t>("irqs_off", "p99_ns");
-    s.irqs_off_count = r.get<uint64_t>("irqs_off", "count");
-    s.probe_max_ns = r.get<int64_t>("probe_wakeup", "max_ns");
-    s.probe_p99_ns = r.get<int64_t>("probe_wakeup", "p99_ns");
-    s.probe_p50_ns = r.get<int64_t>("probe_wakeup", "p50_ns");
-    s.probe_count = r.get<uint64_t>("probe_wakeup", "count");
-    s.toggle_count = r.get<uint64_t>("toggle", "count");
-    s.toggle_p50_ns = r.get<int64_t>("toggle", "p50_ns");
-    s.toggle_max_ns = r.get<int64_t>("toggle", "max_ns");
-    s.toggle_mean_ns = r.get<int64_t>("toggle", "mean_ns");
-    s.toggle_readers_blocked_ns = r.get<int64_t>("toggle", "readers_blocked_ns");
-    s.toggle_preempt_off_ns = r.get<int64_t>("toggle", "preempt_off_ns");
-    s.toggle_irqs_off_ns = r.get<int64_t>("toggle", "irqs_off_ns");
-    s.toggle_gp_wait_ns = r.get<int64_t>("toggle", "gp_wait_ns");
-    s.toggle_grace_periods = r.get<uint64_t>("toggle", "grace_periods");
-    s.toggle_bytes_allocated = r.get<int64_t>("toggle", "bytes_allocated");
-    s.toggle_peak_live_bytes = r.get<int64_t>("toggle", "peak_live_bytes");
-    s.toggle_avc_refill_ns = r.get<int64_t>("toggle", "avc_refill_ns");
-    s.reader_count = r.get<uint64_t>("reader", "count");
-    s.reader_p50_ns = r.get<int64_t>("reader", "p50_ns");
-    s.reader_p99_ns = r.get<int64_t>("reader", "p99_ns");
-    s.reader_max_ns = r.get<int64_t>("reader", "max_ns");
-    s.ops = r.get<uint64_t>("throughput", "ops");
-    s.ops_per_sec = r.get<double>("throughput", "ops_per_sec");
-    s.peak_memory_bytes = r.get<int64_t>("memory", "peak_bytes");
-    s.violations = r.get<uint64_t>("violations");
     const json kinds = r.get<json>("violation_kinds");
     for (const auto &[k, v] : kinds.items()) {
         if (!v.is_number_unsigned())
             throw UserError(fmt::format("{}: 'violation_kinds.{}' must be a count", where, k));
         s.violation_kinds.emplace_back(k, v.get<uint64_t>());
     }
+    // Each metric as the type its field has; a derived one must agree with the others.
+    const RunSummary zero;
+    std::vector<std::pair<const Metric *, Value>> derived;
+    for (const Metric &m : metrics()) {
+        const Value read = std::visit(
+            [&](const auto &z) -> Value {
+                using T = std::decay_t<decltype(z)>;
+                return m.group ? r.get<T>(m.group, m.key) : r.get<T>(m.key);
+            },
+            get(zero, m));
+        if (std::holds_alternative<Derived>(m.field))
+            derived.emplace_back(&m, read);
+        else
+            set(s, m, read);
+    }
+    for (const auto &[m, read] : derived)
+        if (get(s, *m) != read)
+            throw UserError(fmt::format("{}: '{}' disagrees with the figures it is derived from",
+                                        where, m->path()));
     return s;
 }
 

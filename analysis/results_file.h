@@ -2,26 +2,16 @@
 // write, and what `pick`, `merge` and `report` read. analysis/ sees results only through this
 // file's content, never through an engine.
 //
-// Each item of "runs" is one (strategy, seed, sweep point) with its summary (the keys below) and
-// the platform's full detail under "detail". Summary keys (all times in ns, integers):
-//   strategy, label, seed, platform, point{field: value}
-//   preempt_off{max_ns, p99_ns, p50_ns, count, worst_label, worst_site, open_at_end,
-//               max_censored}
-//   irqs_off{max_ns, p99_ns, count, open_at_end, max_censored}
-//   probe_wakeup{max_ns, p99_ns, p50_ns, count, open_at_end, max_censored}
-//   toggle{count, p50_ns, max_ns, mean_ns, readers_blocked_ns, preempt_off_ns, irqs_off_ns,
-//          gp_wait_ns, grace_periods, bytes_allocated, peak_live_bytes, avc_refill_ns,
-//          open_at_end, incomplete, max_censored}
-//     taken from the commit's own operation (set_bools); the parts are totals over the run
-//     (grace_periods: synchronize_rcu calls the commits waited in), count divides them
-//   reader{count, p50_ns, p99_ns, max_ns, open_at_end, max_censored}
+// Each item of "runs" is one (strategy, seed, sweep point) with its summary and the platform's
+// full detail under "detail". Summary keys: strategy, label, seed, platform, point{field: value},
+// violation_kinds{kind: count}, and one key per metric of analysis/metrics.h (its path, e.g.
+// preempt_off.max_ns; times in ns, integers), the table that documents each. The toggle group
+// is taken from the commit's own operation (set_bools); its parts are totals over the run, and
+// its count divides them.
 // Schema 2 counts what was still open when the run ended (a section, an operation, a probe
 // wake-up due): closed at the end, its elapsed part counted as a lower bound. `open_at_end` is
 // how many were; `max_censored` says the worst (max_ns) is such a lower bound ("at least");
 // `toggle.incomplete` says a commit never completed.
-//   throughput{ops, ops_per_sec}
-//   memory{peak_bytes}
-//   violations (count), violation_kinds{kind: count}
 #pragma once
 
 #include <nlohmann/json.hpp>

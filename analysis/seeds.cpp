@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 
+#include "analysis/metrics.h"
 #include "analysis/table.h"
 
 namespace locksim::analysis {
@@ -48,13 +49,16 @@ std::vector<DesignRuns> group_by_design(const std::vector<RunSummary> &runs) {
 
 namespace {
 
-// Keeps the larger of two worst cases with their censoring: a tie keeps "at least".
-void keep_worst(int64_t &worst, Censoring &worst_c, int64_t value, const Censoring &c) {
-    if (value > worst || (value == worst && c.max_censored)) {
-        worst = value;
-        worst_c.max_censored = c.max_censored;
-    }
-    worst_c.open_at_end = std::max(worst_c.open_at_end, c.open_at_end);
+// Whether `a` is a worse value than `b` of a metric whose worst is `w` (Max or Min).
+bool worse(Worst w, double a, double b) {
+    return w == Worst::Min ? a < b : a > b;
+}
+
+// Whether a metric's value counts as given (a follower keeps the first one given on a tie).
+bool given(const Value &v) {
+    if (const auto *text = std::get_if<std::string>(&v)) return !text->empty();
+    if (const auto *flag = std::get_if<bool>(&v)) return *flag;
+    return true;
 }
 
 }  // namespace
@@ -68,48 +72,44 @@ RunSummary worst_over(const std::vector<const RunSummary *> &runs) {
     w.platform = first.platform;
     w.seed = first.seed;
     w.point = first.point;
-    w.ops_per_sec = first.ops_per_sec;
-    w.ops = first.ops;
+    // A lowest starts from the first run, with what follows it.
+    for (const Metric &m : metrics()) {
+        const Metric *leader = m.worst == Worst::Follows ? sibling(m, m.leader) : &m;
+        if (leader->worst == Worst::Min) set(w, m, get(first, m));
+    }
     for (const RunSummary *p : runs) {
         const RunSummary &r = *p;
-        if (r.preempt_off_max_ns > w.preempt_off_max_ns || w.preempt_off_worst_label.empty()) {
-            w.preempt_off_worst_label = r.preempt_off_worst_label;
-            w.preempt_off_worst_site = r.preempt_off_worst_site;
+        const RunSummary before = w;  // followers compare against the worst before this run
+        for (const Metric &m : metrics()) {
+            const double mine = number(r, m), kept = number(before, m);
+            switch (m.worst) {
+                case Worst::Max:
+                case Worst::Min:
+                    if (worse(m.worst, mine, kept)) set(w, m, get(r, m));
+                    break;
+                case Worst::Sum:
+                    set(w, m,
+                        std::visit(
+                            [](auto a, auto b) -> Value {
+                                using A = decltype(a);
+                                if constexpr (std::is_same_v<A, uint64_t> &&
+                                              std::is_same_v<A, decltype(b)>)
+                                    return a + b;
+                                else
+                                    throw std::logic_error("metric: only counts add up");
+                            },
+                            get(before, m), get(r, m)));
+                    break;
+                case Worst::Follows: {
+                    const Metric &leader = *sibling(m, m.leader);
+                    const double lr = number(r, leader), lw = number(before, leader);
+                    if (worse(leader.worst, lr, lw) ||
+                        (lr == lw && !given(get(before, m)) && given(get(r, m))))
+                        set(w, m, get(r, m));
+                    break;
+                }
+            }
         }
-        keep_worst(w.preempt_off_max_ns, w.preempt_off_open, r.preempt_off_max_ns,
-                   r.preempt_off_open);
-        w.preempt_off_p99_ns = std::max(w.preempt_off_p99_ns, r.preempt_off_p99_ns);
-        w.preempt_off_p50_ns = std::max(w.preempt_off_p50_ns, r.preempt_off_p50_ns);
-        w.preempt_off_count += r.preempt_off_count;
-        keep_worst(w.irqs_off_max_ns, w.irqs_off_open, r.irqs_off_max_ns, r.irqs_off_open);
-        w.irqs_off_p99_ns = std::max(w.irqs_off_p99_ns, r.irqs_off_p99_ns);
-        w.irqs_off_count += r.irqs_off_count;
-        keep_worst(w.probe_max_ns, w.probe_open, r.probe_max_ns, r.probe_open);
-        w.probe_p99_ns = std::max(w.probe_p99_ns, r.probe_p99_ns);
-        w.probe_p50_ns = std::max(w.probe_p50_ns, r.probe_p50_ns);
-        w.probe_count += r.probe_count;
-        keep_worst(w.toggle_max_ns, w.toggle_open, r.toggle_max_ns, r.toggle_open);
-        w.toggle_count += r.toggle_count;
-        w.toggle_p50_ns = std::max(w.toggle_p50_ns, r.toggle_p50_ns);
-        w.toggle_mean_ns = std::max(w.toggle_mean_ns, r.toggle_mean_ns);
-        w.toggle_readers_blocked_ns =
-            std::max(w.toggle_readers_blocked_ns, r.toggle_readers_blocked_ns);
-        w.toggle_preempt_off_ns = std::max(w.toggle_preempt_off_ns, r.toggle_preempt_off_ns);
-        w.toggle_irqs_off_ns = std::max(w.toggle_irqs_off_ns, r.toggle_irqs_off_ns);
-        w.toggle_gp_wait_ns = std::max(w.toggle_gp_wait_ns, r.toggle_gp_wait_ns);
-        w.toggle_bytes_allocated = std::max(w.toggle_bytes_allocated, r.toggle_bytes_allocated);
-        w.toggle_peak_live_bytes = std::max(w.toggle_peak_live_bytes, r.toggle_peak_live_bytes);
-        w.toggle_avc_refill_ns = std::max(w.toggle_avc_refill_ns, r.toggle_avc_refill_ns);
-        keep_worst(w.reader_max_ns, w.reader_open, r.reader_max_ns, r.reader_open);
-        w.reader_count += r.reader_count;
-        w.reader_p50_ns = std::max(w.reader_p50_ns, r.reader_p50_ns);
-        w.reader_p99_ns = std::max(w.reader_p99_ns, r.reader_p99_ns);
-        if (r.ops_per_sec < w.ops_per_sec) {
-            w.ops_per_sec = r.ops_per_sec;
-            w.ops = r.ops;
-        }
-        w.peak_memory_bytes = std::max(w.peak_memory_bytes, r.peak_memory_bytes);
-        w.violations += r.violations;
     }
     std::map<std::string, uint64_t> kinds;
     for (const RunSummary *p : runs)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "analysis/metrics.h"
 #include "analysis/seeds.h"
 
 namespace locksim::analysis {
@@ -30,40 +31,79 @@ bool any_points(const std::vector<RunSummary> &runs) {
     return false;
 }
 
-// A worst case: "-" when nothing was counted, "≥" in front when it is a lower bound (something
-// was still open when the run ended).
-std::string worst_text(uint64_t count, const Censoring &c, int64_t ns) {
-    if (count == 0 && c.open_at_end == 0) return "-";
-    return (c.max_censored ? "\u2265" : "") + human_ns(ns);
+// A metric's cell: "-" when nothing was counted, "\u2265" in front of a worst that is a lower
+// bound (something was still open when the run ended; `censored` is then set).
+std::string cell(const RunSummary &r, const Metric &m, bool *censored) {
+    const Value v = get(r, m);
+    switch (m.unit) {
+        case Unit::Ns: {
+            if (nothing_counted(r, m)) return "-";
+            const Metric *c = is_censorable_worst(m) ? sibling(m, "max_censored") : nullptr;
+            const bool at_least = c && number(r, *c) != 0;
+            if (at_least && censored) *censored = true;
+            return (at_least ? "\u2265" : "") + human_ns(std::get<int64_t>(v));
+        }
+        case Unit::Bytes:
+            return human_bytes(std::get<int64_t>(v));
+        case Unit::PerSecond:
+            return fmt::format("{:.0f}", std::get<double>(v));
+        default:
+            return std::visit([](const auto &x) { return fmt::format("{}", x); }, v);
+    }
+}
+
+// The table's columns, grouped under their headings.
+struct Heading {
+    const char *text;
+    std::vector<const Metric *> columns;
+    int width() const {
+        int w = -1;
+        for (const Metric *m : columns)
+            w += m->table.width + 1;
+        return w;
+    }
+};
+
+std::vector<Heading> headings() {
+    std::vector<Heading> out;
+    for (const Metric &m : metrics()) {
+        if (!m.table.heading) continue;
+        if (out.empty() || std::string_view(out.back().text) != m.table.heading)
+            out.push_back({m.table.heading, {}});
+        out.back().columns.push_back(&m);
+    }
+    return out;
 }
 
 // The spread between seeds of the designs run under several (analysis/seeds.h).
 std::string format_spread(const std::vector<DesignRuns> &groups, size_t w) {
+    auto width = [](const Metric &m) { return m.spread == SpreadColumn::Range ? 17 : 22; };
     std::string out = fmt::format(
         "\nspread over seeds: worst = min-max of the per-seed worst cases; p99 = mean over seeds "
-        "[95% confidence interval]\n{:<{}}  {:>5}  {:>17}  {:>22}  {:>17}  {:>22}  {:>17}\n",
-        "strategy", w, "seeds", "preempt-off worst", "preempt-off p99", "probe worst", "probe p99",
-        "toggle worst");
+        "[95% confidence interval]\n{:<{}}  {:>5}",
+        "strategy", w, "seeds");
+    for (const Metric &m : metrics())
+        if (m.spread != SpreadColumn::None)
+            out += fmt::format("  {:>{}}", m.spread_heading, width(m));
+    out += "\n";
     for (const auto &g : groups) {
         if (g.runs.size() < 2) continue;
-        auto per_seed = [&](auto field) {
+        out += fmt::format("{:<{}}  {:>5}", g.label, w, g.runs.size());
+        for (const Metric &m : metrics()) {
+            if (m.spread == SpreadColumn::None) continue;
             std::vector<double> v;
-            for (const RunSummary *r : g.runs)
-                v.push_back(static_cast<double>(field(*r)));
-            return spread_of(v);
-        };
-        out += fmt::format(
-            "{:<{}}  {:>5}  {:>17}  {:>22}  {:>17}  {:>22}  {:>17}", g.label, w, g.runs.size(),
-            format_range_ns(per_seed([](const RunSummary &r) { return r.preempt_off_max_ns; })),
-            format_mean_ci_ns(per_seed([](const RunSummary &r) { return r.preempt_off_p99_ns; })),
-            format_range_ns(per_seed([](const RunSummary &r) { return r.probe_max_ns; })),
-            format_mean_ci_ns(per_seed([](const RunSummary &r) { return r.probe_p99_ns; })),
-            std::all_of(g.runs.begin(), g.runs.end(),
-                        [](const RunSummary *r) {
-                            return r->toggle_count == 0 && r->toggle_open.open_at_end == 0;
-                        })
-                ? std::string("-")
-                : format_range_ns(per_seed([](const RunSummary &r) { return r.toggle_max_ns; })));
+            bool nothing = true;
+            for (const RunSummary *r : g.runs) {
+                v.push_back(number(*r, m));
+                nothing = nothing && nothing_counted(*r, m);
+            }
+            const Spread s = spread_of(v);
+            out += fmt::format("  {:>{}}",
+                               nothing                           ? std::string("-")
+                               : m.spread == SpreadColumn::Range ? format_range_ns(s)
+                                                                 : format_mean_ci_ns(s),
+                               width(m));
+        }
         out += g.point.empty() ? "\n" : "  " + g.point + "\n";
     }
     return out;
@@ -80,35 +120,28 @@ std::string format_table(const std::vector<RunSummary> &runs) {
     const bool points = any_points(runs);
     const bool seeds = std::any_of(groups.begin(), groups.end(),
                                    [](const DesignRuns &g) { return g.runs.size() > 1; });
-    auto t = [](uint64_t count, int64_t ns) { return count ? human_ns(ns) : std::string("-"); };
-    std::string out;
-    out += fmt::format("{:<{}}  {:>17}  {:>8}  {:>17}  {:>17}  {:>8}  {:>9}  {:>8}  {:>4}", "", w,
-                       "preempt-off", "irqs-off", "probe wake-up", "toggle", "reader", "ops/s",
-                       "peak", "viol");
-    out += seeds ? "  seeds" : "";
-    out += points ? "  point\n" : "\n";
-    out += fmt::format(
-        "{:<{}}  {:>8} {:>8}  {:>8}  {:>8} {:>8}  {:>8} {:>8}  {:>8}  {:>9}  {:>8}  {:>4}",
-        "strategy", w, "worst", "p99", "worst", "p99", "worst", "p50", "worst", "p99", "", "memory",
-        "");
-    out += "\n";
-    out += std::string(w + 104 + (seeds ? 7 : 0), '-') + "\n";
+    const std::vector<Heading> heads = headings();
+    std::string top = fmt::format("{:<{}}", "", w), sub = fmt::format("{:<{}}", "strategy", w);
+    size_t width = w;
+    for (const Heading &h : heads) {
+        top += fmt::format("  {:>{}}", h.text, h.width());
+        sub += " ";
+        for (const Metric *m : h.columns)
+            sub += fmt::format(" {:>{}}", m->table.sub, m->table.width);
+        width += 2 + static_cast<size_t>(h.width());
+    }
+    std::string out = top + (seeds ? "  seeds" : "") + (points ? "  point\n" : "\n");
+    out += sub + "\n";
+    out += std::string(width + (seeds ? 7 : 0), '-') + "\n";
     bool censored = false;
     for (const auto &g : groups) {
         const RunSummary r = worst_over(g.runs);
-        censored = censored || r.preempt_off_open.max_censored || r.irqs_off_open.max_censored ||
-                   r.probe_open.max_censored || r.toggle_open.max_censored;
-        out += fmt::format(
-            "{:<{}}  {:>8} {:>8}  {:>8}  {:>8} {:>8}  {:>8} {:>8}  {:>8}  {:>9.0f}  {:>8}  {:>4}",
-            r.label, w, worst_text(r.preempt_off_count, r.preempt_off_open, r.preempt_off_max_ns),
-            t(r.preempt_off_count, r.preempt_off_p99_ns),
-            worst_text(r.irqs_off_count, r.irqs_off_open, r.irqs_off_max_ns),
-            t(r.probe_count, r.probe_p99_ns),
-            worst_text(r.probe_count, r.probe_open, r.probe_max_ns),
-            t(r.toggle_count, r.toggle_p50_ns),
-            worst_text(r.toggle_count, r.toggle_open, r.toggle_max_ns),
-            t(r.reader_count, r.reader_p99_ns), r.ops_per_sec, human_bytes(r.peak_memory_bytes),
-            r.violations);
+        out += fmt::format("{:<{}}", r.label, w);
+        for (const Heading &h : heads) {
+            out += " ";
+            for (const Metric *m : h.columns)
+                out += fmt::format(" {:>{}}", cell(r, *m, &censored), m->table.width);
+        }
         if (seeds) out += fmt::format("  {:>5}", g.runs.size());
         if (points) out += "  " + g.point;
         out += "\n";
@@ -121,15 +154,10 @@ std::string format_table(const std::vector<RunSummary> &runs) {
 }
 
 std::string format_csv(const std::vector<RunSummary> &runs) {
-    std::string out =
-        "label,strategy,platform,seed,point,preempt_off_max_ns,preempt_off_p99_ns,"
-        "preempt_off_count,irqs_off_max_ns,irqs_off_p99_ns,probe_wakeup_p50_ns,"
-        "probe_wakeup_p99_ns,probe_wakeup_max_ns,toggle_count,toggle_p50_ns,toggle_max_ns,"
-        "toggle_mean_ns,toggle_readers_blocked_ns,toggle_preempt_off_ns,toggle_irqs_off_ns,"
-        "toggle_gp_wait_ns,toggle_grace_periods,toggle_bytes_allocated,toggle_peak_live_bytes,"
-        "toggle_avc_refill_ns,"
-        "reader_count,reader_p50_ns,reader_p99_ns,reader_max_ns,ops,ops_per_sec,"
-        "peak_memory_bytes,violations\n";
+    std::string out = "label,strategy,platform,seed,point";
+    for (const Metric &m : metrics())
+        out += "," + m.csv_column();
+    out += "\n";
     auto quoted = [](const std::string &s) {
         std::string q = "\"";
         for (char c : s)
@@ -137,19 +165,21 @@ std::string format_csv(const std::vector<RunSummary> &runs) {
         return q + "\"";
     };
     for (const auto &r : runs) {
-        out += fmt::format(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}"
-            ",{}"
-            ","
-            "{:.1f},{},{}\n",
-            quoted(r.label), quoted(r.strategy), r.platform, r.seed, quoted(r.point_text()),
-            r.preempt_off_max_ns, r.preempt_off_p99_ns, r.preempt_off_count, r.irqs_off_max_ns,
-            r.irqs_off_p99_ns, r.probe_p50_ns, r.probe_p99_ns, r.probe_max_ns, r.toggle_count,
-            r.toggle_p50_ns, r.toggle_max_ns, r.toggle_mean_ns, r.toggle_readers_blocked_ns,
-            r.toggle_preempt_off_ns, r.toggle_irqs_off_ns, r.toggle_gp_wait_ns,
-            r.toggle_grace_periods, r.toggle_bytes_allocated, r.toggle_peak_live_bytes,
-            r.toggle_avc_refill_ns, r.reader_count, r.reader_p50_ns, r.reader_p99_ns,
-            r.reader_max_ns, r.ops, r.ops_per_sec, r.peak_memory_bytes, r.violations);
+        out += fmt::format("{},{},{},{},{}", quoted(r.label), quoted(r.strategy), r.platform,
+                           r.seed, quoted(r.point_text()));
+        for (const Metric &m : metrics())
+            out += "," + std::visit(
+                             [&](const auto &v) {
+                                 using T = std::decay_t<decltype(v)>;
+                                 if constexpr (std::is_same_v<T, std::string>)
+                                     return quoted(v);
+                                 else if constexpr (std::is_same_v<T, double>)
+                                     return fmt::format("{:.1f}", v);
+                                 else
+                                     return fmt::format("{}", v);
+                             },
+                             get(r, m));
+        out += "\n";
     }
     return out;
 }

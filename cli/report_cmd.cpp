@@ -16,7 +16,7 @@ namespace {
 struct ReportArgs {
     std::string results;
     std::string out;
-    LimitArgs limits{.preempt_off = "100us", .toggle = "10ms"};
+    LimitArgs limits{{"preempt_off.max_ns", "100us"}, {"toggle.max_ns", "10ms"}};
     analysis::ReportOptions options;
     MeasuredArgs measured;
 };

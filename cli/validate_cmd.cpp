@@ -154,8 +154,8 @@ int validate(const ValidateArgs &a) {
         real::RealPlatform rp(rc);
         Side real_side = run_on(rp, image, spec, core, tc);
 
-        auto &so = sim_side.results.ops["torture_read"];
-        auto &ro = real_side.results.ops["torture_read"];
+        auto &so = sim_side.results.ops[kernel::op::kTortureRead];
+        auto &ro = real_side.results.ops[kernel::op::kTortureRead];
         auto &st = sim_side.results.ops[kernel::op::kSetBools];
         auto &rt = real_side.results.ops[kernel::op::kSetBools];
         fmt::print("\n{}\n  {:<28} {:>12} {:>12} {:>4} {:>8}\n", spec.label, "metric", "sim",
@@ -164,10 +164,11 @@ int validate(const ValidateArgs &a) {
             print_row(fmt::format("read section p{:.0f}", pct),
                       so.latency.value_at_percentile(pct) / 1000.0,
                       ro.latency.value_at_percentile(pct) / 1000.0, "us");
-        print_row("toggle (set_bools) p50", st.latency.value_at_percentile(50) / 1000.0,
+        print_row(fmt::format("toggle ({}) p50", kernel::op::kSetBools),
+                  st.latency.value_at_percentile(50) / 1000.0,
                   rt.latency.value_at_percentile(50) / 1000.0, "us");
-        print_row("toggle (set_bools) mean", st.latency.mean() / 1000.0, rt.latency.mean() / 1000.0,
-                  "us");
+        print_row(fmt::format("toggle ({}) mean", kernel::op::kSetBools),
+                  st.latency.mean() / 1000.0, rt.latency.mean() / 1000.0, "us");
         auto per_s = [](const kernel::OpStats &o, const kernel::RunResults &r) {
             return r.duration_ns ? o.completed * 1e9 / static_cast<double>(r.duration_ns) : 0.0;
         };

@@ -116,7 +116,7 @@ class RealPlatform final : public kernel::Platform {
     void op_begin(kernel::Label label) override;
     void op_end(kernel::Label label) override;
 
-    struct State;  // everything else (real_platform.cpp)
+    struct State;  // everything else (real/state.h, one file per topic beside this one)
 
   private:
     RealConfig cfg_;

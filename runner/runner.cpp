@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "kernel/op_names.h"
+#include "analysis/metrics.h"
 #include "real/real_platform.h"
 #include "sim/sim_platform.h"
 #include "ss/policy_gen.h"
@@ -111,22 +111,6 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     return c;
 }
 
-// How many were open at the end, and whether the worst of `h` is one of them.
-analysis::Censoring censoring(const std::vector<kernel::Time> &open, const kernel::Histogram &h) {
-    analysis::Censoring c;
-    c.open_at_end = open.size();
-    for (kernel::Time t : open)
-        c.max_censored = c.max_censored || t >= h.max();
-    return c;
-}
-
-kernel::Histogram merged(const std::map<std::string, kernel::Histogram> &hs) {
-    kernel::Histogram h;
-    for (const auto &[name, one] : hs)
-        h.merge(one);
-    return h;
-}
-
 }  // namespace
 
 analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &strategy,
@@ -137,64 +121,8 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
     s.platform = r.platform;
     s.seed = static_cast<uint64_t>(seed);
     s.point = point.point;
-    const kernel::Histogram &po = r.preempt_off.length;
-    s.preempt_off_max_ns = po.max();
-    s.preempt_off_p99_ns = po.value_at_percentile(99);
-    s.preempt_off_p50_ns = po.value_at_percentile(50);
-    s.preempt_off_count = po.count();
-    s.preempt_off_open = censoring(r.preempt_off.open_at_end, po);
-    if (!r.preempt_off.longest.empty()) {
-        s.preempt_off_worst_label = r.preempt_off.longest.front().label;
-        s.preempt_off_worst_site = r.preempt_off.longest.front().start_site;
-    }
-    const kernel::Histogram &io = r.irqs_off.length;
-    s.irqs_off_max_ns = io.max();
-    s.irqs_off_p99_ns = io.value_at_percentile(99);
-    s.irqs_off_count = io.count();
-    s.irqs_off_open = censoring(r.irqs_off.open_at_end, io);
-    kernel::Histogram probe = merged(r.wakeup_latency);
-    s.probe_max_ns = probe.max();
-    s.probe_p99_ns = probe.value_at_percentile(99);
-    s.probe_p50_ns = probe.value_at_percentile(50);
-    s.probe_count = probe.count();
-    std::vector<kernel::Time> probe_open;
-    for (const auto &[task, late] : r.wakeup_open_at_end)
-        probe_open.push_back(late);
-    s.probe_open = censoring(probe_open, probe);
-    if (auto it = r.ops.find(kernel::op::kSetBools); it != r.ops.end()) {
-        const kernel::OpStats &t = it->second;
-        s.toggle_count = t.completed;
-        s.toggle_p50_ns = t.latency.value_at_percentile(50);
-        s.toggle_max_ns = t.latency.max();
-        s.toggle_mean_ns = t.completed_mean();
-        s.toggle_readers_blocked_ns = t.caused_wait_ns;
-        s.toggle_preempt_off_ns = t.preempt_off_ns;
-        s.toggle_irqs_off_ns = t.irqs_off_ns;
-        s.toggle_gp_wait_ns = t.gp_wait_ns;
-        s.toggle_grace_periods = t.grace_periods;
-        s.toggle_bytes_allocated = t.bytes_allocated;
-        s.toggle_peak_live_bytes = t.peak_live_bytes;
-        s.toggle_open = censoring(t.open_at_end, t.latency);
-    }
-    if (auto it = r.ops.find(kernel::op::kAvcRefill); it != r.ops.end())
-        s.toggle_avc_refill_ns = it->second.latency.sum();
-    kernel::Histogram reader;
-    std::vector<kernel::Time> reader_open;
-    for (const auto &[label, op] : r.ops) {
-        if (!is_reader_op(label)) continue;
-        reader.merge(op.latency);
-        reader_open.insert(reader_open.end(), op.open_at_end.begin(), op.open_at_end.end());
-        s.ops += op.completed;
-    }
-    s.reader_open = censoring(reader_open, reader);
-    s.reader_count = reader.count();
-    s.reader_p50_ns = reader.value_at_percentile(50);
-    s.reader_p99_ns = reader.value_at_percentile(99);
-    s.reader_max_ns = reader.max();
     const double seconds = static_cast<double>(point.duration_ns - point.warmup_ns) / 1e9;
-    s.ops_per_sec = seconds > 0 ? static_cast<double>(s.ops) / seconds : 0;
-    s.peak_memory_bytes = r.memory.peak_bytes;
-    s.violations = r.violations.size();
+    analysis::extract_metrics(s, {r, is_reader_op, seconds});
     std::map<std::string, uint64_t> kinds;
     for (const auto &v : r.violations)
         ++kinds[v.kind];

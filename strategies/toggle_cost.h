@@ -1,6 +1,7 @@
-// The cost of a boolean toggle, decomposed, from a run's results: what the "set_bools"
-// operation (setsebool's commit, syscall start to return) cost its writer and everyone else,
-// and the AVC refill ("avc_refill": the misses that re-populate what its flush removed).
+// The cost of a boolean toggle, decomposed, from a run's results: what the commit's operation
+// (kernel::op::kSetBools: setsebool's commit, syscall start to return) cost its writer and
+// everyone else, and the AVC refill (kernel::op::kAvcRefill: the misses that re-populate what
+// its flush removed).
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernel/op_names.h"
 #include "ss/services.h"
 #include "util/error.h"
 
@@ -84,7 +85,7 @@ void Torture::create_tasks() {
 }
 
 void Torture::reader(int) {
-    static const kernel::Label kRead("torture_read");
+    static const kernel::Label kRead(kernel::op::kTortureRead);
     const bool draw = cfg_.pool > cfg_.queries;
     const size_t nq = draw ? cfg_.queries : queries_.size();
     std::vector<ss::AvDecision> got(nq);

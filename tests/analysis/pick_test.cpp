@@ -43,7 +43,7 @@ TEST(Pick, RanksByHeadroomThenThroughput) {
         run("percpu-rwsem", 50 * us, 8 * ms, 9.5e5),  // meets, ratio 0.8
         run("seqlock", 10 * us, 1 * ms, 9.9e5, 2),    // violations: never picked
     };
-    Limits limits{.max_preempt_off_ns = 100 * us, .max_toggle_ns = 10 * ms};
+    Limits limits{{"preempt_off.max_ns", {100 * us}}, {"toggle.max_ns", {10 * ms}}};
     Pick p = pick(runs, limits);
     ASSERT_EQ(p.ranked.size(), 5u);
     EXPECT_TRUE(p.any_meets());
@@ -60,7 +60,7 @@ TEST(Pick, RanksByHeadroomThenThroughput) {
 TEST(Pick, SaysSoWhenNobodyMeetsTheLimits) {
     std::vector<RunSummary> runs = {run("rwlock", 1200 * us, 2 * ms, 9e5),
                                     run("rcu-full-copy", 20 * us, 40 * ms, 9e5)};
-    Limits limits{.max_preempt_off_ns = 10 * us, .max_toggle_ns = 1 * ms};
+    Limits limits{{"preempt_off.max_ns", {10 * us}}, {"toggle.max_ns", {1 * ms}}};
     Pick p = pick(runs, limits);
     EXPECT_FALSE(p.any_meets());
     std::string text = format_pick(p, limits);
@@ -73,7 +73,7 @@ TEST(Pick, SaysSoWhenNobodyMeetsTheLimits) {
 TEST(Pick, JudgesADesignByItsWorstRun) {
     std::vector<RunSummary> runs = {run("rcu-cond-dup", 20 * us, 1 * ms, 8e5),
                                     run("rcu-cond-dup", 150 * us, 1 * ms, 8e5)};
-    Pick p = pick(runs, {.max_preempt_off_ns = 100 * us});
+    Pick p = pick(runs, {{"preempt_off.max_ns", {100 * us}}});
     ASSERT_EQ(p.ranked.size(), 1u);
     EXPECT_FALSE(p.ranked[0].meets);
 }

@@ -189,7 +189,7 @@ struct Generated {
           results(make_results(cpus)) {
         save_results(results, (dir / "results.json").string());
         ReportOptions o;
-        o.limits = {.max_preempt_off_ns = 100 * kUs, .max_toggle_ns = 10 * kMs};
+        o.limits = {{"preempt_off.max_ns", {100 * kUs}}, {"toggle.max_ns", {10 * kMs}}};
         o.plots_script = std::string(LOCKSIM_SOURCE_DIR) + "/analysis/plots.py";
         out = write_report(results, (dir / "results.json").string(), (dir / "out").string(), o);
         figures = json::parse(read_text(dir / "out" / "figures.json"))["figures"];

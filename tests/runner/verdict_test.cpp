@@ -114,13 +114,14 @@ TEST(Verdict, CommitStillInFlightAfterTheDrainIsAtLeastItsElapsedPartAndMeetsNoL
     EXPECT_NE(analysis::format_table(sums).find("\u2265"), std::string::npos);
     // Neither limit is met: the preempt-off section is too long already, and the commit never
     // completed, even with a commit limit it has not reached yet.
-    analysis::Limits limits{.max_preempt_off_ns = 100 * kUs, .max_toggle_ns = 10 * kMs};
+    analysis::Limits limits{{"preempt_off.max_ns", {100 * kUs}}, {"toggle.max_ns", {10 * kMs}}};
     analysis::Pick p = analysis::pick(sums, limits);
     EXPECT_FALSE(p.any_meets());
     std::string text = analysis::format_pick(p, limits);
     EXPECT_EQ(text.find("meets the limits"), std::string::npos) << text;
     EXPECT_NE(text.find("incomplete"), std::string::npos) << text;
-    analysis::Limits generous{.max_preempt_off_ns = 1000 * kMs, .max_toggle_ns = 1000 * kMs};
+    analysis::Limits generous{{"preempt_off.max_ns", {1000 * kMs}},
+                              {"toggle.max_ns", {1000 * kMs}}};
     EXPECT_FALSE(analysis::pick(sums, generous).any_meets());
 }
 
@@ -163,7 +164,7 @@ period = "500us"
         worst.push_back(r.probe_max_ns);
     auto [lo, hi] = std::minmax_element(worst.begin(), worst.end());
     ASSERT_LT(*lo, *hi) << "the seeds agree; the test needs a scenario where they do not";
-    analysis::Limits limits{.max_probe_wakeup_ns = (*lo + *hi) / 2};
+    analysis::Limits limits{{"probe_wakeup.max_ns", {(*lo + *hi) / 2}}};
     analysis::Pick p = analysis::pick(sums, limits);
     ASSERT_EQ(p.ranked.size(), 1u);
     EXPECT_FALSE(p.ranked[0].meets);  // judged by its worst seed
