@@ -57,7 +57,7 @@ void SimPlatform::close_section(Task *t, Section &s, bool irq, const Site &end) 
                                   s.site.str(), end.str());
     const bool on_frame = charge_section_to_frame(t, s, irq, len);
     if (!recording()) return;
-    record_section(t, s, irq, len, end.str(), false, on_frame);
+    record_section(t, s, irq, len, &end, on_frame);
 }
 
 // The operation's part: on its frame while it is open (it counts if the operation ends in the
@@ -70,8 +70,8 @@ bool SimPlatform::charge_section_to_frame(Task *t, const Section &s, bool irq, T
     return on_frame;
 }
 
-void SimPlatform::record_section(Task *t, const Section &s, bool irq, Time len,
-                                 std::string end_site, bool open, bool on_frame) {
+void SimPlatform::record_section(Task *t, const Section &s, bool irq, Time len, const Site *end,
+                                 bool on_frame) {
     Cpu &c = cpu_of(t);
     kernel::IntervalStats &stats = irq ? irqs_off_ : preempt_off_;
     (irq ? c.stats.irqs_off_ns : c.stats.preempt_off_ns) += len;
@@ -79,19 +79,28 @@ void SimPlatform::record_section(Task *t, const Section &s, bool irq, Time len,
         kernel::OpStats &o = op_stats(s.label);
         (irq ? o.irqs_off_ns : o.preempt_off_ns) += len;
     }
-    auto describe = [&] {
-        return kernel::AtomicInterval{c.id,
-                                      s.start,
-                                      len,
-                                      t->params.name,
-                                      std::string(s.label.name()),
-                                      s.site.str(),
-                                      std::move(end_site)};
+    // The description (strings) is made only for a section the longest list keeps; the closure
+    // holds one pointer, so that std::function keeps it without allocating.
+    struct Parts {
+        const Cpu &c;
+        const Task *t;
+        const Section &s;
+        Time len;
+        const Site *end;
+    } parts{c, t, s, len, end};
+    auto describe = [p = &parts] {
+        return kernel::AtomicInterval{p->c.id,
+                                      p->s.start,
+                                      p->len,
+                                      p->t->params.name,
+                                      std::string(p->s.label.name()),
+                                      p->s.site.str(),
+                                      p->end ? p->end->str() : std::string("(open at the end)")};
     };
-    if (open)
-        stats.record_open(len, describe);
-    else
+    if (end)
         stats.record(len, describe);
+    else
+        stats.record_open(len, describe);
 }
 
 void SimPlatform::close_open_at_end(Time now) {
@@ -101,12 +110,12 @@ void SimPlatform::close_open_at_end(Time now) {
         if (t->preempt_count > 0) {
             const Time len = now - t->poff.start;
             const bool on_frame = charge_section_to_frame(t, t->poff, false, len);
-            record_section(t, t->poff, false, len, "(open at the end)", true, on_frame);
+            record_section(t, t->poff, false, len, nullptr, on_frame);
         }
         if (t->irqs_off) {
             const Time len = now - t->ioff.start;
             const bool on_frame = charge_section_to_frame(t, t->ioff, true, len);
-            record_section(t, t->ioff, true, len, "(open at the end)", true, on_frame);
+            record_section(t, t->ioff, true, len, nullptr, on_frame);
         }
         // An operation open at the end: its elapsed part, a lower bound of its latency. Its
         // parts stay out of the totals, which hold the operations that completed.
@@ -181,7 +190,14 @@ void *SimPlatform::mem_alloc(size_t bytes, kernel::AllocKind kind, Site site) {
         cond_resched(site);  // a blocking allocation's might_sleep (slab_pre_alloc_hook)
     void *p = ::operator new(bytes ? bytes : 1);
     auto n = static_cast<int64_t>(bytes);
-    allocs_[p] = Allocation{n, kind};
+    Allocation &a = allocs_[p];
+    a = Allocation{n, kind};
+    // A publication recorded while the address was not accounted memory stays with it.
+    if (!published_.empty())
+        if (auto pub = published_.find(p); pub != published_.end()) {
+            a.rcu = pub->second;
+            published_.erase(pub);
+        }
     mem_.live_bytes += n;
     if (sleeps) {
         ++mem_.allocs_sleeping;
@@ -199,6 +215,11 @@ void *SimPlatform::mem_alloc(size_t bytes, kernel::AllocKind kind, Site site) {
         advance(cost);
     }
     return p;
+}
+
+uint64_t &SimPlatform::publication(const void *p) {
+    if (auto it = allocs_.find(p); it != allocs_.end()) return it->second.rcu;
+    return published_[p];
 }
 
 void SimPlatform::mem_charge(const void *p, int64_t bytes) {
@@ -222,8 +243,7 @@ void SimPlatform::mem_free(const void *p, Site site) {
         return;
     }
     // The RCU check: readers that began before the object was unpublished may still use it.
-    if (auto pub = published_.find(p); pub != published_.end()) {
-        uint64_t cutoff = pub->second;
+    if (const uint64_t cutoff = it->second.rcu) {
         for (size_t i = 0; oldest_reader_seq() < cutoff && i < tasks_.size(); ++i) {
             const auto &r = tasks_[i];
             if (r->state == TaskState::Dead || r->rcu_nesting == 0 || r->rcu_start_seq >= cutoff)
@@ -239,7 +259,6 @@ void SimPlatform::mem_free(const void *p, Site site) {
             violation(
                 "rcu_free_published",
                 fmt::format("{} frees an object that is still published under RCU", site.str()));
-        published_.erase(pub);
     }
     mem_.live_bytes -= it->second.bytes;
     ++mem_.frees;

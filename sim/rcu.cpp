@@ -277,8 +277,8 @@ void SimPlatform::rcu_dereferenced(const void *, Site site) {
 }
 
 void SimPlatform::rcu_published(const void *old_p, const void *new_p) {
-    if (new_p) published_[new_p] = kStillPublished;
-    if (old_p && old_p != new_p) published_[old_p] = ++rcu_seq_;
+    if (new_p) publication(new_p) = kStillPublished;
+    if (old_p && old_p != new_p) publication(old_p) = ++rcu_seq_;
 }
 
 }  // namespace locksim::sim

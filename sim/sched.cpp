@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sim/sim_platform.h"
+#include "ss/te_rules_memo.h"
 #include "util/error.h"
 
 namespace locksim::sim {
@@ -593,6 +594,10 @@ kernel::RunResults SimPlatform::run() {
     if (started_) throw std::logic_error("SimPlatform::run called twice");
     started_ = true;
     kernel::PlatformScope scope(*this);
+    // Under the counted cost model the TE rules' searches are charged by their counts, so the
+    // host does each once per key and table generation (ss/te_rules_memo.h).
+    ss::TeRulesMemo te_memo;
+    ss::TeRulesMemoScope te_memo_scope(cfg_.cost_model == CostModel::Counted ? &te_memo : nullptr);
     for (Cpu &c : cpus_)
         engine_.schedule(jiffy_, on_tick, this, static_cast<uint64_t>(c.id));
     engine_.schedule(cfg_.duration, on_stop, this, 0);

@@ -257,6 +257,9 @@ class SimPlatform final : public kernel::Platform {
     struct Allocation {
         int64_t bytes;
         kernel::AllocKind kind;
+        // Publication under RCU: 0 never, kStillPublished while reachable, else the rcu_seq_
+        // at which it was unpublished.
+        uint64_t rcu = 0;
     };
 
     // --- engine glue (sched.cpp) ---
@@ -336,13 +339,16 @@ class SimPlatform final : public kernel::Platform {
     }
     void close_section(Task *t, Section &s, bool irq, const Site &end);
     bool charge_section_to_frame(Task *t, const Section &s, bool irq, Time len);
-    void record_section(Task *t, const Section &s, bool irq, Time len, std::string end_site,
-                        bool open, bool on_frame);
+    // `end`: the site that closed the section, or nullptr for a section open at the end.
+    void record_section(Task *t, const Section &s, bool irq, Time len, const Site *end,
+                        bool on_frame);
     // At the end of the drain (`end`): every section, operation, lock wait and probe wake-up
     // still open is counted as censored ("at least" its elapsed part); then recording stops.
     void close_open_at_end(Time end);
     void violation(std::string_view kind, std::string message);
     void note_live_bytes();
+    // Where the publication state of `p` is kept (Allocation::rcu, or published_).
+    uint64_t &publication(const void *p);
     int64_t peak_live_since(const OpFrame &f) const;
     // The oldest read section still open (its rcu_start_seq), UINT64_MAX when none.
     uint64_t oldest_reader_seq();
@@ -380,7 +386,9 @@ class SimPlatform final : public kernel::Platform {
     size_t callbacks_head_ = 0;
     Task *cb_task_ = nullptr;
     bool cb_task_waiting_ = false;
-    std::unordered_map<const void *, uint64_t> published_;  // object -> unpublish seq
+    // Publication of objects that are not accounted allocations (Allocation::rcu for those
+    // that are): object -> unpublish seq.
+    std::unordered_map<const void *, uint64_t> published_;
 
     std::unordered_map<const void *, Allocation> allocs_;
     kernel::MemStats mem_;

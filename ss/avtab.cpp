@@ -1,6 +1,7 @@
 #include "ss/avtab.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 namespace locksim::ss {
@@ -42,6 +43,11 @@ constexpr uint16_t kKindMask = static_cast<uint16_t>(~(AVTAB_ENABLED | AVTAB_ENA
 
 }  // namespace
 
+uint32_t Avtab::next_generation() {
+    static std::atomic<uint32_t> generations{0};
+    return generations.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 Avtab::~Avtab() {
     clear();
 }
@@ -60,6 +66,7 @@ Avtab &Avtab::operator=(Avtab &&o) noexcept {
         mask_ = std::exchange(o.mask_, 0);
         chunk_used_ = std::exchange(o.chunk_used_, 0);
         chunk_size_ = std::exchange(o.chunk_size_, 0);
+        gen_ = std::exchange(o.gen_, next_generation());
     }
     return *this;
 }
@@ -70,6 +77,7 @@ void Avtab::clear() {
     chunks_.clear();
     xperms_.clear();
     nel_ = nslot_ = mask_ = chunk_used_ = chunk_size_ = 0;
+    gen_ = next_generation();
 }
 
 void Avtab::alloc(uint32_t nrules) {
@@ -121,6 +129,7 @@ AvtabNode *Avtab::new_node(const AvtabKey &key, const AvtabDatum &datum, AvtabNo
         n->datum.u.data = datum.u.data;
     }
     ++nel_;
+    gen_ = next_generation();
     return n;
 }
 

@@ -105,6 +105,10 @@ class Avtab {
     }
 
     uint32_t nel() const { return nel_; }
+    // Changes whenever the table's nodes or slots change (a process-wide counter, 32 bits so
+    // that the table keeps its size: a memo lives for one run, far fewer changes than 2^32); a
+    // host-side memo of searches (TeRulesMemo) is valid while it stays the same.
+    uint32_t generation() const { return gen_; }
     uint32_t nslot() const { return nslot_; }
     uint32_t mask() const { return mask_; }
     AvtabNode *slot(uint32_t i) const { return htable_[i]; }
@@ -126,11 +130,13 @@ class Avtab {
 
   private:
     AvtabNode *new_node(const AvtabKey &key, const AvtabDatum &datum, AvtabNode *next);
+    static uint32_t next_generation();
 
     std::unique_ptr<AvtabNode *[]> htable_;
     uint32_t nel_ = 0;
     uint32_t nslot_ = 0;
     uint32_t mask_ = 0;
+    uint32_t gen_ = next_generation();  // in what was padding
     // Node pool: chunks of nodes, and the extended-permission blocks.
     std::vector<std::unique_ptr<AvtabNode[]>> chunks_;
     uint32_t chunk_used_ = 0;

@@ -7,6 +7,7 @@
 #include "ss/context_string.h"
 #include "ss/mls.h"
 #include "ss/policy_dup.h"
+#include "ss/te_rules_memo.h"
 #include "ss/work_meter.h"
 #include "util/error.h"
 
@@ -72,8 +73,20 @@ int sid_to_context(const PolicyState &st, uint32_t sid, std::string *out, bool f
 
 namespace {
 
-// Rules of one (source, target, class) key in the unconditional and the conditional table.
-inline void avtab_key_av(const Policydb &db, const AvtabKey &key, AvDecision &avd) {
+// A conditional rule applies while its ENABLED bit is set.
+inline void cond_node_av(const AvtabNode &n, AvDecision &avd) {
+    uint16_t spec = n.key.specified;
+    if (!(spec & AVTAB_ENABLED)) return;
+    if (spec & AVTAB_ALLOWED) avd.allowed |= n.datum.u.data;
+    if (spec & AVTAB_AUDITDENY) avd.auditdeny &= n.datum.u.data;
+    if (spec & AVTAB_AUDITALLOW) avd.auditallow |= n.datum.u.data;
+}
+
+// Rules of one (source, target, class) key in the unconditional and the conditional table;
+// `on_cond` gets each conditional node found.
+template <class OnCond>
+inline void avtab_key_av(const Policydb &db, const AvtabKey &key, AvDecision &avd,
+                         OnCond &&on_cond) {
     for (const AvtabNode *n = db.b().te_avtab.search_node(key); n;
          n = Avtab::search_node_next(n, key.specified)) {
         count_work(Work::AvtabNode);
@@ -94,12 +107,51 @@ inline void avtab_key_av(const Policydb &db, const AvtabKey &key, AvDecision &av
     for (const AvtabNode *n = db.cond->te_cond_avtab.search_node(key); n;
          n = Avtab::search_node_next(n, key.specified)) {
         count_work(Work::AvtabNode);
-        uint16_t spec = n->key.specified;
-        if (!(spec & AVTAB_ENABLED)) continue;
-        if (spec & AVTAB_ALLOWED) avd.allowed |= n->datum.u.data;
-        if (spec & AVTAB_AUDITDENY) avd.auditdeny &= n->datum.u.data;
-        if (spec & AVTAB_AUDITALLOW) avd.auditallow |= n->datum.u.data;
+        on_cond(*n);
     }
+}
+
+// TE rules for every (attribute of source, attribute of target) pair.
+template <class OnCond>
+void te_rules_av(const Policydb &db, uint32_t stype, uint32_t ttype, uint32_t tclass,
+                 AvDecision &avd, OnCond &&on_cond) {
+    const PolicyBase &p = db.b();
+    AvtabKey key;
+    key.target_class = static_cast<uint16_t>(tclass);
+    key.specified = AVTAB_AV;
+    const Ebitmap &sattr = p.type_attr_map[stype - 1];
+    const Ebitmap &tattr = p.type_attr_map[ttype - 1];
+    for (uint32_t i : sattr.bits()) {
+        key.source_type = static_cast<uint16_t>(i + 1);
+        for (uint32_t j : tattr.bits()) {
+            key.target_type = static_cast<uint16_t>(j + 1);
+            avtab_key_av(db, key, avd, on_cond);
+        }
+    }
+}
+
+// te_rules_av through the thread's memo (te_rules_memo.h): the same decision bits and the same
+// work counted, the searches done once per key and table generation.
+void te_rules_av_memo(TeRulesMemo &memo, const Policydb &db, uint32_t stype, uint32_t ttype,
+                      uint32_t tclass, AvDecision &avd) {
+    auto &entries = memo.table(db.b().te_avtab, db.cond->te_cond_avtab);
+    auto [it, fresh] = entries.try_emplace(TeRulesMemo::key(stype, ttype, tclass));
+    TeRulesMemo::Entry &e = it->second;
+    if (fresh) {
+        AvDecision uncond;
+        WorkMeterScope meter(&e.work);
+        te_rules_av(db, stype, ttype, tclass, uncond,
+                    [&](const AvtabNode &n) { e.cond.push_back(&n); });
+        e.allowed = uncond.allowed;
+        e.auditallow = uncond.auditallow;
+        e.auditdeny = uncond.auditdeny;
+    }
+    if (WorkCounts *c = detail::tl_work) *c += e.work;
+    avd.allowed |= e.allowed;
+    avd.auditallow |= e.auditallow;
+    avd.auditdeny &= e.auditdeny;
+    for (const AvtabNode *n : e.cond)
+        cond_node_av(*n, avd);
 }
 
 void type_attribute_bounds_av(const Policydb &db, const Context &scontext, const Context &tcontext,
@@ -142,19 +194,11 @@ void context_struct_compute_av(const Policydb &db, const Context &scontext, cons
         tcontext.type > p.type_attr_map.size())
         return;
 
-    // TE rules for every (attribute of source, attribute of target) pair.
-    AvtabKey key;
-    key.target_class = static_cast<uint16_t>(tclass);
-    key.specified = AVTAB_AV;
-    const Ebitmap &sattr = p.type_attr_map[scontext.type - 1];
-    const Ebitmap &tattr = p.type_attr_map[tcontext.type - 1];
-    for (uint32_t i : sattr.bits()) {
-        key.source_type = static_cast<uint16_t>(i + 1);
-        for (uint32_t j : tattr.bits()) {
-            key.target_type = static_cast<uint16_t>(j + 1);
-            avtab_key_av(db, key, avd);
-        }
-    }
+    if (TeRulesMemo *memo = detail::tl_te_memo)
+        te_rules_av_memo(*memo, db, scontext.type, tcontext.type, tclass, avd);
+    else
+        te_rules_av(db, scontext.type, tcontext.type, tclass, avd,
+                    [&](const AvtabNode &n) { cond_node_av(n, avd); });
 
     // Constraints, MLS constraints included, remove permissions.
     for (const Constraint &c : cls->constraints) {

@@ -156,7 +156,7 @@ void Avc::node_free(Node *n) {
 
 void Avc::node_delete(Node *n) {
     --active_nodes_;
-    reclaim_.defer(n, [this, n] { node_free(n); });
+    reclaim_.defer([this, n] { node_free(n); });
 }
 
 // avc_reclaim_node: up to 16 nodes, slot by slot from the rotating hint, skipping slots whose

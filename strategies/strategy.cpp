@@ -83,7 +83,7 @@ void StrategyBase::free_version(PolicyVersion *v) {
 }
 
 void StrategyBase::free_version_rcu(PolicyVersion *v) {
-    reclaim_.defer(v, [this, v] { free_version(v); });
+    reclaim_.defer([this, v] { free_version(v); });
 }
 
 // ---------------------------------------------------------------- read side

@@ -3,6 +3,7 @@
 
 #include "ss/avtab.h"
 #include "ss/policy_dup.h"
+#include "ss/te_rules_memo.h"
 #include "ss/work_meter.h"
 #include "svc_test_util.h"
 
@@ -168,6 +169,49 @@ TEST(SetBools, ThreeWaysAgreeAndCopiesLeaveTheOriginal) {
         EXPECT_EQ(get_bools(base), old_values);
         EXPECT_TRUE(same(cond_decisions(base), before));
     }
+}
+
+// The simulator's memo of the TE-rule searches gives the decisions of the full search and
+// counts the same work, when it fills and when it replays, after booleans flip in place (the
+// ENABLED bits it reads again) and on a duplicated conditional table (a new generation).
+TEST(TeRulesMemo, SameDecisionsAndWorkAsTheSearches) {
+    PolicyState st = policy_state_create(policydb_read_file(debian_policy("default")));
+    TeRulesMemo memo;
+    auto check = [&](const PolicyState &state) {
+        cond_decisions(state);  // the SIDs exist from here on: every pass below counts alike
+        WorkCounts plain_work, fill_work, replay_work;
+        std::vector<AvDecision> plain, fill, replay;
+        {
+            WorkMeterScope meter(&plain_work);
+            plain = cond_decisions(state);
+        }
+        {
+            TeRulesMemoScope scope(&memo);
+            {
+                WorkMeterScope meter(&fill_work);
+                fill = cond_decisions(state);
+            }
+            WorkMeterScope meter(&replay_work);
+            replay = cond_decisions(state);
+        }
+        EXPECT_FALSE(plain.empty());
+        EXPECT_TRUE(same(plain, fill));
+        EXPECT_TRUE(same(plain, replay));
+        EXPECT_EQ(plain_work.n, fill_work.n);
+        EXPECT_EQ(plain_work.n, replay_work.n);
+        return plain;
+    };
+    const std::vector<AvDecision> before = check(st);
+    std::vector<int> values = get_bools(st);
+    for (size_t i = 0; i < values.size(); i += 5)
+        values[i] = !values[i];
+    ASSERT_EQ(set_bools_inplace(st, values), 0);
+    EXPECT_FALSE(same(check(st), before)) << "the flipped booleans change some decision";
+    PolicyState dup;
+    for (size_t i = 0; i < values.size(); i += 3)
+        values[i] = !values[i];
+    ASSERT_EQ(set_bools_cond_dup(st, values, &dup), 0);
+    check(dup);
 }
 
 TEST(SetBools, WrongCountIsRejected) {

@@ -1,0 +1,84 @@
+// A host-side memo of the TE-rule searches of context_struct_compute_av, for the simulator's
+// counted cost model only.
+//
+// The kernel searches both avtabs for every (attribute of the source type, attribute of the
+// target type) pair on every AVC miss. Under the counted cost model the simulated time of that
+// work comes from the units counted, not from the host's time, so the host can do the searches
+// once per (source type, target type, class) and table generation, and replay them: the memo
+// keeps the work counted by the searches (charged again, unit for unit, on every replay), what
+// the unconditional rules grant, and the conditional nodes found, whose ENABLED bit is read
+// again at each replay (a boolean change flips it in place). A table whose nodes change gets a
+// new generation (Avtab::generation), and entries of other generations are not used.
+//
+// The simulated decision and its charged cost are those of the full search; only the host's
+// work is saved. Nothing installs a memo where host time is what is measured (the real-thread
+// platform, the measured cost model), so there the searches run every time, as in the kernel.
+// A memo belongs to one thread (a simulation runs on one host thread).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "ss/avtab.h"
+#include "ss/work_meter.h"
+
+namespace locksim::ss {
+
+class TeRulesMemo {
+  public:
+    struct Entry {
+        WorkCounts work;  // counted by the searches
+        uint32_t allowed = 0;
+        uint32_t auditallow = 0;
+        uint32_t auditdeny = 0xffffffff;
+        std::vector<const AvtabNode *> cond;  // conditional nodes found, in search order
+    };
+
+    // The entries for one pair of tables, emptied when a table's generation differs.
+    std::unordered_map<uint64_t, Entry> &table(const Avtab &te, const Avtab &cond) {
+        for (Generation &g : gens_)
+            if (g.te == te.generation() && g.cond == cond.generation()) return g.entries;
+        // A pair not seen: replace the oldest (policies in use at once are few: the current
+        // one and those readers still hold across a change).
+        Generation &g = gens_[next_++ % gens_.size()];
+        g.te = te.generation();
+        g.cond = cond.generation();
+        g.entries.clear();
+        return g.entries;
+    }
+
+    static uint64_t key(uint32_t stype, uint32_t ttype, uint32_t tclass) {
+        return (uint64_t{stype} << 32) | (uint64_t{ttype} << 16) | tclass;
+    }
+
+  private:
+    struct Generation {
+        uint32_t te = 0;
+        uint32_t cond = 0;
+        std::unordered_map<uint64_t, Entry> entries;
+    };
+    std::array<Generation, 4> gens_;
+    uint64_t next_ = 0;
+};
+
+namespace detail {
+inline thread_local TeRulesMemo *tl_te_memo = nullptr;
+}
+
+// Installs `memo` as this thread's memo for the scope's lifetime (nesting restores).
+class TeRulesMemoScope {
+  public:
+    explicit TeRulesMemoScope(TeRulesMemo *memo) : prev_(detail::tl_te_memo) {
+        detail::tl_te_memo = memo;
+    }
+    ~TeRulesMemoScope() { detail::tl_te_memo = prev_; }
+    TeRulesMemoScope(const TeRulesMemoScope &) = delete;
+    TeRulesMemoScope &operator=(const TeRulesMemoScope &) = delete;
+
+  private:
+    TeRulesMemo *prev_;
+};
+
+}  // namespace locksim::ss
