@@ -577,28 +577,29 @@ int run_process(const std::vector<std::string> &argv) {
 // ("200us@1e-9") applies to the tail estimate; the line is drawn at its value all the same.
 void add_limit_lines(json &figures, const Limits &l) {
     struct Rule {
-        const char *prefix, *suffix, *option;
-        const std::optional<int64_t> &limit;
-        std::optional<double> probability;
+        const char *prefix, *suffix, *path;  // the figures' file names; the metric's path
     };
     const Rule rules[] = {
-        {"run-", "-preempt-off", "--max-preempt-off", l.max_preempt_off_ns,
-         l.preempt_off_probability},
-        {"run-", "-probe", "--max-probe-wakeup", l.max_probe_wakeup_ns, l.probe_wakeup_probability},
-        {"spectrum-toggle", "", "--max-toggle", l.max_toggle_ns, l.toggle_probability},
-        {"spectrum-reader", "", "--max-reader-p99", l.max_reader_p99_ns, std::nullopt},
+        {"run-", "-preempt-off", "preempt_off.max_ns"},
+        {"run-", "-probe", "probe_wakeup.max_ns"},
+        {"spectrum-toggle", "", "toggle.max_ns"},
+        {"spectrum-reader", "", "reader.p99_ns"},
     };
     for (json &f : figures) {
         const std::string stem = f.at("file");
         for (const Rule &r : rules) {
-            if (!r.limit || !stem.starts_with(r.prefix) || !stem.ends_with(r.suffix)) continue;
-            std::string label = fmt::format("limit {}", human_ns(*r.limit));
-            if (r.probability) label += fmt::format(" at p={:.0e}", *r.probability);
+            const auto it = l.find(r.path);
+            if (it == l.end() || !stem.starts_with(r.prefix) || !stem.ends_with(r.suffix))
+                continue;
+            const Limit &limit = it->second;
+            const char *option = find_metric(r.path)->pick.option;
+            std::string label = fmt::format("limit {}", human_ns(limit.value));
+            if (limit.probability) label += fmt::format(" at p={:.0e}", *limit.probability);
             f["limits"] =
-                json::array({{{"value", us(*r.limit)}, {"label", label}, {"option", r.option}}});
+                json::array({{{"value", us(limit.value)}, {"label", label}, {"option", option}}});
             f["caption"] = f.value("caption", std::string()) +
                            fmt::format(" The dashed grey line is pick's {} ({} {}).", label,
-                                       r.option, human_ns(*r.limit));
+                                       option, human_ns(limit.value));
         }
     }
 }

@@ -631,8 +631,8 @@ TEST(Report, MeasuredSeriesBesideARealRun) {
     ASSERT_EQ(results.runs.size(), simulated + 3);
     ReportOptions o;
     o.plots_script = std::string(LOCKSIM_SOURCE_DIR) + "/analysis/plots.py";
-    o.limits.max_preempt_off_ns = 100 * kUs;
-    o.limits.max_probe_wakeup_ns = 200 * kUs;
+    o.limits["preempt_off.max_ns"] = {100 * kUs, {}};
+    o.limits["probe_wakeup.max_ns"] = {200 * kUs, {}};
     ReportOutput out = write_report(results, "results.json", (dir / "out").string(), o);
     json figures = json::parse(read_text(dir / "out" / "figures.json"))["figures"];
 
