@@ -17,11 +17,14 @@
 //   (strategies/policy_notify.h); unmerged, so the kernel's notifications are kept as they
 //   were and only the lock changes.
 // load_policy: the same exclusive section, only for the swap; read and convert outside; the
-//   old policy freed; the full notification path; selinuxfs's rebuild.
+//   old policy freed; the full notification path; selinuxfs's rebuild (booleans, classes,
+//   policy capabilities) and its AUDIT_MAC_POLICY_LOAD record.
 // Trades: readers nearly free and preemptible, but every write costs a grace period before it
 //   can even start, readers block for the write, and a writer waits for the longest reader
 //   (a get_user_sids) to drain.
 // The semaphore is kernel/percpu_rwsem.h (with its simplifications).
+// Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
+//   the 5.10 patches, current services.c (torvalds 002903e1); docs/policy-change-path.md.
 #include "kernel/percpu_rwsem.h"
 #include "strategies/strategy.h"
 

@@ -24,6 +24,21 @@ constexpr size_t kNetlinkSkb = 512;        // sk_buff + a small selnl message
 constexpr size_t kAuditBuffer = 64;        // struct audit_buffer (its own slab)
 constexpr size_t kAuditSkb = 1024 + 256;   // nlmsg_new(AUDIT_BUFSIZ) + the sk_buff
 constexpr uint64_t kAuditFixedChars = 60;  // "bool= val= old_val= auid= ses=" with numbers
+constexpr uint64_t kLoadAuditChars = 40;   // "auid= ses= lsm=selinux res=1" with numbers
+
+// audit_log: audit_log_start (the audit_buffer and its skb), the record formatted, audit_log_end
+// (the skb queued for kauditd, freed here at once).
+void audit_record(kernel::Gfp gfp, uint64_t chars) {
+    static const Label kAudit("audit_log");
+    void *ab = kernel::kmalloc(kAuditBuffer, gfp);
+    void *skb = kernel::kmalloc(kAuditSkb, gfp);
+    kernel::compute(kAudit, [&] {
+        count_work(Work::AuditCall);
+        count_work(Work::StringByte, chars);
+    });
+    kernel::kfree(skb);  // kauditd's, later (not modelled)
+    kernel::kfree(ab);
+}
 
 }  // namespace
 
@@ -97,7 +112,7 @@ void PolicyNotifier::notify(Avc &avc, uint32_t seqno, PolicyChange change,
     });
     kernel::mutex_unlock(status_lock_);
 
-    if (change == PolicyChange::Full) {  // selinux_netlbl_cache_invalidate
+    if (change != PolicyChange::BoolsBefore510) {  // selinux_netlbl_cache_invalidate
         for (uint32_t b = 0; b < kNetlblBuckets; ++b)
             flush_buckets(cipso_v4_cache_lock_, 1, kCipso);
         for (uint32_t b = 0; b < kNetlblBuckets; ++b)
@@ -111,22 +126,16 @@ void PolicyNotifier::notify(Avc &avc, uint32_t seqno, PolicyChange change,
 }
 
 void PolicyNotifier::audit_bool_changes(const ss::CondPolicy &cond, std::span<const int> values) {
-    static const Label kAudit("audit_log");
     if (values.size() != cond.bools.nprim) return;  // -EFAULT before any record
     for (uint32_t i = 0; i < values.size(); ++i) {
         const ss::BoolDatum *b = cond.bools.by_value(i + 1);
         if (!b || (values[i] ? 1 : 0) == b->state) continue;
-        // audit_log_start: the audit_buffer and its skb, GFP_ATOMIC; the record formatted;
-        // audit_log_end queues the skb for kauditd.
-        void *ab = kernel::kmalloc(kAuditBuffer, kernel::Gfp::Atomic);
-        void *skb = kernel::kmalloc(kAuditSkb, kernel::Gfp::Atomic);
-        kernel::compute(kAudit, [&] {
-            count_work(Work::AuditCall);
-            count_work(Work::StringByte, kAuditFixedChars + b->name.size());
-        });
-        kernel::kfree(skb);  // kauditd's, later (not modelled)
-        kernel::kfree(ab);
+        audit_record(kernel::Gfp::Atomic, kAuditFixedChars + b->name.size());
     }
+}
+
+void PolicyNotifier::audit_policy_load() {
+    audit_record(kernel::Gfp::Kernel, kLoadAuditChars);
 }
 
 namespace {
@@ -146,7 +155,14 @@ SelinuxfsFiles PolicyNotifier::selinuxfs_files(const ss::Policydb &db) {
     return {bool_files(db), class_files(db)};
 }
 
-void PolicyNotifier::rebuild_selinuxfs(SelinuxfsFiles old_files, const ss::Policydb &new_db) {
+uint64_t PolicyNotifier::rebuild_nodes(SelinuxfsFiles old_files, const ss::Policydb &new_db,
+                                       PolicyChange change) {
+    const uint64_t caps = change == PolicyChange::Full ? 0 : 2 * kPolicyCapFiles;
+    return old_files.bools + bool_files(new_db) + old_files.classes + class_files(new_db) + caps;
+}
+
+void PolicyNotifier::rebuild_selinuxfs(SelinuxfsFiles old_files, const ss::Policydb &new_db,
+                                       PolicyChange change) {
     static const Label kBools("sel_make_bools");
     static const Label kClasses("sel_make_classes");
     static const Label kCaps("sel_make_policycap");
@@ -167,7 +183,8 @@ void PolicyNotifier::rebuild_selinuxfs(SelinuxfsFiles old_files, const ss::Polic
             count_work(Work::StringByte, c->name.size() + 1);
         }
     });
-    kernel::compute(kCaps, [] { count_work(Work::VfsNode, 2 * kPolicyCapFiles); });
+    if (change != PolicyChange::Full)  // 5.10 makes them once, at mount (sel_fill_super)
+        kernel::compute(kCaps, [] { count_work(Work::VfsNode, 2 * kPolicyCapFiles); });
 }
 
 }  // namespace locksim::strategies

@@ -3,9 +3,9 @@
 // netnode.c, netport.c, ibpkey.c, netlabel.c, xfrm.h, status.c, netlink.c), the audit record of
 // each changed boolean, and selinuxfs's rebuild of its directories after a load (selinuxfs.c).
 //
-// The sequence, as read in the kernel at v4.15, v5.9, v5.10 and today (a recent mainline
-// services.c and hooks.c; v4.15 to v5.9 from the set_bools and load_policy code quoted in the
-// patches that changed them):
+// The sequence, as read in the kernel (docs/policy-change-path.md lists the copies read: the
+// v4.15-era and current services.c, a v5.10.13 selinuxfs.c, and the 5.10 patches whose removed
+// lines are v5.9's code):
 //
 //   avc_ss_reset(seqno)                                        avc.c
 //     avc_flush(): every slot, under its spinlock with interrupts off (strategies/avc.cpp)
@@ -23,14 +23,22 @@
 //     avc_latest_notif_update(seqno)
 //   selnl_notify_policyload(seqno): a netlink message (skb allocated GFP_USER) broadcast
 //   selinux_status_update_policyload(seqno): the status page under selinux_status_lock (a
-//     mutex): sequence odd, policyload, deny_unknown = !security_get_allow_unknown() (a
-//     read-side lookup of the policy), sequence even
+//     mutex): sequence odd, policyload, deny_unknown = !security_get_allow_unknown(), sequence
+//     even. security_get_allow_unknown reads policydb.allow_unknown with no lock before 5.10
+//     (the writer holds the selinuxfs mutex) and under rcu_read_lock since 5.10
 //   selinux_netlbl_cache_invalidate(): cipso_v4 and calipso caches, 128 buckets each, each
 //     bucket under its spinlock with bottom halves off -- load_policy in every version, and
 //     set_bools only since 5.10, when both go through selinux_notify_policy_change
 //   selinux_xfrm_notify_policyload(): down_read(&net_rwsem), rt_genid_bump_all() for each
 //     network namespace (one here), up_read (v4.15: rtnl_lock instead of net_rwsem, 4.17
 //     changed it; CONFIG_SECURITY_NETWORK_XFRM, as distributions build)
+//
+// selinuxfs (sel_write_load) holds its mutex over all of it: sel_mutex in v4.15, fsi->mutex
+// from 4.17 to 5.9, selinux_state.policy_mutex since 5.10 (the strategies call it
+// policy_mutex). Before 5.10 it remakes the boolean, class and policy capability files after
+// security_load_policy has notified; 5.10 on, sel_make_policy_nodes builds the boolean and class
+// directories before selinux_policy_commit, and the capability files, made at mount, stay. In
+// every version its last step is audit_log(GFP_KERNEL, AUDIT_MAC_POLICY_LOAD).
 //
 // Today's kernels (5.12 on) end selinux_notify_policy_change with
 // selinux_ima_measure_state_locked(), which with CONFIG_IMA serialises the whole policy to hash
@@ -63,8 +71,14 @@ namespace locksim::strategies {
 enum class PolicyChange : uint8_t {
     // security_set_bools before 5.10: no NetLabel cache invalidation.
     BoolsBefore510,
-    // selinux_notify_policy_change: security_load_policy in every version, security_set_bools
-    // since 5.10.
+    // security_load_policy before 5.10: the full sequence; security_get_allow_unknown reads the
+    // policydb without a lock; then selinuxfs remakes the boolean, class and policy capability
+    // files.
+    LoadBefore510,
+    // selinux_notify_policy_change, 5.10 on (security_load_policy and security_set_bools):
+    // security_get_allow_unknown under rcu_read_lock; selinuxfs remakes only the boolean and
+    // class directories (sel_make_policy_nodes; the policy capability files are made once, at
+    // mount, by sel_fill_super).
     Full,
 };
 
@@ -90,14 +104,23 @@ class PolicyNotifier {
     // write section before 5.10, before publishing the copy since).
     static void audit_bool_changes(const ss::CondPolicy &cond, std::span<const int> values);
 
-    // selinuxfs's rebuild after a load, with the writer's mutex held: the old booleans,
-    // classes and policy capability files removed and the new ones made from `db`
-    // (sel_make_bools, sel_make_classes, sel_make_policycap; 5.10 on builds them in a
-    // temporary directory and swaps it in, sel_make_policy_nodes, before publishing).
+    // sel_write_load's audit_log(GFP_KERNEL, AUDIT_MAC_POLICY_LOAD), its last step in every
+    // version, still under the selinuxfs mutex.
+    static void audit_policy_load();
+
+    // selinuxfs's rebuild after a load, with the writer's mutex held: the old files removed and
+    // the new ones made from `db`. Before 5.10 (`change` LoadBefore510), after the commit and
+    // its notifications: sel_make_bools, sel_make_classes, sel_make_policycap. 5.10 on (Full),
+    // before the commit: sel_make_policy_nodes builds the boolean and class directories in a
+    // temporary directory and swaps them in; the policy capability files stay.
     // `old_files`: what the previous policy made (selinuxfs_files of it, taken before it is
     // freed).
     static SelinuxfsFiles selinuxfs_files(const ss::Policydb &db);
-    static void rebuild_selinuxfs(SelinuxfsFiles old_files, const ss::Policydb &new_db);
+    static void rebuild_selinuxfs(SelinuxfsFiles old_files, const ss::Policydb &new_db,
+                                  PolicyChange change);
+    // The selinuxfs files the rebuild removes and makes (what it counts as vfs_node).
+    static uint64_t rebuild_nodes(SelinuxfsFiles old_files, const ss::Policydb &new_db,
+                                  PolicyChange change);
 
   private:
     void reset_callbacks();

@@ -24,9 +24,13 @@
 //   it a leaf at a time, the new hash table is built under it; readers' inserts meanwhile are
 //   mirrored into the new table); sel_make_policy_nodes (selinuxfs's boolean and class
 //   directories rebuilt before the commit); freeze the old table around rcu_assign_pointer;
-//   synchronize_rcu; free the old policy; selinux_notify_policy_change.
+//   synchronize_rcu; free the old policy; selinux_notify_policy_change; back in selinuxfs,
+//   audit_log(AUDIT_MAC_POLICY_LOAD). The policy capability files are not remade (5.10 makes
+//   them once, at mount).
 // Trades: readers never wait and copies are only the conditional state, but setsebool waits
 //   two grace periods and memory holds two conditional states until the first ends.
+// Checked against: v5.10.13 selinuxfs.c (Rtoax/linux-5.10.13 3ef831be), the 5.10 RCU patch as
+//   merged, current services.c (torvalds 002903e1); docs/policy-change-path.md.
 #include "strategies/rcu_cond_dup.h"
 
 namespace locksim::strategies {
@@ -78,13 +82,14 @@ int RcuCondDupServer::write_load(std::span<const uint8_t> image, uint32_t *seqno
     int rc;
     if (PolicyVersion *next = prepare_load(image, *old, &rc)) {
         // sel_make_policy_nodes: selinuxfs's new directories, built before the commit.
-        PolicyNotifier::rebuild_selinuxfs(old_files, next->st.db);
+        PolicyNotifier::rebuild_selinuxfs(old_files, next->st.db, PolicyChange::Full);
         // selinux_policy_commit
         commit_load(*old, [&] { replace_policy(next); });  // inside sidtab_freeze_begin .. end
         *seqno = next->st.seqno;
         grace_period(expedited_);
         free_version(old);
         notify_policy_change(*seqno, PolicyChange::Full);
+        PolicyNotifier::audit_policy_load();
     }
     kernel::mutex_unlock(policy_mutex_);
     return rc;

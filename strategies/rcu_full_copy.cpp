@@ -24,11 +24,14 @@
 // load_policy: policy_mutex; read and convert outside; the swap under policy_write_lock in
 //   the atomic variant (mutex only when sleepable); freeze the old SID table; grace period;
 //   free; the full notification path (with NetLabel); selinuxfs's rebuild of its boolean and
-//   class directories (sel_make_bools, sel_make_classes, sel_make_policycap).
+//   class directories (sel_make_bools, sel_make_classes, sel_make_policycap) and its
+//   AUDIT_MAC_POLICY_LOAD record. deny_unknown for the status page is read without a lock, as
+//   those kernels do (the series' version of it is not in the record).
 // Trades: readers never wait, but each toggle serialises and parses the entire policy (tens of
 //   milliseconds on a distribution policy, with preemption off in the atomic variant) and
 //   holds two whole policies until the grace period ends.
-
+// Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
+//   the 5.10 patches, current services.c (torvalds 002903e1); docs/policy-change-path.md.
 #include "strategies/strategy.h"
 
 namespace locksim::strategies {
@@ -98,8 +101,9 @@ class RcuFullCopyServer final : public StrategyBase {
             if (atomic_) kernel::spin_unlock(policy_write_lock_);
             grace_period(expedited_);
             free_version(old);
-            notify_policy_change(*seqno, PolicyChange::Full);
-            PolicyNotifier::rebuild_selinuxfs(old_files, next->st.db);
+            notify_policy_change(*seqno, PolicyChange::LoadBefore510);
+            PolicyNotifier::rebuild_selinuxfs(old_files, next->st.db, PolicyChange::LoadBefore510);
+            PolicyNotifier::audit_policy_load();
         }
         kernel::mutex_unlock(policy_mutex_);
         return rc;

@@ -12,7 +12,7 @@
 //   every reader spinning; write_unlock_irq; then avc_ss_reset (AVC flush; reset callbacks:
 //   audit rules, IB pkey cache + LSM notifier chain, network caches + synchronize_net, one
 //   grace period), selnl_notify_policyload, selinux_status_update_policyload (its
-//   security_get_allow_unknown takes read_lock(&policy_rwlock)),
+//   security_get_allow_unknown reads the policydb without the lock),
 //   selinux_xfrm_notify_policyload; no NetLabel invalidation before 5.10
 //   (strategies/policy_notify.h).
 // load_policy (sel_write_load + security_load_policy, v5.9): policy_mutex; policydb_read and
@@ -20,9 +20,12 @@
 //   the old policy is freed at once (no reader can hold it); avc_ss_reset,
 //   selnl_notify_policyload, selinux_status_update_policyload,
 //   selinux_netlbl_cache_invalidate, selinux_xfrm_notify_policyload; back in selinuxfs,
-//   sel_make_bools, sel_make_classes, sel_make_policycap under its mutex.
+//   sel_make_bools, sel_make_classes, sel_make_policycap, audit_log(AUDIT_MAC_POLICY_LOAD)
+//   under its mutex.
 // Trades: the simplest design and no copies, paid for in preempt-off latency on every CPU that
 //   reads while anything holds the lock.
+// Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
+//   the 5.10 patches, current services.c (torvalds 002903e1); docs/policy-change-path.md.
 #include "strategies/strategy.h"
 
 namespace locksim::strategies {

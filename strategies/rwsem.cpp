@@ -12,9 +12,12 @@
 //   (strategies/policy_notify.h).
 // load_policy: policy_mutex; policydb_read and the SID table conversion outside; down_write
 //   only for the swap; the old policy freed at once; the full notification path (with
-//   NetLabel); selinuxfs's rebuild of its boolean and class directories.
+//   NetLabel); selinuxfs's rebuild of its boolean, class and policy capability files and its
+//   AUDIT_MAC_POLICY_LOAD record.
 // Trades: no preempt-off reader section, but readers still block for every write (and pay a
 //   sleep and a wake-up when they do); read-side calls from atomic context become impossible.
+// Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
+//   the 5.10 patches, current services.c (torvalds 002903e1); docs/policy-change-path.md.
 #include "strategies/strategy.h"
 
 namespace locksim::strategies {

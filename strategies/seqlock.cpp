@@ -17,13 +17,16 @@
 //   only the lock.
 // load_policy: policy_mutex; read and convert outside; write_seqlock only for the swap;
 //   freeze the old SID table; synchronize_rcu; free the old policy (5.10's order); the full
-//   notification path; selinuxfs's rebuild of its boolean and class directories.
+//   notification path; selinuxfs's rebuild of its boolean, class and policy capability files
+//   and its AUDIT_MAC_POLICY_LOAD record.
 // Trades: readers never block a writer and the write section is short (no copy at all), but a
 //   reader redoes its whole lookup when a toggle overlaps it (a long get_user_sids may retry
 //   until it falls back to the lock and holds preemption off for its whole length), and the
 //   policy code must survive reading a half-updated policy before the retry — the kernel's
 //   policydb code was never written for that. (The simulation runs each lookup atomically on
 //   the host, so it shows the retries and their cost, not torn reads.)
+// Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
+//   the 5.10 patches, current services.c (torvalds 002903e1); docs/policy-change-path.md.
 #include "kernel/seqlock.h"
 #include "strategies/strategy.h"
 

@@ -171,13 +171,17 @@ void StrategyBase::notify_policy_change(uint32_t seqno, PolicyChange change) {
     static const Label kAllowUnknown("security_get_allow_unknown");
     notifier_.notify(avc_, seqno, change, [&] {
         bool allow = false;
-        read_policy([&](const ss::PolicyState &st) {
+        auto lookup = [&](const ss::PolicyState &st) {
             kernel::compute(kAllowUnknown, [&] {
                 ss::count_work(ss::Work::Call);
                 allow = (st.db.b().handle_unknown & ss::ALLOW_UNKNOWN) != 0;
             });
             return 0;
-        });
+        };
+        if (change == PolicyChange::Full)
+            read_policy(lookup);  // 5.10 on: rcu_read_lock, rcu_dereference
+        else
+            lookup(policy_locked()->st);  // before 5.10: policydb.allow_unknown, no lock
         return allow;
     });
 }
@@ -260,8 +264,9 @@ int StrategyBase::load_exclusive(std::span<const uint8_t> image, uint32_t *seqno
         commit_load(*old);
         if (wait_grace_period) kernel::synchronize_rcu();
         free_version(old);
-        notify_policy_change(*seqno, PolicyChange::Full);
-        PolicyNotifier::rebuild_selinuxfs(old_files, next->st.db);
+        notify_policy_change(*seqno, PolicyChange::LoadBefore510);
+        PolicyNotifier::rebuild_selinuxfs(old_files, next->st.db, PolicyChange::LoadBefore510);
+        PolicyNotifier::audit_policy_load();
     }
     kernel::mutex_unlock(policy_mutex_);
     return rc;
