@@ -66,8 +66,8 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
             c.incomplete = incomplete && number(w, *incomplete) != 0;
         }
         // Whether anything of the metric was recorded (a measured series may lack it).
-        c.samples = sibling(m, "count") ? (nothing_counted(w, m) ? 0u : 1u)
-                                        : (number(w, m) != 0 ? 1u : 0u);
+        c.samples =
+            sibling(m, "count") ? (nothing_counted(w, m) ? 0u : 1u) : (number(w, m) != 0 ? 1u : 0u);
         checks.push_back(c);
     }
     std::vector<Outcome> out;

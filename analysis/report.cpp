@@ -589,8 +589,7 @@ void add_limit_lines(json &figures, const Limits &l) {
         const std::string stem = f.at("file");
         for (const Rule &r : rules) {
             const auto it = l.find(r.path);
-            if (it == l.end() || !stem.starts_with(r.prefix) || !stem.ends_with(r.suffix))
-                continue;
+            if (it == l.end() || !stem.starts_with(r.prefix) || !stem.ends_with(r.suffix)) continue;
             const Limit &limit = it->second;
             const char *option = find_metric(r.path)->pick.option;
             std::string label = fmt::format("limit {}", human_ns(limit.value));
@@ -598,8 +597,8 @@ void add_limit_lines(json &figures, const Limits &l) {
             f["limits"] =
                 json::array({{{"value", us(limit.value)}, {"label", label}, {"option", option}}});
             f["caption"] = f.value("caption", std::string()) +
-                           fmt::format(" The dashed grey line is pick's {} ({} {}).", label,
-                                       option, human_ns(limit.value));
+                           fmt::format(" The dashed grey line is pick's {} ({} {}).", label, option,
+                                       human_ns(limit.value));
         }
     }
 }
