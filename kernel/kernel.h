@@ -26,11 +26,11 @@
 #include <cstdint>
 #include <functional>
 #include <new>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include "util/source_location.h"
 
 #include "ss/work_meter.h"
 
@@ -65,7 +65,7 @@ std::string_view label_name(uint32_t id);
 // Where an atomic section or lock operation was opened or closed.
 struct Site {
     const char *what = "";
-    std::source_location where{};
+    SourceLocation where{};
     std::string str() const;  // "read_lock @ rwlock.cpp:57"
 };
 
@@ -180,7 +180,7 @@ class PlatformScope {
     Platform *prev_;
 };
 
-using Loc = std::source_location;
+using Loc = SourceLocation;
 
 // ---------------------------------------------------------------- tasks, time
 
