@@ -131,6 +131,8 @@ ResultsFile load_results(const std::string &path) {
         j = json::parse(text);
     } catch (const json::parse_error &e) {
         throw UserError(fmt::format("{}: byte {}: not JSON: {}", path, e.byte, e.what()));
+    } catch (const json::exception &e) {  // a number too large for a double
+        throw UserError(fmt::format("{}: not JSON: {}", path, e.what()));
     }
     if (!j.is_object() || !j.contains("schema") || j["schema"] != kResultsSchema)
         throw UserError(fmt::format("{}: not a locksim results file (expected \"schema\": \"{}\")",

@@ -220,6 +220,9 @@ TEST(MeasuredChromeTrace, SlicesByNameWithOpenAndUnmatchedCounted) {
     EXPECT_TRUE(user_error([&] {
                     parse_chrome_trace(bad.substr(0, 200), "cut.json");
                 }).starts_with("cut.json:3:"));
+    // A number too large for a double is named with its place, not thrown past the reader.
+    EXPECT_EQ(user_error([&] { parse_chrome_trace("{\"a\":\n 27E777777}", "big.json"); }),
+              "big.json:2:2: not valid JSON: number overflow parsing '27E777777'");
 }
 
 TEST(MeasuredImport, SlicesMappedToMetricsFillTheSummary) {
