@@ -32,6 +32,8 @@
 //   holds two whole policies until the grace period ends.
 // Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
 //   the 5.10 patches, current services.c (torvalds 002903e1); docs/policy-change-path.md.
+#include <memory>
+
 #include "strategies/strategy.h"
 
 namespace locksim::strategies {
@@ -58,18 +60,23 @@ class RcuFullCopyServer final : public StrategyBase {
         PolicyVersion *next = nullptr;
         if (!rc) {
             // The buffer the policy is written into and read back from, sized as its image.
+            // Freed on every way out, also when the run is torn down inside the copy.
             const auto bytes = static_cast<size_t>(old->image_bytes);
-            void *buf = atomic_ ? kernel::kmalloc(bytes, gfp) : kernel::vmalloc(bytes);
+            auto release = [this](void *b) {
+                if (atomic_)
+                    kernel::kfree(b);
+                else
+                    kernel::vfree(b);
+            };
+            std::unique_ptr<void, decltype(release)> buf(
+                atomic_ ? kernel::kmalloc(bytes, gfp) : kernel::vmalloc(bytes), release);
             // The core's copy (ss::set_bools_full_copy, the code calibrate and the benchmarks
             // time): policydb_write, policydb_read, the new states, seqno + 1. It keeps the
             // SID table.
             ss::PolicyState copy;
             rc = kernel::compute(kCopy,
                                  [&] { return ss::set_bools_full_copy(old->st, values, &copy); });
-            if (atomic_)
-                kernel::kfree(buf);
-            else
-                kernel::vfree(buf);
+            buf.reset();
             if (!rc) {
                 // The records of the changed booleans, from the states the old policy holds.
                 PolicyNotifier::audit_bool_changes(*old->st.db.cond, values);
