@@ -10,7 +10,7 @@
 # Safe to run again.
 #
 # The slow parts run scaled down so that the whole takes under 30 minutes on 2 cores;
-# LOCKSIM_FULL_TESTS=1 runs them at full size (fuzzing 60 s per parser instead of 20, the
+# LOCKSIM_FULL_TESTS=1 runs them at full size (fuzzing 60 s per parser instead of 10, the
 # libsepol oracle's full query sets).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,18 +18,23 @@ cd "$here"
 scripts/setup.sh all
 jobs=$(nproc)
 status=0
-fuzz_seconds=20
+fuzz_seconds=10
 [ "${LOCKSIM_FULL_TESTS:-0}" = 1 ] && fuzz_seconds=60
+# The sanitizer builds keep line tables only (-g1): enough for every sanitizer's stack trace,
+# and much less for the compiler and the linker to write than full debug information.
+lines_only=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 
 # 1. The parsers under libFuzzer.
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "${lines_only[@]}" \
   -DLOCKSIM_FUZZ=ON -DLOCKSIM_TESTS=OFF -DLOCKSIM_BENCH=OFF \
   -DLOCKSIM_FUZZ_SECONDS="$fuzz_seconds" >/dev/null
 cmake --build build/fuzz -j "$jobs" --target fuzz_all
 (cd build/fuzz && ctest -L fuzz --output-on-failure --timeout 900) || status=$?
 
 # 2. The real-thread platform under ThreadSanitizer (tests labelled 'tsan').
-cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${lines_only[@]}" \
   -DLOCKSIM_SANITIZE=thread -DLOCKSIM_BENCH=OFF >/dev/null
 cmake --build build/tsan -j "$jobs" --target tsan_tests
 (cd build/tsan && ctest -j "$jobs" -L tsan --no-tests=error --output-on-failure --timeout 900) ||
@@ -45,7 +50,7 @@ cmake --build build/test-release -j "$jobs" --target real_tests real_primitives_
 
 # 4. The whole suite under ASan + UBSan (the benchmarks are built and run in stage 3); its
 # summary is the last thing printed.
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${lines_only[@]}" \
   -DLOCKSIM_SANITIZE=address,undefined -DLOCKSIM_BENCH=OFF >/dev/null
 cmake --build build/asan -j "$jobs"
 (cd build/asan && ctest -j "$jobs" --output-on-failure --timeout 900) || status=$?

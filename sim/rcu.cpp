@@ -11,7 +11,6 @@ namespace locksim::sim {
 
 namespace {
 constexpr uint64_t kStillPublished = std::numeric_limits<uint64_t>::max();
-constexpr int kCpuBits = 16;
 }  // namespace
 
 // A CPU is in a quiescent state when it runs nothing, or a task outside any read section with
@@ -95,7 +94,7 @@ void RcuState::start_gp(GracePeriod &g) {
         for (size_t c = 0; c < cpus; ++c)
             if (g.cpu_pending[c])
                 engine_.schedule(engine_.now() + cfg_.profile.primitive.ipi, on_exp_ipi, this,
-                                 (g.id << kCpuBits) | c);
+                                 cpu_event_arg(g.id, static_cast<int>(c)));
     check_gp(g);
 }
 
@@ -164,7 +163,7 @@ void RcuState::complete_gp(GracePeriod &g) {
 
 void RcuState::on_exp_ipi(void *self, uint64_t arg) {
     auto *p = static_cast<RcuState *>(self);
-    const int cpu = static_cast<int>(arg & ((1u << kCpuBits) - 1));
+    const int cpu = event_cpu(arg);
     const Task *t = p->ops_.running_on(cpu);
     if (t && t->irqs_off) {
         p->exp_ipi_pending_[static_cast<size_t>(cpu)] = 1;  // delivered at local_irq_enable

@@ -13,7 +13,6 @@
 namespace locksim::sim {
 
 namespace {
-constexpr int kCpuBits = 16;
 constexpr int kTaskBits = 24;
 }  // namespace
 
@@ -119,15 +118,14 @@ uint64_t SimPlatform::get_random_u64() {
 
 void SimPlatform::on_cpu_event(void *self, uint64_t arg) {
     auto *p = static_cast<SimPlatform *>(self);
-    p->cpu_event(p->cpus_[arg & ((1u << kCpuBits) - 1)], arg >> kCpuBits);
+    p->cpu_event(p->cpus_[static_cast<size_t>(event_cpu(arg))], event_number(arg));
 }
 
 void SimPlatform::start_act(Cpu &c, Act act, Time duration) {
     c.act = act;
     ++c.gen;
     c.act_end = engine_.now() + duration;
-    engine_.schedule(c.act_end, on_cpu_event, this,
-                     (c.gen << kCpuBits) | static_cast<uint64_t>(c.id));
+    engine_.schedule(c.act_end, on_cpu_event, this, cpu_event_arg(c.gen, c.id));
 }
 
 void SimPlatform::cpu_event(Cpu &c, uint64_t gen) {

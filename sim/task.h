@@ -21,6 +21,17 @@ using kernel::Site;
 
 struct Lock;  // sim/locks.h
 
+// An engine event about one CPU carries the CPU in the low bits of its argument and a number
+// (the CPU's activity generation, a grace period's id) above them.
+inline constexpr int kEventCpuBits = 16;
+inline uint64_t cpu_event_arg(uint64_t number, int cpu) {
+    return (number << kEventCpuBits) | static_cast<uint64_t>(cpu);
+}
+inline int event_cpu(uint64_t arg) {
+    return static_cast<int>(arg & ((uint64_t{1} << kEventCpuBits) - 1));
+}
+inline uint64_t event_number(uint64_t arg) { return arg >> kEventCpuBits; }
+
 struct HeldLock {
     Lock *lock;
     LockMode mode;
