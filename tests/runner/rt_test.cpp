@@ -6,10 +6,10 @@
 
 #include <algorithm>
 
-#include "analysis/results_file.h"
-#include "runner/runner.h"
+#include "tests/runner/run_all.h"
 
 using namespace locksim;
+using locksim::testing::run_all;
 
 namespace {
 
@@ -21,11 +21,7 @@ analysis::RunSummary run_default(PreemptionModel preemption) {
     s.warmup_ns = 10'000'000;
     std::erase_if(s.strategies, [](const StrategySpec &st) { return st.name != "rwlock"; });
     EXPECT_EQ(s.strategies.size(), 1u);
-    std::vector<Scenario> points = expand_sweep(s);
-    RunOptions o;
-    o.wall_clock = false;
-    analysis::ResultsFile r = run_jobs(s, points, plan_runs(points), o);
-    auto sums = r.summaries(s.name);
+    auto sums = run_all(s).summaries(s.name);
     EXPECT_EQ(sums.size(), 1u);
     return sums.at(0);
 }
