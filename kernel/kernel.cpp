@@ -68,6 +68,8 @@ std::string_view lock_kind_name(LockKind k) {
             return "rwsem";
         case LockKind::Mutex:
             return "mutex";
+        case LockKind::RawSpinlock:
+            return "raw_spinlock";
     }
     return "?";
 }

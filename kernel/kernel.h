@@ -84,7 +84,7 @@ struct TaskInfo {
     std::string_view name;
 };
 
-enum class LockKind : uint8_t { Spinlock, Rwlock, Rwsem, Mutex };
+enum class LockKind : uint8_t { Spinlock, Rwlock, Rwsem, Mutex, RawSpinlock };
 enum class LockMode : uint8_t { Exclusive, Shared };
 std::string_view lock_kind_name(LockKind k);
 
@@ -133,6 +133,13 @@ class Platform {
     virtual void local_irq_disable(Site site) = 0;
     virtual void local_irq_enable(Site site) = 0;
     virtual bool irqs_disabled() = 0;
+    // local_bh_disable / local_bh_enable: softirqs off on this CPU. Without PREEMPT_RT the softirq
+    // count is part of preempt_count, so by default a preempt-off section.
+    virtual void local_bh_disable(Site site) { preempt_disable(site); }
+    virtual void local_bh_enable(Site site) { preempt_enable(site); }
+    // CONFIG_PREEMPT_RT: spinlock_t and rwlock_t are sleeping rt_mutex-based locks, and their _irq
+    // forms leave interrupts on; raw_spinlock_t is unchanged.
+    virtual bool preempt_rt() const { return false; }
 
     // --- locks ---
     virtual LockObject *lock_create(LockKind kind, std::string_view name) = 0;
@@ -348,6 +355,12 @@ inline void local_irq_enable(Loc loc = Loc::current()) {
 inline bool irqs_disabled() {
     return current().irqs_disabled();
 }
+inline void local_bh_disable(Loc loc = Loc::current()) {
+    current().local_bh_disable({"local_bh_disable", loc});
+}
+inline void local_bh_enable(Loc loc = Loc::current()) {
+    current().local_bh_enable({"local_bh_enable", loc});
+}
 [[nodiscard]] inline unsigned long local_irq_save(Loc loc = Loc::current()) {
     Platform &p = current();
     unsigned long flags = p.irqs_disabled() ? 1 : 0;
@@ -385,6 +398,13 @@ class Spinlock : public LockBase {
     explicit Spinlock(std::string_view name, Platform &p = current())
         : LockBase(LockKind::Spinlock, name, p) {}
 };
+// raw_spinlock_t: a Spinlock that keeps spinning with preemption off under PREEMPT_RT too, where
+// the kernel's own low-level locks (the scheduler's run queues, RCU's nodes) are raw.
+class RawSpinlock : public LockBase {
+  public:
+    explicit RawSpinlock(std::string_view name, Platform &p = current())
+        : LockBase(LockKind::RawSpinlock, name, p) {}
+};
 // Queued rwlock: spinning, preemption off; new readers spin while a writer waits.
 class RwLock : public LockBase {
   public:
@@ -412,14 +432,19 @@ inline void release(const LockBase &l, LockMode m, const char *what, Loc loc) {
     l.platform().lock_release(l.object(), m, {what, loc});
 }
 // The _irq variants disable interrupts before taking the lock (so a waiter spins with them
-// off, as spin_lock_irq does) and enable them after releasing it.
+// off, as spin_lock_irq does) and enable them after releasing it; under PREEMPT_RT those of
+// spinlock_t and rwlock_t touch no interrupt state (include/linux/spinlock_rt.h).
+inline bool irq_form_disables_irqs(const LockBase &l) {
+    const LockKind k = l.object()->kind;
+    return !l.platform().preempt_rt() || (k != LockKind::Spinlock && k != LockKind::Rwlock);
+}
 inline void acquire_irq(const LockBase &l, LockMode m, const char *what, Loc loc) {
-    l.platform().local_irq_disable({what, loc});
+    if (irq_form_disables_irqs(l)) l.platform().local_irq_disable({what, loc});
     acquire(l, m, what, loc);
 }
 inline void release_irq(const LockBase &l, LockMode m, const char *what, Loc loc) {
     release(l, m, what, loc);
-    l.platform().local_irq_enable({what, loc});
+    if (irq_form_disables_irqs(l)) l.platform().local_irq_enable({what, loc});
 }
 inline unsigned long acquire_irqsave(const LockBase &l, LockMode m, const char *what, Loc loc) {
     unsigned long flags = l.platform().irqs_disabled() ? 1 : 0;
@@ -455,6 +480,19 @@ inline void spin_unlock_irq(Spinlock &l, Loc loc = Loc::current()) {
 }
 inline void spin_unlock_irqrestore(Spinlock &l, unsigned long flags, Loc loc = Loc::current()) {
     detail::release_irqrestore(l, LockMode::Exclusive, flags, "spin_unlock_irqrestore", loc);
+}
+
+inline void raw_spin_lock(RawSpinlock &l, Loc loc = Loc::current()) {
+    detail::acquire(l, LockMode::Exclusive, "raw_spin_lock", loc);
+}
+inline void raw_spin_unlock(RawSpinlock &l, Loc loc = Loc::current()) {
+    detail::release(l, LockMode::Exclusive, "raw_spin_unlock", loc);
+}
+inline void raw_spin_lock_irq(RawSpinlock &l, Loc loc = Loc::current()) {
+    detail::acquire_irq(l, LockMode::Exclusive, "raw_spin_lock_irq", loc);
+}
+inline void raw_spin_unlock_irq(RawSpinlock &l, Loc loc = Loc::current()) {
+    detail::release_irq(l, LockMode::Exclusive, "raw_spin_unlock_irq", loc);
 }
 
 inline void read_lock(RwLock &l, Loc loc = Loc::current()) {

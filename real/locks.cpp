@@ -19,7 +19,7 @@ kernel::LockObject *RealPlatform::lock_create(LockKind kind, std::string_view na
 
 namespace {
 bool spins(LockKind k) {
-    return k == LockKind::Spinlock || k == LockKind::Rwlock;
+    return k == LockKind::Spinlock || k == LockKind::Rwlock || k == LockKind::RawSpinlock;
 }
 size_t mode_index(LockMode m) {
     return m == LockMode::Shared ? 1 : 0;
@@ -37,6 +37,7 @@ void RealPlatform::lock_acquire(kernel::LockObject *lo, LockMode mode, Site site
     bool waited = false;
     switch (l->kind) {
         case LockKind::Spinlock:
+        case LockKind::RawSpinlock:
             waited = l->spin.lock();
             break;
         case LockKind::Rwlock:
@@ -77,6 +78,7 @@ bool RealPlatform::lock_try(kernel::LockObject *lo, LockMode mode, Site site) {
     bool ok = false;
     switch (l->kind) {
         case LockKind::Spinlock:
+        case LockKind::RawSpinlock:
             ok = l->spin.try_lock();
             break;
         case LockKind::Rwlock:
@@ -113,6 +115,7 @@ void RealPlatform::lock_release(kernel::LockObject *lo, LockMode mode, Site site
     t.held.erase(std::next(it).base());
     switch (l->kind) {
         case LockKind::Spinlock:
+        case LockKind::RawSpinlock:
             l->spin.unlock();
             break;
         case LockKind::Rwlock:

@@ -105,8 +105,10 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     if (s.cost_model == "measured") c.profile.measured_scale = s.measured_scale;
     c.preempt = s.machine.preemption == PreemptionModel::Full   ? sim::PreemptModel::Full
                 : s.machine.preemption == PreemptionModel::None ? sim::PreemptModel::None
+                : s.machine.preemption == PreemptionModel::Rt   ? sim::PreemptModel::Rt
                                                                 : sim::PreemptModel::Voluntary;
     c.preempt_rcu = s.machine.preempt_rcu;
+    c.rt_mutex_pi = s.machine.rt_mutex_pi;
     c.hz = s.machine.hz;
     return c;
 }

@@ -41,7 +41,7 @@ void SimPlatform::op_end(Label label) {
         s.peak_live_bytes = std::max(s.peak_live_bytes, peak_live_since(f));
         s += f.parts;
     }
-    if (cfg_.preempt != PreemptModel::Full && t->ops.empty())
+    if (!fully_preemptible(cfg_.preempt) && t->ops.empty())
         maybe_preempt();  // return to user space
 }
 
@@ -267,12 +267,15 @@ kernel::RunResults SimPlatform::collect() {
     r.config = {{"cpus", std::to_string(cfg_.cpus)},
                 {"profile", cfg_.profile.name},
                 {"cost_model", cfg_.cost_model == CostModel::Counted ? "counted" : "measured"},
-                {"preempt", cfg_.preempt == PreemptModel::Full   ? "full"
-                            : cfg_.preempt == PreemptModel::None ? "none"
-                                                                 : "voluntary"},
+                {"preempt", cfg_.preempt == PreemptModel::Full        ? "full"
+                            : cfg_.preempt == PreemptModel::None      ? "none"
+                            : cfg_.preempt == PreemptModel::Voluntary ? "voluntary"
+                                                                      : "rt"},
                 {"preempt_rcu", cfg_.preempt_rcu ? "true" : "false"},
                 {"hz", std::to_string(cfg_.hz)},
                 {"sched_slice_ns", std::to_string(cfg_.sched_slice)}};
+    if (cfg_.preempt == PreemptModel::Rt)
+        r.config["rt_mutex_pi"] = cfg_.rt_mutex_pi ? "true" : "false";
     for (size_t i = 0; i < op_stats_.size(); ++i)
         if (op_used_[i])
             r.ops[std::string(kernel::label_name(static_cast<uint32_t>(i)))] = op_stats_[i];

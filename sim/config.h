@@ -13,8 +13,15 @@ enum class CostModel : uint8_t { Counted, Measured };
 // Full: CONFIG_PREEMPT. None: CONFIG_PREEMPT_NONE, kernel code is left only at an operation's
 // end (the return to user space), cond_resched or a sleep. Voluntary: CONFIG_PREEMPT_VOLUNTARY
 // (v6.6, include/linux/kernel.h), None plus a preemption point at every might_sleep(): the
-// explicit ones, a sleeping lock's acquisition and a sleeping allocation.
-enum class PreemptModel : uint8_t { Full, None, Voluntary };
+// explicit ones, a sleeping lock's acquisition and a sleeping allocation. Rt: CONFIG_PREEMPT_RT
+// (v6.12, mainline since then): Full, with spinlock_t and rwlock_t sleeping rt_mutex-based
+// locks (sim/locks.h), their _irq forms leaving interrupts on, and local_bh_disable() a
+// preemptible section (kernel/softirq.c's RT variant); PREEMPT_RCU is implied.
+enum class PreemptModel : uint8_t { Full, None, Voluntary, Rt };
+// Kernel code is preemptible wherever the preempt count is zero and interrupts are on.
+inline bool fully_preemptible(PreemptModel m) {
+    return m == PreemptModel::Full || m == PreemptModel::Rt;
+}
 
 struct SimConfig {
     int cpus = 4;
@@ -27,6 +34,9 @@ struct SimConfig {
     CostModel cost_model = CostModel::Counted;
     PreemptModel preempt = PreemptModel::Full;
     bool preempt_rcu = true;
+    // Under Rt: rt_mutex priority inheritance (kernel/locking/rtmutex.c). Off only to show what
+    // it prevents; the kernel has no such switch.
+    bool rt_mutex_pi = true;
     int hz = 250;
     // RCU as user space has it (liburcu, for comparing with the real-thread platform): when
     // >= 0, a normal grace period waits only for readers that predate it, not for every CPU to

@@ -29,10 +29,14 @@ kernel::LockObject *LockTable::create(kernel::LockKind kind, std::string_view na
         classes_.back().stats.kind = std::string(kernel::lock_kind_name(kind));
     }
     locks_.push_back(std::make_unique<Lock>(kind, name, it->second));
+    locks_.back()->rt = preempt_ == PreemptModel::Rt &&
+                        (kind == kernel::LockKind::Spinlock || kind == kernel::LockKind::Rwlock);
     return locks_.back().get();
 }
 
 bool LockTable::can_take(const Lock &l, LockMode mode) const {
+    // An RT rwlock's readers enter unless a writer holds it fully (rwbase_read_lock).
+    if (l.rt && mode == LockMode::Shared) return !l.writer || l.draining;
     if (l.writer || l.has_waiters()) return false;
     return mode == LockMode::Shared || l.readers == 0;
 }
@@ -59,7 +63,8 @@ void LockTable::acquire(kernel::LockObject *obj, LockMode mode, const Site &site
     }
     if (l.spins())
         ops_.preempt_inc(t, site);
-    else if (t->preempt_count > 0 || t->irqs_off || t->rcu_nesting > 0)
+    else if (t->preempt_count > 0 || t->irqs_off || (!l.rt && t->rcu_nesting > 0))
+        // An RT lock may be taken inside an RCU read section (RTLOCK_RESCHED_OFFSETS).
         ops_.violation(
             "sleep_in_atomic",
             fmt::format(
@@ -84,8 +89,21 @@ void LockTable::acquire(kernel::LockObject *obj, LockMode mode, const Site &site
             if (l.waiters[i].mode == LockMode::Exclusive) holder = l.waiters[i].task;
     t->blame = holder ? current_label(holder) : Label{};
     t->wait_start = ops_.now();
+    if (l.rt && mode == LockMode::Exclusive && !l.writer && !l.has_waiters()) {
+        // rwbase_write_lock: the rt_mutex is free but readers are inside; take it and sleep
+        // until the last of them leaves.
+        l.writer = t;
+        l.draining = true;
+        ops_.trace_event("{} waits for the readers of {}", t->params.name, l.name);
+        ops_.block_current();
+        return;
+    }
     l.waiters.push_back(Waiter{t, mode});
     ops_.trace_event("{} waits for {}", t->params.name, l.name);
+    if (l.rt) {
+        t->pi_blocked_on = &l;
+        adjust_prio_chain(l.writer);
+    }
     if (l.spins()) {
         ops_.spin_current();
     } else {
@@ -115,45 +133,89 @@ Time LockTable::pull_line(Lock &l, int cpu) {
     return l.line_free_at - now;
 }
 
-// Grants the lock to the head of the queue: one writer, or every reader up to the next writer.
+size_t LockTable::next_waiter(const Lock &l) const {
+    size_t best = l.head;
+    if (l.rt)
+        for (size_t i = l.head + 1; i < l.waiters.size(); ++i)
+            if (l.waiters[i].task->rank > l.waiters[best].task->rank) best = i;
+    return best;
+}
+
+// Grants the lock to the head of the queue (on an RT lock, the highest-priority waiter): one
+// writer, or every reader up to the next writer.
 void LockTable::grant_waiters(Lock &l) {
     Time now = ops_.now();
     Task *waker = ops_.current();
     int waker_cpu = waker ? waker->cpu : -1;
     while (l.has_waiters()) {
-        Waiter w = l.waiters[l.head];
-        if (w.mode == LockMode::Exclusive ? (l.writer || l.readers > 0) : l.writer != nullptr)
+        const size_t i = next_waiter(l);
+        Waiter w = l.waiters[i];
+        if (w.mode == LockMode::Exclusive ? (l.writer || (l.readers > 0 && !l.rt))
+                                          : (l.writer && !l.draining))
             break;
-        ++l.head;
-        Task *t = w.task;
-        Time waited = now - t->wait_start;
-        if (TraceRecorder *rec = ops_.recorder())
-            rec->lock_wait(l.spins() ? t->cpu : -1, t->id, t->params.name, l.name,
-                           w.mode == LockMode::Exclusive, t->wait_start, now);
-        if (ops_.recording()) {
-            stats(l).wait[side(w.mode)].record(waited);
-            if (!t->blame.empty()) ops_.op_stats(t->blame).caused_wait_ns += waited;
-        }
-        if (OpFrame *f = frame(t)) f->parts.lock_wait_ns += waited;
-        // lockdep already checked this acquisition when the waiter queued.
-        if (w.mode == LockMode::Exclusive)
-            l.writer = t;
+        if (i == l.head)
+            ++l.head;
         else
-            ++l.readers;
-        t->held.push_back(HeldLock{&l, w.mode, now, Site{"granted", {}}});
-        if (ops_.recording()) ++stats(l).acquisitions[side(w.mode)];
-        ops_.trace_event("{} gets {}", t->params.name, l.name);
-        if (l.spins()) {
-            ops_.end_spin(t, pc_.spin_acquire + pull_line(l, t->cpu));
-        } else {
-            ops_.wake(t, waker_cpu, 0);
-            l.last_cpu = t->cpu;
+            l.waiters.erase(l.waiters.begin() + static_cast<std::ptrdiff_t>(i));
+        if (l.rt && w.mode == LockMode::Exclusive && l.readers > 0) {
+            // The writer gets the rt_mutex and sleeps on until the readers inside leave.
+            w.task->pi_blocked_on = nullptr;
+            l.writer = w.task;
+            l.draining = true;
+            break;
         }
+        grant(l, w, now, waker_cpu);
         if (w.mode == LockMode::Exclusive) break;
     }
     if (l.head == l.waiters.size()) {
         l.waiters.clear();
         l.head = 0;
+    }
+}
+
+void LockTable::grant(Lock &l, const Waiter &w, Time now, int waker_cpu) {
+    Task *t = w.task;
+    t->pi_blocked_on = nullptr;
+    Time waited = now - t->wait_start;
+    if (TraceRecorder *rec = ops_.recorder())
+        rec->lock_wait(l.spins() ? t->cpu : -1, t->id, t->params.name, l.name,
+                       w.mode == LockMode::Exclusive, t->wait_start, now);
+    if (ops_.recording()) {
+        stats(l).wait[side(w.mode)].record(waited);
+        if (!t->blame.empty()) ops_.op_stats(t->blame).caused_wait_ns += waited;
+    }
+    if (OpFrame *f = frame(t)) f->parts.lock_wait_ns += waited;
+    // lockdep already checked this acquisition when the waiter queued.
+    if (w.mode == LockMode::Exclusive)
+        l.writer = t;
+    else
+        ++l.readers;
+    t->held.push_back(HeldLock{&l, w.mode, now, Site{"granted", {}}});
+    if (ops_.recording()) ++stats(l).acquisitions[side(w.mode)];
+    ops_.trace_event("{} gets {}", t->params.name, l.name);
+    if (l.spins()) {
+        ops_.end_spin(t, pc_.spin_acquire + pull_line(l, t->cpu));
+    } else {
+        ops_.wake(t, waker_cpu, 0);
+        l.last_cpu = t->cpu;
+    }
+}
+
+// rt_mutex_adjust_prio_chain, simplified: an owner's priority is the highest of its normal one
+// and of the top waiters of the rt_mutexes it holds; a change goes on to the owner of the lock
+// it is blocked on, up to max_lock_depth owners.
+void LockTable::adjust_prio_chain(Task *owner) {
+    constexpr int kMaxLockDepth = 1024;
+    for (int depth = 0; owner && depth < kMaxLockDepth; ++depth) {
+        int prio = owner->normal_rank;
+        if (pi_)
+            for (const HeldLock &h : owner->held)
+                if (h.lock->rt && h.lock->writer == owner && h.lock->has_waiters())
+                    prio = std::max(prio, h.lock->waiters[next_waiter(*h.lock)].task->rank);
+        if (prio == owner->rank) return;
+        ops_.set_prio(owner, prio);
+        const Lock *next = owner->pi_blocked_on;
+        owner = next ? next->writer : nullptr;
     }
 }
 
@@ -179,9 +241,20 @@ void LockTable::release(kernel::LockObject *obj, LockMode mode, const Site &site
     } else if (l.readers > 0) {
         --l.readers;
     }
+    if (l.rt && l.draining && l.readers == 0) {
+        // The last reader lets the waiting writer in (__rwbase_read_unlock).
+        Task *w = l.writer;
+        l.writer = nullptr;
+        l.draining = false;
+        grant(l, Waiter{w, LockMode::Exclusive}, ops_.now(), t ? t->cpu : -1);
+    }
     bool woke_sleeper = l.has_waiters() && !l.spins();
     const Time transfer = t ? pull_line(l, t->cpu) : 0;  // the release writes the lock word
     grant_waiters(l);
+    if (l.rt) {
+        adjust_prio_chain(t);         // the releasing owner loses what it inherited
+        adjust_prio_chain(l.writer);  // the new owner inherits from the waiters left
+    }
     if (!t) return;
     if (l.spins()) {
         ops_.advance(pc_.spin_release + transfer);

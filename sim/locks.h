@@ -4,6 +4,18 @@
 // optimistic spinning on rwsem/mutex owners. Lock classes (by name) carry the statistics and
 // lockdep's dependency graph.
 //
+// PREEMPT_RT (v6.12: kernel/locking/rtmutex.c, rwbase_rt.c, spinlock_rt.c): spinlock_t and
+// rwlock_t are rt_mutex-based and sleep; raw_spinlock_t still spins. Waiters are served by
+// priority (FIFO among equals), the lock handed to the top waiter (no lock stealing: a
+// simplification). Priority inheritance: an owner runs at the highest priority of its own and
+// of the top waiters of the rt_mutexes it holds, along the chain of owners blocked on further
+// rt_mutexes (rt_mutex_adjust_prio_chain; a waiter's place in a queue is not re-sorted when it
+// is boosted later: a simplification). The RT rwlock is reader-biased: readers enter unless a
+// writer holds it fully; a writer takes the rt_mutex, then waits for the readers inside to leave,
+// and readers are not boosted (rwbase_rt.c: no multi-reader inheritance). The caller takes
+// rcu_read_lock() across an RT lock's section (SimPlatform, as rt_spin_lock does); migrate_disable
+// is not modelled.
+//
 // The table talks to the scheduler only through SchedOps (sched_ops.h).
 #pragma once
 
@@ -33,13 +45,17 @@ struct Lock : kernel::LockObject {
     Lock(kernel::LockKind k, std::string_view n, int cls) : LockObject(k, n), cls(cls) {}
     int cls;  // lock class: index into the table's classes (by name)
     int readers = 0;
-    Task *writer = nullptr;
+    Task *writer = nullptr;  // also the owner of an RT lock's rt_mutex
+    bool rt = false;         // an rt_mutex-based lock (spinlock_t or rwlock_t under PREEMPT_RT)
+    // RT rwlock: the writer holds the rt_mutex and waits for the readers inside to leave.
+    bool draining = false;
     std::vector<Waiter> waiters;  // FIFO (front = index head)
     size_t head = 0;
     int last_cpu = -1;      // the CPU whose cache holds the lock word
     Time line_free_at = 0;  // until then the line is in flight to another CPU
     bool spins() const {
-        return kind == kernel::LockKind::Spinlock || kind == kernel::LockKind::Rwlock;
+        return kind == kernel::LockKind::RawSpinlock ||
+               (!rt && (kind == kernel::LockKind::Spinlock || kind == kernel::LockKind::Rwlock));
     }
     bool has_waiters() const { return head < waiters.size(); }
 };
@@ -52,14 +68,18 @@ struct LockClass {
 
 class LockTable {
   public:
-    LockTable(SchedOps &ops, const PrimitiveCosts &costs, PreemptModel preempt)
-        : ops_(ops), pc_(costs), preempt_(preempt) {}
+    LockTable(SchedOps &ops, const PrimitiveCosts &costs, PreemptModel preempt, bool pi)
+        : ops_(ops), pc_(costs), preempt_(preempt), pi_(pi) {}
 
     kernel::LockObject *create(kernel::LockKind kind, std::string_view name);
     void acquire(kernel::LockObject *lock, LockMode mode, const Site &site);
     bool try_acquire(kernel::LockObject *lock, LockMode mode, const Site &site);
     void release(kernel::LockObject *lock, LockMode mode, const Site &site);
 
+    // An rt_mutex-based lock (PREEMPT_RT's spinlock_t and rwlock_t).
+    static bool is_rt(const kernel::LockObject *lock) {
+        return static_cast<const Lock *>(lock)->rt;
+    }
     // The lock `t` waits for, or nullptr.
     const Lock *waiting_for(const Task *t) const;
     // Waits still going at `now` (the end of the drain) are counted as censored.
@@ -71,6 +91,12 @@ class LockTable {
     bool can_take(const Lock &l, LockMode mode) const;
     void take(Lock &l, Task *t, LockMode mode, const Site &site, bool trylock);
     void grant_waiters(Lock &l);
+    // Gives `w` the lock it waited for (statistics, held list) and lets it run.
+    void grant(Lock &l, const Waiter &w, Time now, int waker_cpu);
+    // The waiter served next: the queue's head, or on an RT lock the highest-priority one.
+    size_t next_waiter(const Lock &l) const;
+    // Recomputes the inherited priority of `owner` and of the owners it is blocked on.
+    void adjust_prio_chain(Task *owner);
     // Moves the lock word's cache line to `cpu`: free when it is there already, else a
     // transfer, queued behind transfers to other CPUs still in flight (one owner at a time,
     // so CPUs hammering one lock word serialise). Returns the time `cpu` spends on it.
@@ -81,6 +107,7 @@ class LockTable {
     SchedOps &ops_;
     const PrimitiveCosts &pc_;
     PreemptModel preempt_;
+    bool pi_;
     std::vector<std::unique_ptr<Lock>> locks_;
     std::vector<LockClass> classes_;
     std::unordered_map<std::string, int> class_ids_;

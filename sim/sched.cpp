@@ -49,6 +49,7 @@ void SimPlatform::create_task(kernel::TaskParams params, std::function<void()> b
     Task *tp = t.get();
     t->id = static_cast<int>(tasks_.size());
     t->rank = params.policy == kernel::Sched::Fifo ? params.priority : 0;
+    t->normal_rank = t->rank;
     t->params = std::move(params);
     std::seed_seq seq{static_cast<uint32_t>(cfg_.seed), static_cast<uint32_t>(cfg_.seed >> 32),
                       static_cast<uint32_t>(t->id)};
@@ -193,7 +194,7 @@ void SimPlatform::suspend_current() {
 
 bool SimPlatform::preemptible(const Task *t) const {
     return t->preempt_count == 0 && !t->irqs_off &&
-           (cfg_.preempt == PreemptModel::Full || t->ops.empty());
+           (fully_preemptible(cfg_.preempt) || t->ops.empty());
 }
 
 void SimPlatform::go_idle(Cpu &c) {
@@ -354,6 +355,17 @@ void SimPlatform::preempt_self() {
     trace_event("cpu{} preempt {}", c.id, t->params.name);
     switch_in(c, best_queued(c), 0);
     suspend_current();
+}
+
+// rt_mutex_setprio: a runnable task that now outranks the task running on its CPU preempts
+// it; a running one that no longer outranks a queued task yields at its next preemption point.
+void SimPlatform::set_prio(Task *t, int rank) {
+    t->rank = rank;
+    const int from = cur_ ? cur_->cpu : -1;
+    Cpu &c = cpu_of(t);
+    if (t->state == TaskState::Runnable ? c.curr && rank > c.curr->rank
+                                        : t->state == TaskState::Running && should_yield(c, t))
+        request_resched(c, from);
 }
 
 void SimPlatform::maybe_preempt() {

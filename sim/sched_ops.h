@@ -5,9 +5,10 @@
 // Scheduling: the current task, time, letting time pass on it (advance), sleeping (block_current)
 // and waking (wake), spinning with the CPU kept (spin_current, end_spin), the preempt count
 // (a spinning lock and a non-preemptible RCU reader raise it) with the preemption points that
-// go with it, which task runs on a CPU (RCU's quiescent states), and creating a kernel thread
-// (RCU's callback task). Accounting: whether statistics are recorded, an operation's statistics,
-// self-check violations, the timeline recorder and the event trace.
+// go with it, a task's effective priority (priority inheritance), which task runs on a CPU (RCU's
+// quiescent states), and creating a kernel thread (RCU's callback task). Accounting: whether
+// statistics are recorded, an operation's statistics, self-check violations, the timeline recorder
+// and the event trace.
 #pragma once
 
 #include <fmt/format.h>
@@ -42,6 +43,9 @@ class SchedOps {
     // preempt-off section and is a preemption point.
     virtual void preempt_inc(Task *t, const Site &site) = 0;
     virtual void preempt_dec(Task *t, const Site &site) = 0;
+    // rt_mutex_setprio: `t`'s effective priority becomes `rank` (priority inheritance); the CPUs
+    // concerned reschedule.
+    virtual void set_prio(Task *t, int rank) = 0;
     // A preemption point of the current task (a sleeping lock's release).
     virtual void maybe_preempt() = 0;
     virtual void cond_resched(Site site) = 0;

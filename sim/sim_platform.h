@@ -81,15 +81,12 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     kernel::LockObject *lock_create(kernel::LockKind kind, std::string_view name) override {
         return locks_.create(kind, name);
     }
-    void lock_acquire(kernel::LockObject *lock, LockMode mode, Site site) override {
-        locks_.acquire(lock, mode, site);
-    }
-    bool lock_try(kernel::LockObject *lock, LockMode mode, Site site) override {
-        return locks_.try_acquire(lock, mode, site);
-    }
-    void lock_release(kernel::LockObject *lock, LockMode mode, Site site) override {
-        locks_.release(lock, mode, site);
-    }
+    void lock_acquire(kernel::LockObject *lock, LockMode mode, Site site) override;
+    bool lock_try(kernel::LockObject *lock, LockMode mode, Site site) override;
+    void lock_release(kernel::LockObject *lock, LockMode mode, Site site) override;
+    bool preempt_rt() const override { return cfg_.preempt == PreemptModel::Rt; }
+    void local_bh_disable(Site site) override;
+    void local_bh_enable(Site site) override;
     void rcu_read_lock(Site site) override { rcu_.read_lock(site); }
     void rcu_read_unlock(Site site) override { rcu_.read_unlock(site); }
     void synchronize_rcu(bool expedited, Site site) override { rcu_.synchronize(expedited, site); }
@@ -116,6 +113,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void preempt_inc(Task *t, const Site &site) override;
     void preempt_dec(Task *t, const Site &site) override;
     void maybe_preempt() override;
+    void set_prio(Task *t, int rank) override;
     Task *running_on(int cpu) override { return cpus_[static_cast<size_t>(cpu)].curr; }
     const std::vector<std::unique_ptr<Task>> &tasks() const override { return tasks_; }
     Task *create_kthread(kernel::TaskParams params, std::function<void()> body) override;
@@ -217,7 +215,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     std::set<std::string> violation_keys_;
     std::vector<std::string> trace_;
     TraceRecorder *recorder_ = nullptr;
-    LockTable locks_{*this, cfg_.profile.primitive, cfg_.preempt};
+    LockTable locks_{*this, cfg_.profile.primitive, cfg_.preempt, cfg_.rt_mutex_pi};
     RcuState rcu_{*this, engine_, cfg_, jiffy_};
 };
 

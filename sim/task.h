@@ -65,7 +65,9 @@ enum class Act : uint8_t { Idle, Switching, Span, Spinning, Executing };
 struct Task {
     int id = 0;
     kernel::TaskParams params;
-    int rank = 0;  // SCHED_FIFO priority, 0 for SCHED_OTHER
+    int rank = 0;         // SCHED_FIFO priority, 0 for SCHED_OTHER; raised by priority inheritance
+    int normal_rank = 0;  // rank without inheritance (normal_prio)
+    Lock *pi_blocked_on = nullptr;  // the rt_mutex-based lock the task waits for (locks.h)
     std::unique_ptr<Fiber> fiber;
     TaskState state = TaskState::New;
     int cpu = -1;  // current or last CPU

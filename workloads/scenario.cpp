@@ -23,6 +23,8 @@ std::string_view preemption_name(PreemptionModel m) {
             return "voluntary";
         case PreemptionModel::Full:
             return "full";
+        case PreemptionModel::Rt:
+            return "rt";
     }
     return "?";
 }
@@ -207,18 +209,27 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
     // A shipped profile's name stays a name; a path (with '/' or ending in .toml) is a file.
     if (auto v = r.get<std::string>("profile"))
         m.profile = names_a_file(*v, ".toml") ? resolve_from_scenario(scenario_file, *v) : *v;
-    if (auto v = r.get_choice("preemption", {"none", "voluntary", "full"})) {
+    if (auto v = r.get_choice("preemption", {"none", "voluntary", "full", "rt"})) {
         m.preemption = *v == "none"        ? PreemptionModel::None
                        : *v == "voluntary" ? PreemptionModel::Voluntary
+                       : *v == "rt"        ? PreemptionModel::Rt
                                            : PreemptionModel::Full;
     }
     if (auto v = r.get<bool>("preempt_rcu")) m.preempt_rcu = *v;
+    const auto pi = r.get<bool>("rt_mutex_pi");
+    if (pi) m.rt_mutex_pi = *pi;
     if (auto v = r.get_int("hz", 10, 10000)) m.hz = static_cast<int>(*v);
     r.finish();
-    if (m.preempt_rcu && m.preemption != PreemptionModel::Full)
+    const bool rt = m.preemption == PreemptionModel::Rt;
+    if (m.preempt_rcu && m.preemption != PreemptionModel::Full && !rt)
         r.fail(
-            "'machine.preempt_rcu = true' needs 'preemption = \"full\"' (CONFIG_PREEMPT_RCU "
-            "depends on CONFIG_PREEMPT)");
+            "'machine.preempt_rcu = true' needs 'preemption = \"full\"' or \"rt\" "
+            "(CONFIG_PREEMPT_RCU depends on CONFIG_PREEMPT)");
+    if (rt && !m.preempt_rcu)
+        r.fail(
+            "'preemption = \"rt\"' needs 'machine.preempt_rcu = true' (CONFIG_PREEMPT_RT selects "
+            "CONFIG_PREEMPT_RCU)");
+    if (pi && !rt) r.fail("'machine.rt_mutex_pi' needs 'preemption = \"rt\"'");
 }
 
 void read_synthetic(TableReader &r, SyntheticPolicySpec &s) {

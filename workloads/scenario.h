@@ -14,13 +14,14 @@
 
 namespace locksim {
 
-enum class PreemptionModel { None, Voluntary, Full };
+enum class PreemptionModel { None, Voluntary, Full, Rt };
 
 struct MachineSpec {
     int cpus = 4;
     std::string profile = "x86-modern";
     PreemptionModel preemption = PreemptionModel::Full;
     bool preempt_rcu = true;
+    bool rt_mutex_pi = true;  // with preemption = rt: rt_mutex priority inheritance
     int hz = 250;
 };
 

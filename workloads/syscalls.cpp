@@ -134,9 +134,9 @@ static void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
             } else {
                 kernel::OpScope op(kRecv);
                 const uint32_t from = s->domain_sids[draw(s->domain_sids.size())];
-                kernel::preempt_disable();  // softirq context
+                kernel::local_bh_disable();  // softirq context
                 if (body()) server.avc_has_perm(self, from, s->peer, s->peer_recv);
-                kernel::preempt_enable();
+                kernel::local_bh_enable();
             }
         }
     });

@@ -10,32 +10,12 @@
 using namespace locksim;
 using namespace locksim::kernel;
 using locksim::sim::SimPlatform;
+using locksim::sim::testing::rwlock_reader_writer_reader;
 using locksim::sim::testing::zero_config;
 
 // qrwlock: a reader arriving while a writer waits queues behind the writer.
 TEST(Locks, RwlockReadersQueueBehindAWaitingWriter) {
-    SimPlatform sim(zero_config(3, 10 * kMsec));
-    RwLock lock("policy_rwlock", sim);
-    Time writer_in = -1, reader2_in = -1;
-    sim.create_task({"reader1", Sched::Other, 0, 0, false}, [&] {
-        read_lock(lock);
-        ndelay(100 * kUsec);
-        read_unlock(lock);
-    });
-    sim.create_task({"writer", Sched::Other, 0, 1, false}, [&] {
-        ndelay(10 * kUsec);
-        write_lock_irq(lock);
-        writer_in = now();
-        ndelay(50 * kUsec);
-        write_unlock_irq(lock);
-    });
-    sim.create_task({"reader2", Sched::Other, 0, 2, false}, [&] {
-        ndelay(20 * kUsec);
-        read_lock(lock);
-        reader2_in = now();
-        read_unlock(lock);
-    });
-    auto r = sim.run();
+    auto [writer_in, reader2_in, r] = rwlock_reader_writer_reader(zero_config(3, 10 * kMsec));
     EXPECT_EQ(writer_in, 100 * kUsec);
     EXPECT_EQ(reader2_in, 150 * kUsec);
     const LockStats &ls = r.locks.at("policy_rwlock");

@@ -1,0 +1,43 @@
+// The platform's lock calls and softirq sections: the lock table (locks.h), and under
+// PREEMPT_RT (v6.12) the RCU read section an rt_mutex-based lock's holder is in
+// (kernel/locking/spinlock_rt.c: rt_spin_lock takes rcu_read_lock() after the lock,
+// rt_spin_unlock drops it before; migrate_disable is not modelled).
+#include "sim/sim_platform.h"
+
+namespace locksim::sim {
+
+void SimPlatform::lock_acquire(kernel::LockObject *lock, LockMode mode, Site site) {
+    locks_.acquire(lock, mode, site);
+    if (cur_ && LockTable::is_rt(lock)) rcu_.read_lock(site);
+}
+
+bool SimPlatform::lock_try(kernel::LockObject *lock, LockMode mode, Site site) {
+    if (!locks_.try_acquire(lock, mode, site)) return false;
+    if (cur_ && LockTable::is_rt(lock)) rcu_.read_lock(site);
+    return true;
+}
+
+void SimPlatform::lock_release(kernel::LockObject *lock, LockMode mode, Site site) {
+    if (cur_ && LockTable::is_rt(lock)) rcu_.read_unlock(site);
+    locks_.release(lock, mode, site);
+}
+
+// Without PREEMPT_RT the softirq count is part of preempt_count: a preempt-off section. Under
+// PREEMPT_RT (kernel/softirq.c, __local_bh_disable_ip) a task takes the per-CPU softirq lock
+// and rcu_read_lock(): it stays preemptible, inside an RCU read section (the per-CPU lock is not
+// modelled).
+void SimPlatform::local_bh_disable(Site site) {
+    if (cfg_.preempt == PreemptModel::Rt)
+        rcu_.read_lock(site);
+    else
+        preempt_disable(site);
+}
+
+void SimPlatform::local_bh_enable(Site site) {
+    if (cfg_.preempt == PreemptModel::Rt)
+        rcu_.read_unlock(site);
+    else
+        preempt_enable(site);
+}
+
+}  // namespace locksim::sim
