@@ -100,6 +100,11 @@ void to_json(nlohmann::json &j, const CpuStats &v) {
          {"context_switches", v.context_switches},
          {"preempt_off_ns", v.preempt_off_ns},
          {"irqs_off_ns", v.irqs_off_ns}};
+    // Only runs with an interrupt load have these (other results keep their form).
+    if (v.irq_ns > 0 || v.softirq_ns > 0) {
+        j["irq_ns"] = v.irq_ns;
+        j["softirq_ns"] = v.softirq_ns;
+    }
 }
 
 void to_json(nlohmann::json &j, const Violation &v) {

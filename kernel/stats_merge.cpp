@@ -68,6 +68,8 @@ void merge(CpuStats &into, const CpuStats &part) {
     into.context_switches += part.context_switches;
     into.preempt_off_ns += part.preempt_off_ns;
     into.irqs_off_ns += part.irqs_off_ns;
+    into.irq_ns += part.irq_ns;
+    into.softirq_ns += part.softirq_ns;
 }
 
 }  // namespace locksim::kernel

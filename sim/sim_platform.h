@@ -7,11 +7,35 @@
 //    outside operations) can be preempted; its remainder resumes later. Otherwise a wake-up
 //    of a higher-priority task only sets need_resched, honoured at preempt_enable / irq
 //    enable / op end, at cond_resched, and under PreemptModel::Voluntary at might_sleep.
-//  - Scheduler: SCHED_FIFO by priority (a preempted task keeps the head of its level), then
-//    SCHED_OTHER round-robin with a time slice checked at each HZ tick. Wake-up placement: the
-//    pinned CPU, else the last CPU if idle, else any idle CPU, else (FIFO) the CPU running the
-//    lowest-priority task; an idle CPU pulls a queued task. Remote wake-ups cost an IPI.
+//  - Scheduler (sched.cpp), one run queue per CPU, modelled on Linux v6.5 (kernel/sched/core.c,
+//    fair.c, rt.c, topology.c; the last release before EEVDF): the real-time class first,
+//    SCHED_FIFO and SCHED_RR by priority (a preempted task keeps the head of its level; RR
+//    tasks of one level take turns every 100 ms, RR_TIMESLICE), then SCHED_OTHER as CFS:
+//    each task's virtual runtime grows by its run time times NICE_0_LOAD / its weight
+//    (sched_prio_to_weight by nice level), the task with the smallest runs; a tick ends the
+//    current task's turn when it has run its slice of the latency period (6 ms, 0.75 ms per task
+//    beyond 8, both times 1 + log2(min(CPUs, 8))) or, after the minimum granularity, trails
+//    the leftmost task by more than that slice; a waking task preempts when its virtual runtime
+//    is smaller by more than the wake-up granularity (1 ms, scaled alike, in its virtual time).
+//    New tasks start at the queue's min_vruntime plus one virtual slice (START_DEBIT); waking
+//    ones no earlier than min_vruntime minus half the latency (GENTLE_FAIR_SLEEPERS); a task
+//    that moves keeps its lag to min_vruntime. Simplified: one level (no groups), the slice is
+//    checked only at ticks (no HRTICK), no buddies. Wake-up placement, within the task's
+//    affinity: the pinned CPU, else the last CPU if idle, else any idle CPU, else (real-time)
+//    the CPU running the lowest-priority task; an idle CPU pulls a queued task, and every
+//    sd_weight ms (times busy_factor 16 on a busy CPU) a CPU pulls one queued SCHED_OTHER task
+//    from the CPU with the most runnable tasks when it has two more than itself (one sched
+//    domain; load is counted in tasks, not weights). Remote wake-ups cost an IPI.
 //    Timer interrupts and ticks on a CPU with interrupts off wait until they are re-enabled.
+//  - Interrupt load (SimConfig::irqs): periodic device interrupts on chosen CPUs. The hard
+//    handler runs with interrupts off and the softirq work after it (on irq exit) with
+//    preemption off: both take their time from whatever runs on that CPU (the running span
+//    ends that much later; a switch-in waits), a preemption waits for their end (the irq
+//    return is the preemption point), and an interrupt arriving while interrupts are off on
+//    that CPU waits for local_irq_enable (several of one source while they are off: one).
+//    Their time is counted per CPU (CpuStats::irq_ns, softirq_ns), not as preempt-off or
+//    irqs-off sections of the tasks. Simplified: a handler arriving during softirq work runs
+//    after it, not inside it (the CPU time is the same).
 //  - Locks: queued spinlock and queued rwlock (spinning with preemption off; readers queue
 //    behind a waiting writer; FIFO hand-off with a cache-line transfer), rwsem (sleeping; a
 //    waiting writer blocks new readers) and mutex (sleeping, FIFO hand-off). No optimistic
@@ -59,6 +83,16 @@ enum class CostModel : uint8_t { Counted, Measured };
 // explicit ones, a sleeping lock's acquisition and a sleeping allocation.
 enum class PreemptModel : uint8_t { Full, None, Voluntary };
 
+// A device interrupt arriving every `period` on each of `cpus` (empty: every CPU): its hard
+// handler costs `handler`, the softirq work raised by it `softirq` (0: none).
+struct IrqSource {
+    std::string kind;  // what the results call it (timer, network, block)
+    std::vector<int> cpus;
+    Time period = 0;
+    Time handler = 0;
+    Time softirq = 0;
+};
+
 struct SimConfig {
     int cpus = 4;
     Time duration = kernel::kSec;
@@ -76,7 +110,12 @@ struct SimConfig {
     // pass a quiescent state, and ends this long after the last of them left instead of at
     // the next jiffy. -1: the kernel's RCU.
     Time userspace_rcu_gp = -1;
-    Time sched_slice = 3 * kernel::kMsec;
+    // CFS tunables before scaling by 1 + log2(min(CPUs, 8)) (sysctl_sched_latency,
+    // sysctl_sched_min_granularity, sysctl_sched_wakeup_granularity in v6.5 fair.c).
+    Time sched_latency = 6 * kernel::kMsec;
+    Time sched_min_granularity = 750 * kernel::kUsec;
+    Time sched_wakeup_granularity = 1 * kernel::kMsec;
+    std::vector<IrqSource> irqs;
     // After the duration no task starts new work; the work in flight runs on and is measured in
     // full for up to this long. What is still open then is censored ("at least" its elapsed
     // part); a task still running outside any operation then is reported as task_stuck.
@@ -173,7 +212,15 @@ class SimPlatform final : public kernel::Platform {
     struct Task {
         int id = 0;
         kernel::TaskParams params;
-        int rank = 0;  // SCHED_FIFO priority, 0 for SCHED_OTHER
+        int rank = 0;  // SCHED_FIFO / SCHED_RR priority, 0 for SCHED_OTHER
+        // CFS (SCHED_OTHER): load weight, virtual runtime, run time in total and at the pick.
+        int64_t weight = 1024;
+        int64_t vruntime = 0;
+        Time exec_start = 0;
+        Time sum_exec = 0;
+        Time prev_sum_exec = 0;
+        bool placed = false;  // has been placed on a run queue once (START_DEBIT only then)
+        int rr_ticks = 0;     // SCHED_RR: ticks left of its time slice
         std::unique_ptr<Fiber> fiber;
         TaskState state = TaskState::New;
         int cpu = -1;  // current or last CPU
@@ -182,7 +229,6 @@ class SimPlatform final : public kernel::Platform {
         Time remaining = 0;   // rest of a preempted span
         Time wake_extra = 0;  // wake-up cost (timer interrupt, IPI) paid at the next switch-in
         int64_t rq_key = 0;
-        Time slice_used = 0;
         int preempt_count = 0;
         bool irqs_off = false;
         Section poff, ioff;
@@ -211,6 +257,12 @@ class SimPlatform final : public kernel::Platform {
         bool tick_pending = false;
         bool exp_ipi_pending = false;
         std::vector<Task *> pending_timers;
+        std::vector<size_t> pending_irqs;  // interrupt sources waiting for local_irq_enable
+        Time irq_until = 0;                // interrupt work (hard handler and softirq) ends
+        Time hardirq_until = 0;            // interrupts are off in a handler until then
+        int64_t min_vruntime = 0;          // CFS: never decreases
+        uint64_t ticks = 0;
+        uint64_t next_balance = 0;  // in ticks
         Time busy_since = 0;
         kernel::CpuStats stats;
     };
@@ -267,6 +319,8 @@ class SimPlatform final : public kernel::Platform {
     static void on_timer(void *self, uint64_t arg);
     static void on_tick(void *self, uint64_t arg);
     static void on_resched_ipi(void *self, uint64_t arg);
+    static void on_irq(void *self, uint64_t arg);
+    static void on_irq_end(void *self, uint64_t arg);
     static void on_stop(void *self, uint64_t arg);
     static void on_warmup_end(void *self, uint64_t arg);
     void reset_stats();
@@ -285,7 +339,13 @@ class SimPlatform final : public kernel::Platform {
     void go_idle(Cpu &c);
     void enqueue(Cpu &c, Task *t, bool head);
     Task *best_queued(const Cpu &c) const;
-    bool should_yield(const Cpu &c, const Task *t) const;
+    // Whether the next pick on `c` (need_resched set) is another task than `t`, its current
+    // one; when it is `t` again, its CFS turn restarts.
+    bool should_yield(Cpu &c, Task *t);
+    bool allowed(const Task *t, int cpu) const;
+    // RR_TIMESLICE (100 ms) in ticks.
+    int rr_timeslice_ticks() const { return std::max(1, cfg_.hz / 10); }
+    void move_task(Task *t, Cpu &from, Cpu &to);
     void switch_in(Cpu &c, Task *next, Time extra);
     void schedule(Cpu &c);
     int select_cpu(const Task *t) const;
@@ -297,6 +357,17 @@ class SimPlatform final : public kernel::Platform {
     void block_current();
     void advance(Time ns);
     void tick(Cpu &c);
+    // CFS (sched.cpp).
+    void update_curr(Cpu &c);
+    void update_min_vruntime(Cpu &c);
+    Time sched_slice(const Cpu &c, const Task *t) const;
+    void place_entity(Cpu &c, Task *t);
+    bool wakeup_preempts(Cpu &c, Task *t);
+    void check_preempt_tick(Cpu &c);
+    void task_tick_rr(Cpu &c);
+    void load_balance(Cpu &c);
+    // Interrupt load (sched.cpp).
+    void deliver_irq(Cpu &c, size_t source);
     void timer_fire(Task *t, Cpu &c);
     void irqs_on_work(Cpu &c);
     void preempt_inc(Task *t, const Site &site);
@@ -360,6 +431,8 @@ class SimPlatform final : public kernel::Platform {
     SimConfig cfg_;
     Engine engine_;
     Time jiffy_;
+    // CFS tunables as scaled for this machine (get_update_sysctl_factor).
+    Time latency_ = 0, min_gran_ = 0, wakeup_gran_ = 0;
     std::vector<Cpu> cpus_;
     std::vector<std::unique_ptr<Task>> tasks_;
     Task *cur_ = nullptr;

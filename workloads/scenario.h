@@ -16,12 +16,23 @@ namespace locksim {
 
 enum class PreemptionModel { None, Voluntary, Full };
 
+// A device interrupt source: `rate` interrupts per second on each of `cpus` (empty: all), each
+// a hard handler of `handler_ns` followed by `softirq_ns` of softirq work ([[machine.irq]]).
+struct IrqSpec {
+    std::string kind;  // timer | network | block
+    std::vector<int> cpus;
+    int64_t rate = 0;
+    int64_t handler_ns = 0;
+    int64_t softirq_ns = 0;
+};
+
 struct MachineSpec {
     int cpus = 4;
     std::string profile = "x86-modern";
     PreemptionModel preemption = PreemptionModel::Full;
     bool preempt_rcu = true;
     int hz = 250;
+    std::vector<IrqSpec> irqs;
 };
 
 struct SyntheticPolicySpec {
