@@ -441,6 +441,10 @@ void read_workloads(TableReader &top, Scenario &s) {
         read_params(r, common_workload_params(), w.params);
         read_params(r, info->params, w.params);
         auto label = r.get<std::string>("label");
+        if (w.params.get_string("sched") != "other" && w.params.get_int("nice") != 0)
+            r.fail_at(r.node("nice")->source(),
+                      "'workload.nice' applies to sched = \"other\" (real-time tasks have no "
+                      "nice level)");
         r.finish();
         w.label = label.value_or(*kind);
         w.tasks = w.params.get_int("tasks");
