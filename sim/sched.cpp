@@ -55,26 +55,25 @@ SimPlatform::SimPlatform(SimConfig cfg) : cfg_(std::move(cfg)) {
     latency_ = cfg_.sched_latency * factor;
     min_gran_ = cfg_.sched_min_granularity * factor;
     wakeup_gran_ = cfg_.sched_wakeup_granularity * factor;
-    std::vector<Time> irq_load(static_cast<size_t>(cfg_.cpus), 0);
+    std::vector<double> irq_share(static_cast<size_t>(cfg_.cpus), 0.0);
     for (const IrqSource &src : cfg_.irqs) {
         if (src.period <= 0 || src.handler < 0 || src.softirq < 0)
-            throw UserError(
-                fmt::format("interrupt '{}': period must be positive and costs not "
-                            "negative",
-                            src.kind));
+            throw UserError(fmt::format(
+                "interrupt '{}': period must be positive and costs not negative", src.kind));
         for (int c : src.cpus)
             if (c < 0 || c >= cfg_.cpus)
                 throw UserError(fmt::format("interrupt '{}' on CPU {} but the machine has {} CPUs",
                                             src.kind, c, cfg_.cpus));
-        for (int c = 0; c < cfg_.cpus; ++c)
-            if (src.cpus.empty() || std::count(src.cpus.begin(), src.cpus.end(), c)) {
-                // Work per nanosecond, in parts per period: must stay below the whole CPU.
-                irq_load[static_cast<size_t>(c)] +=
-                    (src.handler + src.softirq) * kernel::kSec / src.period;
-                if (irq_load[static_cast<size_t>(c)] >= kernel::kSec)
-                    throw UserError(fmt::format(
-                        "interrupt load on CPU {} takes all of its time (with '{}')", c, src.kind));
-            }
+        for (int c = 0; c < cfg_.cpus; ++c) {
+            if (!src.cpus.empty() && !std::count(src.cpus.begin(), src.cpus.end(), c)) continue;
+            // The interrupt work must leave the CPU some time.
+            double &share = irq_share[static_cast<size_t>(c)];
+            share +=
+                static_cast<double>(src.handler + src.softirq) / static_cast<double>(src.period);
+            if (share >= 1.0 - 1e-12)
+                throw UserError(fmt::format(
+                    "interrupt load on CPU {} takes all of its time (with '{}')", c, src.kind));
+        }
     }
     cpus_.resize(static_cast<size_t>(cfg_.cpus));
     for (int i = 0; i < cfg_.cpus; ++i)

@@ -5,6 +5,7 @@
 
 #include "sim/sim_platform.h"
 #include "sim_test_util.h"
+#include "util/error.h"
 
 using namespace locksim;
 using namespace locksim::kernel;
@@ -119,4 +120,18 @@ TEST(Irq, HandlerWaitsWhileInterruptsAreOff) {
     EXPECT_EQ(after_enable, 2500 * kUsec);
     EXPECT_EQ(next_done, 2700 * kUsec);
     EXPECT_EQ(r.irqs_off.longest.front().length, 1 * kMsec);
+}
+
+// Interrupt work that would leave its CPU no time is refused (as the scenario file's
+// [[machine.irq]] is, with its place).
+TEST(Irq, LoadThatLeavesNoTimeIsAUserError) {
+    auto cfg = zero_config(2, 10 * kMsec);
+    cfg.irqs = {{.kind = "network",
+                 .cpus = {1},
+                 .period = 100 * kUsec,
+                 .handler = 60 * kUsec,
+                 .softirq = 40 * kUsec}};
+    EXPECT_THROW(SimPlatform{cfg}, UserError);
+    cfg.irqs[0].softirq = 39 * kUsec;
+    EXPECT_NO_THROW(SimPlatform{cfg});
 }
