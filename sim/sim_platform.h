@@ -259,7 +259,6 @@ class SimPlatform final : public kernel::Platform {
         std::vector<Task *> pending_timers;
         std::vector<size_t> pending_irqs;  // interrupt sources waiting for local_irq_enable
         Time irq_until = 0;                // interrupt work (hard handler and softirq) ends
-        Time hardirq_until = 0;            // interrupts are off in a handler until then
         int64_t min_vruntime = 0;          // CFS: never decreases
         uint64_t ticks = 0;
         uint64_t next_balance = 0;  // in ticks
