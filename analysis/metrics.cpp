@@ -69,6 +69,14 @@ double throughput(const RunRecords &r) {
     return r.measured_seconds > 0 ? ops / r.measured_seconds : 0;
 }
 
+// A CPU statistic summed over the CPUs.
+int64_t cpu_total(const RunRecords &r, kernel::Time kernel::CpuStats::*field) {
+    int64_t total = 0;
+    for (const kernel::CpuStats &c : r.results.cpus)
+        total += c.*field;
+    return total;
+}
+
 // An interval's figures (preempt_off, irqs_off) share their extraction.
 template <kernel::IntervalStats kernel::RunResults::*S>
 Value interval_max(const RunRecords &r) {
@@ -491,6 +499,24 @@ const Metric kMetrics[] = {
      .csv = "peak_memory_bytes",
      .table = {"peak", "memory"},
      .pick = {"--max-memory", "memory", "Peak memory, e.g. 512M"}},
+    {.group = "cpu",
+     .key = "irq_ns",
+     .unit = Unit::Ns,
+     .meaning = "time in hard interrupt handlers, over every CPU ([[machine.irq]] load)",
+     .field = &RunSummary::irq_ns,
+     .extract = [](const RunRecords &r) -> Value {
+         return cpu_total(r, &kernel::CpuStats::irq_ns);
+     },
+     .zero_reason = "only scenarios with a [[machine.irq]] load have interrupt handlers"},
+    {.group = "cpu",
+     .key = "softirq_ns",
+     .unit = Unit::Ns,
+     .meaning = "time in the softirq work after the handlers, over every CPU",
+     .field = &RunSummary::softirq_ns,
+     .extract = [](const RunRecords &r) -> Value {
+         return cpu_total(r, &kernel::CpuStats::softirq_ns);
+     },
+     .zero_reason = "only scenarios with a [[machine.irq]] load that has softirq work"},
     {.key = "violations",
      .unit = Unit::Count,
      .meaning = "self-check violations (a broken design)",

@@ -61,6 +61,7 @@ struct RunSummary {
     uint64_t ops = 0;
     double ops_per_sec = 0;
     int64_t peak_memory_bytes = 0;
+    int64_t irq_ns = 0, softirq_ns = 0;  // interrupt load's work, over every CPU
     uint64_t violations = 0;
     std::vector<std::pair<std::string, uint64_t>> violation_kinds;
 

@@ -69,14 +69,17 @@ struct Site {
     std::string str() const;  // "read_lock @ rwlock.cpp:57"
 };
 
-enum class Sched : uint8_t { Other, Fifo };
+// SCHED_OTHER (the fair class), SCHED_FIFO and SCHED_RR (the real-time class).
+enum class Sched : uint8_t { Other, Fifo, Rr };
 
 struct TaskParams {
     std::string name;
     Sched policy = Sched::Other;
-    int priority = 0;    // SCHED_FIFO priority 1..99 (higher runs first); ignored for Other
-    int cpu = -1;        // pinned to this CPU, or -1 for any
-    bool probe = false;  // a latency probe: the lateness of each sleep_until wake-up is recorded
+    int priority = 0;       // SCHED_FIFO / SCHED_RR priority 1..99 (higher runs first)
+    int cpu = -1;           // pinned to this CPU, or -1 for any
+    bool probe = false;     // a latency probe: the lateness of each sleep_until wake-up is recorded
+    int nice = 0;           // SCHED_OTHER nice level, -20..19 (its weight in the fair class)
+    std::vector<int> cpus;  // affinity: the CPUs it may run on when cpu is -1 (empty: any)
 };
 
 struct TaskInfo {

@@ -93,6 +93,8 @@ void CpuStats::merge(const CpuStats &part) {
     context_switches += part.context_switches;
     preempt_off_ns += part.preempt_off_ns;
     irqs_off_ns += part.irqs_off_ns;
+    irq_ns += part.irq_ns;
+    softirq_ns += part.softirq_ns;
 }
 
 size_t RunResults::count_violations(std::string_view kind) const {
@@ -162,6 +164,11 @@ void to_json(nlohmann::json &j, const CpuStats &v) {
          {"context_switches", v.context_switches},
          {"preempt_off_ns", v.preempt_off_ns},
          {"irqs_off_ns", v.irqs_off_ns}};
+    // Only runs with an interrupt load have these (other results keep their form).
+    if (v.irq_ns > 0 || v.softirq_ns > 0) {
+        j["irq_ns"] = v.irq_ns;
+        j["softirq_ns"] = v.softirq_ns;
+    }
 }
 
 void to_json(nlohmann::json &j, const Violation &v) {

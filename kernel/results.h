@@ -135,6 +135,9 @@ struct CpuStats {
     uint64_t context_switches = 0;
     Time preempt_off_ns = 0;
     Time irqs_off_ns = 0;
+    // Interrupt load (sim): time in hard interrupt handlers and in the softirq work after them.
+    Time irq_ns = 0;
+    Time softirq_ns = 0;
     void merge(const CpuStats &part);
 };
 

@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "real/state.h"
 
@@ -12,19 +13,33 @@ void RealPlatform::State::thread_main(TaskState *t) {
     urcu_thread_register();
     t->stats = &stats.local();
     const unsigned host = std::max(1u, std::thread::hardware_concurrency());
-    if (cfg.pin && t->params.cpu >= 0) {
+    if (cfg.pin && (t->params.cpu >= 0 || !t->params.cpus.empty())) {
         cpu_set_t set;
         CPU_ZERO(&set);
-        CPU_SET(static_cast<unsigned>(t->params.cpu) % host, &set);
+        if (t->params.cpu >= 0)
+            CPU_SET(static_cast<unsigned>(t->params.cpu) % host, &set);
+        else
+            for (int c : t->params.cpus)
+                CPU_SET(static_cast<unsigned>(c) % host, &set);
         pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
     }
-    if (t->params.policy == kernel::Sched::Fifo && cfg.fifo) {
+    if (t->params.policy != kernel::Sched::Other && cfg.fifo) {
+        const bool rr = t->params.policy == kernel::Sched::Rr;
         sched_param sp{};
         sp.sched_priority = std::clamp(t->params.priority, 1, 99);
-        if (int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+        if (int rc = pthread_setschedparam(pthread_self(), rr ? SCHED_RR : SCHED_FIFO, &sp)) {
             std::lock_guard g(mu);
-            fifo_note = fmt::format("SCHED_FIFO not permitted ({}): those tasks ran SCHED_OTHER",
+            fifo_note = fmt::format("{} not permitted ({}): those tasks ran SCHED_OTHER",
+                                    rr ? "SCHED_RR" : "SCHED_FIFO",
                                     rc == EPERM ? "EPERM" : std::to_string(rc));
+        }
+    } else if (t->params.nice != 0) {
+        // A thread's nice level (Linux: per thread, by its id). Lowering it needs privilege;
+        // where it is refused the thread keeps nice 0, which the note says.
+        if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), t->params.nice) != 0) {
+            std::lock_guard g(mu);
+            fifo_note =
+                fmt::format("nice {} not permitted: those tasks ran at nice 0", t->params.nice);
         }
     }
     kernel::PlatformScope scope(p);

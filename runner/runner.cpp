@@ -110,6 +110,12 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     c.preempt_rcu = s.machine.preempt_rcu;
     c.rt_mutex_pi = s.machine.rt_mutex_pi;
     c.hz = s.machine.hz;
+    for (const IrqSpec &irq : s.machine.irqs)
+        c.irqs.push_back({.kind = irq.kind,
+                          .cpus = irq.cpus,
+                          .period = kernel::kSec / irq.rate,
+                          .handler = irq.handler_ns,
+                          .softirq = irq.softirq_ns});
     return c;
 }
 
@@ -219,23 +225,23 @@ json scenario_json(const Scenario &s) {
     json sweep = json::object();
     for (const auto &a : s.sweep)
         sweep[a.field] = a.values;
-    return {{"name", s.name},
-            {"description", s.description},
-            {"file", s.file},
-            {"duration_ns", s.duration_ns},
-            {"warmup_ns", s.warmup_ns},
-            {"drain_ns", s.drain_ns},
-            {"seeds", s.seeds},
-            {"cost_model", s.cost_model},
-            {"machine",
-             {{"cpus", s.machine.cpus},
-              {"profile", s.machine.profile},
-              {"preemption", preemption_name(s.machine.preemption)},
-              {"preempt_rcu", s.machine.preempt_rcu},
-              {"hz", s.machine.hz}}},
-            {"strategies", strategies},
-            {"workloads", workloads},
-            {"sweep", sweep}};
+    nlohmann::json machine = {{"cpus", s.machine.cpus},
+                              {"profile", s.machine.profile},
+                              {"preemption", preemption_name(s.machine.preemption)},
+                              {"preempt_rcu", s.machine.preempt_rcu},
+                              {"hz", s.machine.hz}};
+    for (const IrqSpec &irq : s.machine.irqs)
+        machine["irq"].push_back({{"kind", irq.kind},
+                                  {"cpus", irq.cpus},
+                                  {"rate", irq.rate},
+                                  {"handler_ns", irq.handler_ns},
+                                  {"softirq_ns", irq.softirq_ns}});
+    return {{"name", s.name},           {"description", s.description},
+            {"file", s.file},           {"duration_ns", s.duration_ns},
+            {"warmup_ns", s.warmup_ns}, {"drain_ns", s.drain_ns},
+            {"seeds", s.seeds},         {"cost_model", s.cost_model},
+            {"machine", machine},       {"strategies", strategies},
+            {"workloads", workloads},   {"sweep", sweep}};
 }
 
 analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scenario> &points,

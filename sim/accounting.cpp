@@ -1,5 +1,6 @@
 // Metrics, memory accounting, self-check reports and the results of a simulated run.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
@@ -273,9 +274,18 @@ kernel::RunResults SimPlatform::collect() {
                                                                       : "rt"},
                 {"preempt_rcu", cfg_.preempt_rcu ? "true" : "false"},
                 {"hz", std::to_string(cfg_.hz)},
-                {"sched_slice_ns", std::to_string(cfg_.sched_slice)}};
+                {"sched_latency_ns", std::to_string(latency_)},
+                {"sched_min_granularity_ns", std::to_string(min_gran_)},
+                {"sched_wakeup_granularity_ns", std::to_string(wakeup_gran_)}};
     if (cfg_.preempt == PreemptModel::Rt)
         r.config["rt_mutex_pi"] = cfg_.rt_mutex_pi ? "true" : "false";
+    for (size_t i = 0; i < cfg_.irqs.size(); ++i) {
+        const IrqSource &src = cfg_.irqs[i];
+        r.config[fmt::format("irq.{}", i)] = fmt::format(
+            "{} every {} ns, handler {} ns, softirq {} ns, on {}", src.kind, src.period,
+            src.handler, src.softirq,
+            src.cpus.empty() ? "every CPU" : fmt::format("CPUs {}", fmt::join(src.cpus, ",")));
+    }
     for (size_t i = 0; i < op_stats_.size(); ++i)
         if (op_used_[i])
             r.ops[std::string(kernel::label_name(static_cast<uint32_t>(i)))] = op_stats_[i];

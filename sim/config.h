@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "kernel/kernel.h"
 #include "sim/profile.h"
@@ -22,6 +24,16 @@ enum class PreemptModel : uint8_t { Full, None, Voluntary, Rt };
 inline bool fully_preemptible(PreemptModel m) {
     return m == PreemptModel::Full || m == PreemptModel::Rt;
 }
+
+// A device interrupt arriving every `period` on each of `cpus` (empty: every CPU): its hard
+// handler costs `handler`, the softirq work raised by it `softirq` (0: none).
+struct IrqSource {
+    std::string kind;  // what the results call it (timer, network, block)
+    std::vector<int> cpus;
+    Time period = 0;
+    Time handler = 0;
+    Time softirq = 0;
+};
 
 struct SimConfig {
     int cpus = 4;
@@ -43,7 +55,12 @@ struct SimConfig {
     // pass a quiescent state, and ends this long after the last of them left instead of at
     // the next jiffy. -1: the kernel's RCU.
     Time userspace_rcu_gp = -1;
-    Time sched_slice = 3 * kernel::kMsec;
+    // CFS tunables before scaling by 1 + log2(min(CPUs, 8)) (sysctl_sched_latency,
+    // sysctl_sched_min_granularity, sysctl_sched_wakeup_granularity in v6.5 fair.c).
+    Time sched_latency = 6 * kernel::kMsec;
+    Time sched_min_granularity = 750 * kernel::kUsec;
+    Time sched_wakeup_granularity = 1 * kernel::kMsec;
+    std::vector<IrqSource> irqs;
     // After the duration no task starts new work; the work in flight runs on and is measured in
     // full for up to this long. What is still open then is censored ("at least" its elapsed
     // part); a task still running outside any operation then is reported as task_stuck.

@@ -14,6 +14,32 @@ namespace locksim::sim {
 
 namespace {
 constexpr int kTaskBits = 24;
+
+// kernel/sched/core.c (v6.5), sched_prio_to_weight: the load weight of nice -20 .. 19. Each
+// level is about 1.25 times the next, so one nice level is about 10% of CPU time.
+constexpr int64_t kPrioToWeight[40] = {
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906,  3121,  2501,  1991,  1586,  1277,  1024,  820,   655,   526,   423,  335,  272,  215,
+    172,   137,   110,   87,    70,    56,    45,    36,    29,    23,    18,   15,
+};
+constexpr int64_t kNice0Load = 1024;
+// sched_nr_latency: sysctl_sched_latency / sysctl_sched_min_granularity.
+constexpr int kNrLatency = 8;
+// kernel/sched/topology.c (v6.5), sd_init: busy_factor.
+constexpr int kBusyFactor = 16;
+
+int ilog2(int v) {
+    int r = 0;
+    while (v >>= 1)
+        ++r;
+    return r;
+}
+
+// Delta of run time in the task's virtual time (calc_delta_fair, by division rather than the
+// kernel's fixed-point inverse weight).
+int64_t to_virtual(Time delta, int64_t weight) {
+    return weight == kNice0Load ? delta : delta * kNice0Load / weight;
+}
 }  // namespace
 
 SimConfig SimPlatform::checked(SimConfig cfg) {
@@ -26,6 +52,31 @@ SimConfig SimPlatform::checked(SimConfig cfg) {
 }
 
 SimPlatform::SimPlatform(SimConfig cfg) : cfg_(checked(std::move(cfg))) {
+    // get_update_sysctl_factor, SCHED_TUNABLESCALING_LOG.
+    const Time factor = 1 + ilog2(std::min(cfg_.cpus, 8));
+    latency_ = cfg_.sched_latency * factor;
+    min_gran_ = cfg_.sched_min_granularity * factor;
+    wakeup_gran_ = cfg_.sched_wakeup_granularity * factor;
+    std::vector<double> irq_share(static_cast<size_t>(cfg_.cpus), 0.0);
+    for (const IrqSource &src : cfg_.irqs) {
+        if (src.period <= 0 || src.handler < 0 || src.softirq < 0)
+            throw UserError(fmt::format(
+                "interrupt '{}': period must be positive and costs not negative", src.kind));
+        for (int c : src.cpus)
+            if (c < 0 || c >= cfg_.cpus)
+                throw UserError(fmt::format("interrupt '{}' on CPU {} but the machine has {} CPUs",
+                                            src.kind, c, cfg_.cpus));
+        for (int c = 0; c < cfg_.cpus; ++c) {
+            if (!src.cpus.empty() && !std::count(src.cpus.begin(), src.cpus.end(), c)) continue;
+            // The interrupt work must leave the CPU some time.
+            double &share = irq_share[static_cast<size_t>(c)];
+            share +=
+                static_cast<double>(src.handler + src.softirq) / static_cast<double>(src.period);
+            if (share >= 1.0 - 1e-12)
+                throw UserError(fmt::format(
+                    "interrupt load on CPU {} takes all of its time (with '{}')", c, src.kind));
+        }
+    }
     cpus_.resize(static_cast<size_t>(cfg_.cpus));
     for (int i = 0; i < cfg_.cpus; ++i)
         cpus_[static_cast<size_t>(i)].id = i;
@@ -42,14 +93,24 @@ void SimPlatform::create_task(kernel::TaskParams params, std::function<void()> b
     if (params.cpu >= cfg_.cpus)
         throw UserError(fmt::format("task '{}' pinned to CPU {} but the machine has {} CPUs",
                                     params.name, params.cpu, cfg_.cpus));
-    if (params.policy == kernel::Sched::Fifo && (params.priority < 1 || params.priority > 99))
-        throw UserError(fmt::format("task '{}': SCHED_FIFO priority must be 1..99", params.name));
+    const bool rt = params.policy != kernel::Sched::Other;
+    if (rt && (params.priority < 1 || params.priority > 99))
+        throw UserError(
+            fmt::format("task '{}': SCHED_FIFO / SCHED_RR priority must be 1..99", params.name));
+    if (params.nice < -20 || params.nice > 19)
+        throw UserError(fmt::format("task '{}': nice must be -20..19", params.name));
+    for (int c : params.cpus)
+        if (c < 0 || c >= cfg_.cpus)
+            throw UserError(fmt::format("task '{}' may run on CPU {} but the machine has {} CPUs",
+                                        params.name, c, cfg_.cpus));
     if (tasks_.size() >= (size_t{1} << kTaskBits)) throw UserError("too many tasks");
     auto t = std::make_unique<Task>();
     Task *tp = t.get();
     t->id = static_cast<int>(tasks_.size());
-    t->rank = params.policy == kernel::Sched::Fifo ? params.priority : 0;
+    t->rank = rt ? params.priority : 0;
     t->normal_rank = t->rank;
+    t->weight = kPrioToWeight[params.nice + 20];
+    t->rr_ticks = rr_timeslice_ticks();
     t->params = std::move(params);
     std::seed_seq seq{static_cast<uint32_t>(cfg_.seed), static_cast<uint32_t>(cfg_.seed >> 32),
                       static_cast<uint32_t>(t->id)};
@@ -123,6 +184,8 @@ void SimPlatform::on_cpu_event(void *self, uint64_t arg) {
 }
 
 void SimPlatform::start_act(Cpu &c, Act act, Time duration) {
+    // The CPU finishes the interrupt work it is doing first.
+    if (c.irq_until > engine_.now()) duration += c.irq_until - engine_.now();
     c.act = act;
     ++c.gen;
     c.act_end = engine_.now() + duration;
@@ -214,16 +277,177 @@ void SimPlatform::enqueue(Cpu &c, Task *t, bool head) {
 
 Task *SimPlatform::best_queued(const Cpu &c) const {
     Task *best = nullptr;
-    for (Task *q : c.rq)
-        if (!best || q->rank > best->rank || (q->rank == best->rank && q->rq_key < best->rq_key))
+    for (Task *q : c.rq) {
+        if (!best || q->rank > best->rank) {
             best = q;
+        } else if (q->rank == best->rank) {
+            // Real-time: queue order. CFS: the smallest virtual runtime (leftmost).
+            bool first = q->rank > 0 || q->vruntime == best->vruntime
+                             ? q->rq_key < best->rq_key
+                             : q->vruntime < best->vruntime;
+            if (first) best = q;
+        }
+    }
     return best;
 }
 
-bool SimPlatform::should_yield(const Cpu &c, const Task *t) const {
+bool SimPlatform::should_yield(Cpu &c, Task *t) {
+    update_curr(c);  // its run time so far counts, whether it goes or stays
     const Task *best = best_queued(c);
+    if (t->rank == 0 && (!best || best->rank == 0)) {
+        // CFS: the current task goes back into the tree behind its equals and the leftmost runs.
+        if (best && best->vruntime <= t->vruntime) return true;
+        t->prev_sum_exec = t->sum_exec;  // picked again: a new turn
+        return false;
+    }
     if (!best) return false;
     return best->rank > t->rank || (c.resched_tail && best->rank == t->rank);
+}
+
+bool SimPlatform::allowed(const Task *t, int cpu) const {
+    if (t->params.cpu >= 0) return cpu == t->params.cpu;
+    const auto &list = t->params.cpus;
+    return list.empty() || std::find(list.begin(), list.end(), cpu) != list.end();
+}
+
+// A queued task changes run queue; a SCHED_OTHER task keeps its lag to min_vruntime (the
+// kernel's vruntime normalisation on migration).
+void SimPlatform::move_task(Task *t, Cpu &from, Cpu &to) {
+    from.rq.erase(std::find(from.rq.begin(), from.rq.end(), t));
+    to.rq.push_back(t);
+    t->cpu = to.id;
+    if (t->rank == 0) t->vruntime += to.min_vruntime - from.min_vruntime;
+}
+
+// ---------------------------------------------------------------- CFS
+
+// update_curr: the current task's run time since the last update, and its virtual runtime.
+void SimPlatform::update_curr(Cpu &c) {
+    Task *t = c.curr;
+    if (!t || t->state != TaskState::Running) return;
+    const Time delta = engine_.now() - t->exec_start;
+    if (delta <= 0) return;
+    t->exec_start = engine_.now();
+    t->sum_exec += delta;
+    if (t->rank != 0) return;
+    t->vruntime += to_virtual(delta, t->weight);
+    update_min_vruntime(c);
+}
+
+void SimPlatform::update_min_vruntime(Cpu &c) {
+    bool any = false;
+    int64_t v = 0;
+    auto consider = [&](const Task *q) {
+        if (q->rank != 0) return;
+        if (!any || q->vruntime < v) v = q->vruntime;
+        any = true;
+    };
+    if (c.curr && c.curr->state == TaskState::Running) consider(c.curr);
+    for (const Task *q : c.rq)
+        consider(q);
+    if (any) c.min_vruntime = std::max(c.min_vruntime, v);
+}
+
+// sched_slice: the task's share of the latency period by weight, among the SCHED_OTHER tasks
+// on the CPU (itself counted once).
+Time SimPlatform::sched_slice(const Cpu &c, const Task *t) const {
+    int nr = 0;
+    int64_t load = 0;
+    bool counted = false;
+    auto add = [&](const Task *q) {
+        if (q->rank != 0) return;
+        ++nr;
+        load += q->weight;
+        counted = counted || q == t;
+    };
+    if (c.curr && c.curr->state == TaskState::Running) add(c.curr);
+    for (const Task *q : c.rq)
+        add(q);
+    if (!counted) {
+        ++nr;
+        load += t->weight;
+    }
+    const Time period = nr > kNrLatency ? nr * min_gran_ : latency_;
+    return period * t->weight / load;
+}
+
+// place_entity: a new task starts one virtual slice after min_vruntime (START_DEBIT); a waking
+// one no earlier than half a latency period before it (GENTLE_FAIR_SLEEPERS).
+void SimPlatform::place_entity(Cpu &c, Task *t) {
+    update_curr(c);
+    if (!t->placed) {
+        t->placed = true;
+        t->vruntime = c.min_vruntime + to_virtual(sched_slice(c, t), t->weight);
+        return;
+    }
+    t->vruntime = std::max(t->vruntime, c.min_vruntime - latency_ / 2);
+}
+
+// check_preempt_curr: a real-time task preempts a lower class or priority; a SCHED_OTHER task
+// preempts another when its virtual runtime is smaller by more than the wake-up granularity,
+// in its own virtual time (wakeup_preempt_entity).
+bool SimPlatform::wakeup_preempts(Cpu &c, Task *t) {
+    Task *curr = c.curr;
+    if (t->rank != 0 || curr->rank != 0) return t->rank > curr->rank;
+    update_curr(c);
+    const int64_t vdiff = curr->vruntime - t->vruntime;
+    return vdiff > to_virtual(wakeup_gran_, t->weight);
+}
+
+// check_preempt_tick: the current task's turn ends when it has run its slice, or when, after
+// the minimum granularity, it is more than a slice ahead of the leftmost task.
+void SimPlatform::check_preempt_tick(Cpu &c) {
+    Task *t = c.curr;
+    const Task *left = best_queued(c);
+    if (!left || left->rank != 0) return;
+    const Time ideal = sched_slice(c, t);
+    const Time ran = t->sum_exec - t->prev_sum_exec;
+    if (ran <= ideal && (ran < min_gran_ || t->vruntime - left->vruntime <= ideal)) return;
+    c.need_resched = true;
+    try_preempt(c);
+}
+
+// task_tick_rt: an RR task that used up its time slice goes behind the others of its priority.
+void SimPlatform::task_tick_rr(Cpu &c) {
+    Task *t = c.curr;
+    if (--t->rr_ticks > 0) return;
+    t->rr_ticks = rr_timeslice_ticks();
+    for (const Task *q : c.rq)
+        if (q->rank == t->rank) {
+            c.need_resched = true;
+            c.resched_tail = true;
+            try_preempt(c);
+            return;
+        }
+}
+
+// Periodic load balancing, one sched domain over every CPU (rebalance_domains and
+// load_balance, reduced): the CPU with the most runnable tasks gives this one a queued
+// SCHED_OTHER task that may run here, the one queued last, when it has two more than this one.
+void SimPlatform::load_balance(Cpu &c) {
+    if (queued_ == 0) return;
+    auto nr = [](const Cpu &x) { return x.rq.size() + (x.curr ? 1 : 0); };
+    Cpu *busiest = nullptr;
+    Task *pick = nullptr;
+    for (Cpu &o : cpus_) {
+        if (&o == &c || nr(o) < nr(c) + 2 || (busiest && nr(o) <= nr(*busiest))) continue;
+        Task *movable = nullptr;
+        for (Task *q : o.rq)
+            if (q->rank == 0 && allowed(q, c.id) && (!movable || q->rq_key > movable->rq_key))
+                movable = q;
+        if (movable) {
+            busiest = &o;
+            pick = movable;
+        }
+    }
+    if (!pick) return;
+    trace_event("cpu{} pulls {} from cpu{}", c.id, pick->params.name, busiest->id);
+    move_task(pick, *busiest, c);
+    if (!c.curr) {
+        switch_in(c, pick, 0);
+        return;
+    }
+    if (wakeup_preempts(c, pick)) request_resched(c, c.id);
 }
 
 void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
@@ -234,7 +458,8 @@ void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
     c.curr = next;
     next->state = TaskState::Running;
     next->cpu = c.id;
-    next->slice_used = 0;
+    next->exec_start = engine_.now();
+    next->prev_sum_exec = next->sum_exec;
     Time wake_extra = std::exchange(next->wake_extra, 0);
     c.need_resched = false;
     c.resched_tail = false;
@@ -256,14 +481,11 @@ void SimPlatform::schedule(Cpu &c) {
     Task *pulled = nullptr;
     for (size_t i = 0; queued_ > 0 && i < cpus_.size(); ++i)
         for (Task *q : cpus_[i].rq)
-            if (q->params.cpu < 0 && (!pulled || q->rank > pulled->rank ||
-                                      (q->rank == pulled->rank && q->rq_key < pulled->rq_key)))
+            if (allowed(q, c.id) && (!pulled || q->rank > pulled->rank ||
+                                     (q->rank == pulled->rank && q->rq_key < pulled->rq_key)))
                 pulled = q;
     if (pulled) {
-        Cpu &from = cpus_[static_cast<size_t>(pulled->cpu)];
-        from.rq.erase(std::find(from.rq.begin(), from.rq.end(), pulled));
-        c.rq.push_back(pulled);
-        pulled->cpu = c.id;
+        move_task(pulled, cpus_[static_cast<size_t>(pulled->cpu)], c);
         switch_in(c, pulled, 0);
         return;
     }
@@ -273,13 +495,15 @@ void SimPlatform::schedule(Cpu &c) {
 
 int SimPlatform::select_cpu(const Task *t) const {
     if (t->params.cpu >= 0) return t->params.cpu;
-    if (t->cpu >= 0 && !cpus_[static_cast<size_t>(t->cpu)].curr) return t->cpu;
+    const bool last_ok = t->cpu >= 0 && allowed(t, t->cpu);
+    if (last_ok && !cpus_[static_cast<size_t>(t->cpu)].curr) return t->cpu;
     for (const Cpu &c : cpus_)
-        if (!c.curr) return c.id;
+        if (!c.curr && allowed(t, c.id)) return c.id;
     if (t->rank > 0) {
         int best = -1;
         int best_rank = t->rank;
         for (const Cpu &c : cpus_) {
+            if (!allowed(t, c.id)) continue;
             int r = c.curr->rank;
             if (r < best_rank || (r == best_rank && best >= 0 && c.id == t->cpu)) {
                 best = c.id;
@@ -288,10 +512,12 @@ int SimPlatform::select_cpu(const Task *t) const {
         }
         if (best >= 0) return best;
     }
-    if (t->cpu >= 0) return t->cpu;
-    int best = 0;
+    if (last_ok) return t->cpu;
+    int best = -1;
     for (const Cpu &c : cpus_)
-        if (c.rq.size() < cpus_[static_cast<size_t>(best)].rq.size()) best = c.id;
+        if (allowed(t, c.id) &&
+            (best < 0 || c.rq.size() < cpus_[static_cast<size_t>(best)].rq.size()))
+            best = c.id;
     return best;
 }
 
@@ -299,6 +525,11 @@ void SimPlatform::wake(Task *t, int from_cpu, Time extra) {
     if (t->state != TaskState::Blocked && t->state != TaskState::New) return;
     int target = select_cpu(t);
     Cpu &c = cpus_[static_cast<size_t>(target)];
+    if (t->rank == 0) {
+        if (t->cpu >= 0 && t->cpu != target)
+            t->vruntime += c.min_vruntime - cpus_[static_cast<size_t>(t->cpu)].min_vruntime;
+        place_entity(c, t);
+    }
     t->state = TaskState::Runnable;
     enqueue(c, t, false);
     trace_event("wake {} on cpu{}", t->params.name, target);
@@ -308,7 +539,7 @@ void SimPlatform::wake(Task *t, int from_cpu, Time extra) {
         switch_in(c, t, remote ? cfg_.profile.primitive.ipi : 0);
         return;
     }
-    if (t->rank > c.curr->rank) request_resched(c, from_cpu);
+    if (wakeup_preempts(c, t)) request_resched(c, from_cpu);
 }
 
 void SimPlatform::request_resched(Cpu &c, int from_cpu) {
@@ -329,7 +560,9 @@ void SimPlatform::on_resched_ipi(void *self, uint64_t arg) {
 
 void SimPlatform::try_preempt(Cpu &c) {
     Task *t = c.curr;
-    if (!c.need_resched || !t || c.act != Act::Span || !preemptible(t) || !should_yield(c, t))
+    // During interrupt work the irq return is the preemption point (on_irq_end).
+    if (!c.need_resched || !t || c.act != Act::Span || engine_.now() < c.irq_until ||
+        !preemptible(t) || !should_yield(c, t))
         return;
     t->remaining = c.act_end - engine_.now();
     t->state = TaskState::Runnable;
@@ -376,6 +609,7 @@ void SimPlatform::maybe_preempt() {
 void SimPlatform::block_current() {
     Task *t = cur_;
     Cpu &c = cpu_of(t);
+    update_curr(c);
     t->state = TaskState::Blocked;
     Site sw{"schedule", {}};
     // A task that sleeps in an atomic section (reported) leaves that section on this CPU.
@@ -393,7 +627,7 @@ void SimPlatform::advance(Time ns) {
     maybe_preempt();
     if (ns <= 0 || teardown_) return;
     Time end = engine_.now() + ns;
-    if (engine_.next_time() > end) {
+    if (engine_.next_time() > end && cpu_of(cur_).irq_until <= engine_.now()) {
         engine_.advance_to(end);  // nothing can happen meanwhile: no event, no switch
         return;
     }
@@ -476,13 +710,19 @@ void SimPlatform::on_tick(void *self, uint64_t arg) {
 void SimPlatform::tick(Cpu &c) {
     rcu_.interrupt(c.id);
     Task *t = c.curr;
-    if (t && t->rank == 0) {
-        t->slice_used += jiffy_;
-        if (t->slice_used >= cfg_.sched_slice && best_queued(c)) {
-            c.need_resched = true;
-            c.resched_tail = true;
-            try_preempt(c);
-        }
+    if (t) {
+        update_curr(c);
+        if (t->rank == 0)
+            check_preempt_tick(c);
+        else if (t->params.policy == kernel::Sched::Rr)
+            task_tick_rr(c);
+    }
+    // rebalance_domains: every sd_weight ms, busy_factor times that on a busy CPU.
+    if (++c.ticks >= c.next_balance) {
+        const Time interval =
+            static_cast<Time>(cfg_.cpus) * kernel::kMsec * (c.curr ? kBusyFactor : 1);
+        c.next_balance = c.ticks + static_cast<uint64_t>(std::max<Time>(1, interval / jiffy_));
+        load_balance(c);
     }
 }
 
@@ -542,6 +782,12 @@ void SimPlatform::irq_on(Task *t, const Site &site) {
 
 // Interrupts that arrived while they were off are delivered now, in arrival order.
 void SimPlatform::irqs_on_work(Cpu &c) {
+    if (!c.pending_irqs.empty()) {
+        std::vector<size_t> pending;
+        pending.swap(c.pending_irqs);
+        for (size_t s : pending)
+            deliver_irq(c, s);
+    }
     if (!c.pending_timers.empty()) {
         std::vector<Task *> pending;
         pending.swap(c.pending_timers);
@@ -584,6 +830,51 @@ bool SimPlatform::irqs_disabled() {
     return cur_ && cur_->irqs_off;
 }
 
+// ---------------------------------------------------------------- interrupt load
+
+void SimPlatform::on_irq(void *self, uint64_t arg) {
+    auto *p = static_cast<SimPlatform *>(self);
+    Cpu &c = p->cpus_[arg & ((1u << kCpuBits) - 1)];
+    const size_t source = arg >> kCpuBits;
+    p->engine_.schedule(p->engine_.now() + p->cfg_.irqs[source].period, on_irq, self, arg);
+    if (c.curr && c.curr->irqs_off) {
+        // Delivered at local_irq_enable; raised again meanwhile, it is still one pending
+        // interrupt (the controller's pending bit).
+        if (std::find(c.pending_irqs.begin(), c.pending_irqs.end(), source) == c.pending_irqs.end())
+            c.pending_irqs.push_back(source);
+        return;
+    }
+    p->deliver_irq(c, source);
+}
+
+// The hard handler, then the softirq work it raised (irq_exit -> invoke_softirq), after any
+// interrupt work already in progress on the CPU. Whatever the CPU was doing ends that much
+// later; an act started meanwhile starts after it (start_act).
+void SimPlatform::deliver_irq(Cpu &c, size_t source) {
+    const IrqSource &src = cfg_.irqs[source];
+    const Time now = engine_.now();
+    const Time cost = src.handler + src.softirq;
+    c.irq_until = std::max(now, c.irq_until) + cost;
+    if (recording()) {
+        c.stats.irq_ns += src.handler;
+        c.stats.softirq_ns += src.softirq;
+    }
+    trace_event("cpu{} irq {}", c.id, src.kind);
+    if (c.act == Act::Span || c.act == Act::Switching) {
+        ++c.gen;
+        c.act_end += cost;
+        engine_.schedule(c.act_end, on_cpu_event, this,
+                         (c.gen << kCpuBits) | static_cast<uint64_t>(c.id));
+    }
+    engine_.schedule(c.irq_until, on_irq_end, this, static_cast<uint64_t>(c.id));
+}
+
+void SimPlatform::on_irq_end(void *self, uint64_t arg) {
+    auto *p = static_cast<SimPlatform *>(self);
+    Cpu &c = p->cpus_[arg];
+    if (c.need_resched) p->try_preempt(c);
+}
+
 // ---------------------------------------------------------------- cost of work
 
 void SimPlatform::charge(Label label, const ss::WorkCounts &counts, Time host_ns) {
@@ -616,6 +907,12 @@ kernel::RunResults SimPlatform::run() {
     ss::TeRulesMemoScope te_memo_scope(cfg_.cost_model == CostModel::Counted ? &te_memo : nullptr);
     for (Cpu &c : cpus_)
         engine_.schedule(jiffy_, on_tick, this, static_cast<uint64_t>(c.id));
+    for (size_t i = 0; i < cfg_.irqs.size(); ++i)
+        for (const Cpu &c : cpus_)
+            if (cfg_.irqs[i].cpus.empty() ||
+                std::count(cfg_.irqs[i].cpus.begin(), cfg_.irqs[i].cpus.end(), c.id))
+                engine_.schedule(cfg_.irqs[i].period, on_irq, this,
+                                 (uint64_t{i} << kCpuBits) | static_cast<uint64_t>(c.id));
     engine_.schedule(cfg_.duration, on_stop, this, 0);
     if (cfg_.warmup > 0 && cfg_.warmup < cfg_.duration)
         engine_.schedule(cfg_.warmup, on_warmup_end, this, 0);

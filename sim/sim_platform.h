@@ -7,17 +7,42 @@
 //    outside operations) can be preempted; its remainder resumes later. Otherwise a wake-up
 //    of a higher-priority task only sets need_resched, honoured at preempt_enable / irq
 //    enable / op end, at cond_resched, and under PreemptModel::Voluntary at might_sleep.
-//  - Scheduler: SCHED_FIFO by priority (a preempted task keeps the head of its level), then
-//    SCHED_OTHER round-robin with a time slice checked at each HZ tick. Wake-up placement: the
-//    pinned CPU, else the last CPU if idle, else any idle CPU, else (FIFO) the CPU running the
-//    lowest-priority task; an idle CPU pulls a queued task. Remote wake-ups cost an IPI.
+//  - Scheduler (sched.cpp), one run queue per CPU, modelled on Linux v6.5 (kernel/sched/core.c,
+//    fair.c, rt.c, topology.c; the last release before EEVDF): the real-time class first,
+//    SCHED_FIFO and SCHED_RR by priority (a preempted task keeps the head of its level; RR
+//    tasks of one level take turns every 100 ms, RR_TIMESLICE), then SCHED_OTHER as CFS:
+//    each task's virtual runtime grows by its run time times NICE_0_LOAD / its weight
+//    (sched_prio_to_weight by nice level), the task with the smallest runs; a tick ends the
+//    current task's turn when it has run its slice of the latency period (6 ms, 0.75 ms per task
+//    beyond 8, both times 1 + log2(min(CPUs, 8))) or, after the minimum granularity, trails
+//    the leftmost task by more than that slice; a waking task preempts when its virtual runtime
+//    is smaller by more than the wake-up granularity (1 ms, scaled alike, in its virtual time).
+//    New tasks start at the queue's min_vruntime plus one virtual slice (START_DEBIT); waking
+//    ones no earlier than min_vruntime minus half the latency (GENTLE_FAIR_SLEEPERS); a task
+//    that moves keeps its lag to min_vruntime. Simplified: one level (no groups), the slice is
+//    checked only at ticks (no HRTICK), no buddies. Wake-up placement, within the task's
+//    affinity: the pinned CPU, else the last CPU if idle, else any idle CPU, else (real-time)
+//    the CPU running the lowest-priority task; an idle CPU pulls a queued task, and every
+//    sd_weight ms (times busy_factor 16 on a busy CPU) a CPU pulls one queued SCHED_OTHER task
+//    from the CPU with the most runnable tasks when it has two more than itself (one sched
+//    domain; load is counted in tasks, not weights). Remote wake-ups cost an IPI.
 //    Timer interrupts and ticks on a CPU with interrupts off wait until they are re-enabled.
+//  - Interrupt load (SimConfig::irqs): periodic device interrupts on chosen CPUs. The hard
+//    handler runs with interrupts off and the softirq work after it (on irq exit) with
+//    preemption off: both take their time from whatever runs on that CPU (the running span
+//    ends that much later; a switch-in waits), a preemption waits for their end (the irq
+//    return is the preemption point), and an interrupt arriving while interrupts are off on
+//    that CPU waits for local_irq_enable (several of one source while they are off: one).
+//    Their time is counted per CPU (CpuStats::irq_ns, softirq_ns), not as preempt-off or
+//    irqs-off sections of the tasks. Simplified: a handler arriving during softirq work runs
+//    after it, not inside it (the CPU time is the same).
 //  - Locks (locks.h) and RCU (rcu.h) are classes of their own that reach the scheduler through
 //    the narrow SchedOps interface (sched_ops.h); tasks and CPUs are in task.h.
 //  - Self-checks become violations in the results (kind strings in results.h).
 //  - Counted cost model: same configuration and seed give byte-identical results.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -136,6 +161,8 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     static void on_timer(void *self, uint64_t arg);
     static void on_tick(void *self, uint64_t arg);
     static void on_resched_ipi(void *self, uint64_t arg);
+    static void on_irq(void *self, uint64_t arg);
+    static void on_irq_end(void *self, uint64_t arg);
     static void on_stop(void *self, uint64_t arg);
     static void on_warmup_end(void *self, uint64_t arg);
     static SimConfig checked(SimConfig cfg);
@@ -155,7 +182,13 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void go_idle(Cpu &c);
     void enqueue(Cpu &c, Task *t, bool head);
     Task *best_queued(const Cpu &c) const;
-    bool should_yield(const Cpu &c, const Task *t) const;
+    // Whether the next pick on `c` (need_resched set) is another task than `t`, its current
+    // one; when it is `t` again, its CFS turn restarts.
+    bool should_yield(Cpu &c, Task *t);
+    bool allowed(const Task *t, int cpu) const;
+    // RR_TIMESLICE (100 ms) in ticks.
+    int rr_timeslice_ticks() const { return std::max(1, cfg_.hz / 10); }
+    void move_task(Task *t, Cpu &from, Cpu &to);
     void switch_in(Cpu &c, Task *next, Time extra);
     void schedule(Cpu &c);
     int select_cpu(const Task *t) const;
@@ -163,6 +196,17 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void try_preempt(Cpu &c);
     void preempt_self();
     void tick(Cpu &c);
+    // CFS (sched.cpp).
+    void update_curr(Cpu &c);
+    void update_min_vruntime(Cpu &c);
+    Time sched_slice(const Cpu &c, const Task *t) const;
+    void place_entity(Cpu &c, Task *t);
+    bool wakeup_preempts(Cpu &c, Task *t);
+    void check_preempt_tick(Cpu &c);
+    void task_tick_rr(Cpu &c);
+    void load_balance(Cpu &c);
+    // Interrupt load (sched.cpp).
+    void deliver_irq(Cpu &c, size_t source);
     void timer_fire(Task *t, Cpu &c);
     void irqs_on_work(Cpu &c);
     void irq_off(Task *t, const Site &site);
@@ -184,6 +228,8 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     SimConfig cfg_;
     Engine engine_;
     Time jiffy_ = kernel::kSec / cfg_.hz;
+    // CFS tunables as scaled for this machine (get_update_sysctl_factor).
+    Time latency_ = 0, min_gran_ = 0, wakeup_gran_ = 0;
     std::vector<Cpu> cpus_;
     std::vector<std::unique_ptr<Task>> tasks_;
     Task *cur_ = nullptr;

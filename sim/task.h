@@ -65,9 +65,17 @@ enum class Act : uint8_t { Idle, Switching, Span, Spinning, Executing };
 struct Task {
     int id = 0;
     kernel::TaskParams params;
-    int rank = 0;         // SCHED_FIFO priority, 0 for SCHED_OTHER; raised by priority inheritance
+    int rank = 0;  // SCHED_FIFO / SCHED_RR priority, 0 for SCHED_OTHER; raised by priority inheritance
     int normal_rank = 0;  // rank without inheritance (normal_prio)
     Lock *pi_blocked_on = nullptr;  // the rt_mutex-based lock the task waits for (locks.h)
+    // CFS (SCHED_OTHER): load weight, virtual runtime, run time in total and at the pick.
+    int64_t weight = 1024;
+    int64_t vruntime = 0;
+    Time exec_start = 0;
+    Time sum_exec = 0;
+    Time prev_sum_exec = 0;
+    bool placed = false;  // has been placed on a run queue once (START_DEBIT only then)
+    int rr_ticks = 0;     // SCHED_RR: ticks left of its time slice
     std::unique_ptr<Fiber> fiber;
     TaskState state = TaskState::New;
     int cpu = -1;  // current or last CPU
@@ -76,7 +84,6 @@ struct Task {
     Time remaining = 0;   // rest of a preempted span
     Time wake_extra = 0;  // wake-up cost (timer interrupt, IPI) paid at the next switch-in
     int64_t rq_key = 0;
-    Time slice_used = 0;
     int preempt_count = 0;
     bool irqs_off = false;
     Section poff, ioff;
@@ -103,9 +110,14 @@ struct Cpu {
     uint64_t gen = 0;
     Time act_end = 0;
     bool need_resched = false;
-    bool resched_tail = false;  // the slice ran out: the current task goes to the tail
+    bool resched_tail = false;  // an RR slice ran out: the current task goes to the tail
     bool tick_pending = false;
     std::vector<Task *> pending_timers;
+    std::vector<size_t> pending_irqs;  // interrupt sources waiting for local_irq_enable
+    Time irq_until = 0;                // interrupt work (hard handler and softirq) ends
+    int64_t min_vruntime = 0;          // CFS: never decreases
+    uint64_t ticks = 0;
+    uint64_t next_balance = 0;  // in ticks
     Time busy_since = 0;
     kernel::CpuStats stats;
 };

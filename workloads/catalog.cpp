@@ -61,12 +61,15 @@ using workloads::text;
 const std::vector<ParamSpec> &common_workload_params() {
     static const std::vector<ParamSpec> common = {
         count("tasks", "how many tasks run this body; 0 = one per CPU", 1, 0, 100000),
-        text("sched", "scheduling class", "other", {"other", "fifo"}),
-        count("prio", "SCHED_FIFO priority (1..99) with sched = fifo", 50, 1, 99),
+        text("sched", "scheduling policy: SCHED_OTHER (CFS), SCHED_FIFO or SCHED_RR", "other",
+             {"other", "fifo", "rr"}),
+        count("prio", "real-time priority (1..99) with sched = fifo or rr", 50, 1, 99),
+        count("nice", "nice level with sched = other: its CFS weight (1024 at 0, ~1.25x per level)",
+              0, -20, 19),
         {.name = "cpus",
          .type = ParamType::IntList,
-         .doc = "CPUs the tasks may run on (empty: any); task i is pinned to cpus[i % n] "
-                "when pin = true",
+         .doc = "CPUs the tasks may run on, their affinity (empty: any); task i is pinned to "
+                "cpus[i % n] when pin = true",
          .default_value = std::vector<int64_t>{},
          .min = 0,
          .max = 4095},

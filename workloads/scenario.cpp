@@ -204,6 +204,53 @@ std::string resolve_from_scenario(const std::string &scenario_file, const std::s
     return (path.empty() || path.front() == '/' || dir.empty()) ? path : dir + path;
 }
 
+// [[machine.irq]]: each source's share of a CPU (rate x cost) is checked, and so is the sum on
+// each CPU, which must leave the tasks some time.
+void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
+    const toml::array *a = n.as_array();
+    if (!a || !a->is_array_of_tables())
+        machine.fail_at(n.source(), "'machine.irq' must be an array of tables: [[machine.irq]]");
+    std::vector<double> share(static_cast<size_t>(m.cpus), 0.0);
+    for (const auto &e : *a) {
+        TableReader r(machine.file(), *e.as_table(), "machine.irq");
+        IrqSpec irq;
+        auto kind = r.get_choice("kind", {"timer", "network", "block"});
+        if (!kind) r.fail("[[machine.irq]] needs a 'kind' (timer, network or block)");
+        irq.kind = *kind;
+        auto rate = r.get_int("rate", 1, 10'000'000);
+        if (!rate) r.fail("[[machine.irq]] needs a 'rate' (interrupts per second per CPU)");
+        irq.rate = *rate;
+        auto handler = r.get_duration("handler", 1);
+        if (!handler) r.fail("[[machine.irq]] needs a 'handler' (the hard handler's cost)");
+        irq.handler_ns = *handler;
+        irq.softirq_ns = r.get_duration("softirq", 0).value_or(0);
+        Params p;
+        read_params(r,
+                    {{.name = "cpus",
+                      .type = ParamType::IntList,
+                      .default_value = std::vector<int64_t>{},
+                      .min = 0,
+                      .max = m.cpus - 1}},
+                    p);
+        if (p.has("cpus"))
+            for (int64_t cpu : p.get_int_list("cpus"))
+                irq.cpus.push_back(static_cast<int>(cpu));
+        r.finish();
+        const double each = static_cast<double>(irq.rate) *
+                            static_cast<double>(irq.handler_ns + irq.softirq_ns) / 1e9;
+        for (int cpu = 0; cpu < m.cpus; ++cpu) {
+            if (!irq.cpus.empty() && !std::count(irq.cpus.begin(), irq.cpus.end(), cpu)) continue;
+            share[static_cast<size_t>(cpu)] += each;
+            if (share[static_cast<size_t>(cpu)] >= 1.0 - 1e-12)
+                r.fail(
+                    fmt::format("interrupt load on CPU {} takes {:.0f}% of its time (it must "
+                                "leave the tasks some)",
+                                cpu, 100 * share[static_cast<size_t>(cpu)]));
+        }
+        m.irqs.push_back(std::move(irq));
+    }
+}
+
 void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_file) {
     if (auto v = r.get_int("cpus", 1, 4096)) m.cpus = static_cast<int>(*v);
     // A shipped profile's name stays a name; a path (with '/' or ending in .toml) is a file.
@@ -219,6 +266,7 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
     const auto pi = r.get<bool>("rt_mutex_pi");
     if (pi) m.rt_mutex_pi = *pi;
     if (auto v = r.get_int("hz", 10, 10000)) m.hz = static_cast<int>(*v);
+    if (const toml::node *n = r.node("irq")) read_irqs(r, *n, m);
     r.finish();
     const bool rt = m.preemption == PreemptionModel::Rt;
     if (m.preempt_rcu && m.preemption != PreemptionModel::Full && !rt)
@@ -404,6 +452,10 @@ void read_workloads(TableReader &top, Scenario &s) {
         read_params(r, common_workload_params(), w.params);
         read_params(r, info->params, w.params);
         auto label = r.get<std::string>("label");
+        if (w.params.get_string("sched") != "other" && w.params.get_int("nice") != 0)
+            r.fail_at(r.node("nice")->source(),
+                      "'workload.nice' applies to sched = \"other\" (real-time tasks have no "
+                      "nice level)");
         r.finish();
         w.label = label.value_or(*kind);
         w.tasks = w.params.get_int("tasks");

@@ -16,6 +16,16 @@ namespace locksim {
 
 enum class PreemptionModel { None, Voluntary, Full, Rt };
 
+// A device interrupt source: `rate` interrupts per second on each of `cpus` (empty: all), each
+// a hard handler of `handler_ns` followed by `softirq_ns` of softirq work ([[machine.irq]]).
+struct IrqSpec {
+    std::string kind;  // timer | network | block
+    std::vector<int> cpus;
+    int64_t rate = 0;
+    int64_t handler_ns = 0;
+    int64_t softirq_ns = 0;
+};
+
 struct MachineSpec {
     int cpus = 4;
     std::string profile = "x86-modern";
@@ -23,6 +33,7 @@ struct MachineSpec {
     bool preempt_rcu = true;
     bool rt_mutex_pi = true;  // with preemption = rt: rt_mutex priority inheritance
     int hz = 250;
+    std::vector<IrqSpec> irqs;
 };
 
 struct SyntheticPolicySpec {

@@ -33,12 +33,18 @@ void spawn_tasks(const WorkloadSpec &spec, WorkloadEnv &env, bool probe,
     for (int i = 0; i < tasks; ++i) {
         kernel::TaskParams tp;
         tp.name = fmt::format("{}/{}", spec.label, i);
-        tp.policy = p.get_string("sched") == "fifo" ? kernel::Sched::Fifo : kernel::Sched::Other;
+        const std::string &sched = p.get_string("sched");
+        tp.policy = sched == "fifo" ? kernel::Sched::Fifo
+                    : sched == "rr" ? kernel::Sched::Rr
+                                    : kernel::Sched::Other;
         tp.priority = static_cast<int>(p.get_int("prio"));
+        tp.nice = static_cast<int>(p.get_int("nice"));
         if (pin) {
             tp.cpu = cpus.empty() ? i % env.cpus : static_cast<int>(cpus[i % cpus.size()]);
         } else if (cpus.size() == 1) {
             tp.cpu = static_cast<int>(cpus[0]);
+        } else {
+            tp.cpus.assign(cpus.begin(), cpus.end());  // the affinity mask
         }
         tp.probe = probe;
         kernel::create_task(std::move(tp), [body, i, start] {

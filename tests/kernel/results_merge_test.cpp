@@ -89,10 +89,12 @@ TEST(ResultsMerge, OperationsLocksRcuMemoryAndCpusAddUp) {
     EXPECT_EQ(m1.frees, 1u);
     EXPECT_EQ(m1.peak_bytes, 30);
 
-    CpuStats c1{10, 1, 2, 3}, c2{5, 1, 1, 1};
+    CpuStats c1{10, 1, 2, 3, 7, 8}, c2{5, 1, 1, 1, 2, 1};
     c1.merge(c2);
     EXPECT_EQ(c1.busy_ns, 15);
     EXPECT_EQ(c1.context_switches, 2u);
     EXPECT_EQ(c1.preempt_off_ns, 3);
     EXPECT_EQ(c1.irqs_off_ns, 4);
+    EXPECT_EQ(c1.irq_ns, 9);
+    EXPECT_EQ(c1.softirq_ns, 9);
 }

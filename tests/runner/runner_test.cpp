@@ -85,8 +85,9 @@ TEST(Runner, EveryStrategyReportsAndOnlySleepingReadersAreCaught) {
 // every design's commit waits a grace period (avc_ss_reset's synchronize_net) and 5.10's two
 // (its own, then the notification's); the parts are there and none exceeds the commit's time
 // but the ones that may (readers blocked sums over waiting readers; the AVC refill follows the
-// commit); rwlock's commit holds IRQs off longer than the RCU design's; a full copy allocates
-// several times what the conditional duplicate does.
+// commit); rwlock's commit blocks readers and the RCU design's none; a full copy allocates
+// several times what the conditional duplicate does. (Both designs' commits hold IRQs off about
+// as long, mostly in the SID table's conversion: which is longer depends on the seed.)
 TEST(Runner, CommitPartsComeFromTheCommitAndEveryCommitWaitsAGracePeriod) {
     Scenario s = small_scenario();
     std::map<std::string, analysis::RunSummary> by;
@@ -115,8 +116,8 @@ TEST(Runner, CommitPartsComeFromTheCommitAndEveryCommitWaitsAGracePeriod) {
     };
     const analysis::RunSummary &dup = by.at("rcu-cond-dup");
     EXPECT_GE(dup.toggle_grace_periods, 2 * dup.toggle_count);
-    EXPECT_GT(per_commit("rwlock", &analysis::RunSummary::toggle_irqs_off_ns),
-              per_commit("rcu-cond-dup", &analysis::RunSummary::toggle_irqs_off_ns));
+    EXPECT_GT(by.at("rwlock").toggle_readers_blocked_ns, 0);
+    EXPECT_EQ(dup.toggle_readers_blocked_ns, 0);
     // Bytes, both by the kernel's slab sizes (ss::policy_kmem): the image buffer and a whole
     // policy against the struct and the conditional state. On Debian's policy that is 6.3x, not
     // 10x: a fifth of its rules are conditional (27347 of 129687), so the duplicate copies

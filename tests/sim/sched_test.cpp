@@ -45,26 +45,6 @@ TEST(Sched, FifoPrioritiesRunHighestFirst) {
     EXPECT_EQ(done, want);
 }
 
-TEST(Sched, OtherTasksShareTheCpuInTimeSlices) {
-    auto cfg = zero_config(1, 100 * kMsec);
-    cfg.hz = 1000;
-    cfg.sched_slice = 3 * kMsec;
-    SimPlatform sim(cfg);
-    Time a_done = -1, b_done = -1;
-    sim.create_task({"a", Sched::Other, 0, 0, false}, [&] {
-        ndelay(10 * kMsec);
-        a_done = now();
-    });
-    sim.create_task({"b", Sched::Other, 0, 0, false}, [&] {
-        ndelay(10 * kMsec);
-        b_done = now();
-    });
-    sim.run();
-    // a 0-3, b 3-6, a 6-9, b 9-12, a 12-15, b 15-18, a 18-19, b 19-20
-    EXPECT_EQ(a_done, 19 * kMsec);
-    EXPECT_EQ(b_done, 20 * kMsec);
-}
-
 TEST(Sched, PreemptOffSectionDefersTheWakeupToPreemptEnable) {
     SimPlatform sim(zero_config(1, 50 * kMsec));
     Time high_start = -1;

@@ -1,0 +1,175 @@
+// SCHED_OTHER as CFS (v6.5 fair.c), SCHED_RR, affinity and periodic load balancing, from short
+// simulated runs on a profile where only explicit work costs time.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/sim_platform.h"
+#include "sim_test_util.h"
+
+using namespace locksim;
+using namespace locksim::kernel;
+using locksim::sim::SimPlatform;
+using locksim::sim::testing::zero_config;
+
+namespace {
+
+// A CPU-bound task: work in 50 us pieces until the run stops; returns the work done.
+std::function<void()> hog(Time *done) {
+    return [done] {
+        while (!kthread_should_stop()) {
+            ndelay(50 * kUsec);
+            *done += 50 * kUsec;
+        }
+    };
+}
+
+TaskParams other(std::string name, int nice, int cpu) {
+    TaskParams p{std::move(name), Sched::Other, 0, cpu, false};
+    p.nice = nice;
+    return p;
+}
+
+}  // namespace
+
+// The kernel's weights: nice 0 is 1024, nice 5 is 335, so two CPU-bound tasks sharing a CPU get
+// 1024:335 of it (75.3% and 24.7%).
+TEST(Fair, NiceLevelsShareACpuInTheKernelsWeightRatio) {
+    SimPlatform sim(zero_config(2, 2 * kSec));
+    Time nice0 = 0, nice5 = 0;
+    sim.create_task(other("nice0", 0, 1), hog(&nice0));
+    sim.create_task(other("nice5", 5, 1), hog(&nice5));
+    auto r = sim.run();
+    ASSERT_GT(nice5, 0);
+    const double ratio = static_cast<double>(nice0) / static_cast<double>(nice5);
+    EXPECT_NEAR(ratio, 1024.0 / 335.0, 0.05 * 1024.0 / 335.0)
+        << "nice 0 did " << nice0 << " ns, nice 5 " << nice5 << " ns";
+    EXPECT_EQ(r.cpus[0].busy_ns, 0);  // pinned: CPU 0 stays idle
+    EXPECT_TRUE(r.violations.empty());
+}
+
+TEST(Fair, EqualNiceTasksShareACpuEqually) {
+    SimPlatform sim(zero_config(1, 1 * kSec));
+    Time a = 0, b = 0;
+    sim.create_task(other("a", 0, 0), hog(&a));
+    sim.create_task(other("b", 0, 0), hog(&b));
+    sim.run();
+    // Turns end at ticks (4 ms at HZ 250), so the two differ by at most one turn.
+    EXPECT_LE(std::abs(a - b), 8 * kMsec) << a << " vs " << b;
+    EXPECT_GE(a + b, 1 * kSec - 50 * kUsec);
+}
+
+// A task that slept has the smaller virtual runtime: on waking it preempts the CPU hog at
+// once, since it trails by more than the wake-up granularity.
+TEST(Fair, WakingTaskWithSmallerVruntimePreemptsAtOnce) {
+    SimPlatform sim(zero_config(1, 100 * kMsec));
+    Time hog_done = 0, woke = -1, ran = -1;
+    sim.create_task(other("hog", 0, 0), hog(&hog_done));
+    sim.create_task(other("sleeper", 0, 0), [&] {
+        sleep_until(30 * kMsec);
+        woke = now();
+        ndelay(100 * kUsec);
+        ran = now();
+    });
+    sim.run();
+    EXPECT_EQ(woke, 30 * kMsec);
+    EXPECT_EQ(ran, 30 * kMsec + 100 * kUsec);
+}
+
+// Two CPU-bound tasks at one level: a hand-computed CFS timeline (one CPU: latency 6 ms, so
+// each task's slice is 3 ms, checked at 1 ms ticks). "b", placed after "a" with the smaller
+// virtual runtime (START_DEBIT gives each new task one virtual slice: 6 ms alone, 3 ms with
+// "a" there), preempts it at once; then each turn lasts until a tick finds it over its slice
+// (4 ms) and the other task behind: b 0-4, a 4-8, b 8-12, a 12-16, b 16-18, a 18-20.
+TEST(Fair, OtherTasksTakeTurnsOfTheirSlice) {
+    auto cfg = zero_config(1, 100 * kMsec);
+    cfg.hz = 1000;
+    SimPlatform sim(cfg);
+    Time a_done = -1, b_done = -1;
+    sim.create_task(other("a", 0, 0), [&] {
+        ndelay(10 * kMsec);
+        a_done = now();
+    });
+    sim.create_task(other("b", 0, 0), [&] {
+        ndelay(10 * kMsec);
+        b_done = now();
+    });
+    sim.run();
+    EXPECT_EQ(b_done, 18 * kMsec);
+    EXPECT_EQ(a_done, 20 * kMsec);
+}
+
+// SCHED_RR: tasks of one priority take turns every 100 ms (RR_TIMESLICE); SCHED_FIFO ones run
+// to completion.
+TEST(Fair, RoundRobinTasksTakeTurnsEvery100ms) {
+    for (Sched policy : {Sched::Rr, Sched::Fifo}) {
+        auto cfg = zero_config(1, 2 * kSec);
+        cfg.hz = 1000;
+        SimPlatform sim(cfg);
+        Time a_done = -1, b_done = -1;
+        sim.create_task({"a", policy, 10, 0, false}, [&] {
+            ndelay(250 * kMsec);
+            a_done = now();
+        });
+        sim.create_task({"b", policy, 10, 0, false}, [&] {
+            ndelay(250 * kMsec);
+            b_done = now();
+        });
+        sim.run();
+        if (policy == Sched::Rr) {
+            // a 0-100, b 100-200, a 200-300, b 300-400, a 400-450, b 450-500
+            EXPECT_EQ(a_done, 450 * kMsec);
+            EXPECT_EQ(b_done, 500 * kMsec);
+        } else {
+            EXPECT_EQ(a_done, 250 * kMsec);
+            EXPECT_EQ(b_done, 500 * kMsec);
+        }
+    }
+}
+
+TEST(Fair, TasksRunOnlyOnTheirAffinity) {
+    SimPlatform sim(zero_config(4, 50 * kMsec));
+    std::set<int> seen;
+    for (int i = 0; i < 5; ++i) {
+        TaskParams p = other("t" + std::to_string(i), 0, -1);
+        p.cpus = {1, 2};
+        sim.create_task(std::move(p), [&] {
+            for (int k = 0; k < 200 && !kthread_should_stop(); ++k) {
+                seen.insert(smp_processor_id());
+                ndelay(100 * kUsec);
+                if (k % 7 == 0) sleep_until(now() + 300 * kUsec);
+            }
+        });
+    }
+    auto r = sim.run();
+    EXPECT_EQ(seen, (std::set<int>{1, 2}));
+    EXPECT_EQ(r.cpus[0].busy_ns, 0);
+    EXPECT_EQ(r.cpus[3].busy_ns, 0);
+    EXPECT_GT(r.cpus[1].busy_ns, 0);
+    EXPECT_GT(r.cpus[2].busy_ns, 0);
+}
+
+// A SCHED_OTHER task preempted by a real-time one waits in its CPU's queue while the other CPU
+// idles; the idle CPU's periodic balancing (every sd_weight = 2 ms here) pulls it over.
+TEST(Fair, PeriodicBalancingMovesAQueuedTaskToAnIdleCpu) {
+    auto cfg = zero_config(2, 100 * kMsec);
+    cfg.hz = 1000;
+    SimPlatform sim(cfg);
+    Time done = -1;
+    int last_cpu = -1;
+    sim.create_task(other("worker", 0, -1), [&] {
+        ndelay(20 * kMsec);
+        done = now();
+        last_cpu = smp_processor_id();
+    });
+    sim.create_task({"rt", Sched::Fifo, 50, 0, false}, [&] {
+        sleep_until(1500 * kUsec);
+        ndelay(30 * kMsec);
+    });
+    sim.run();
+    EXPECT_EQ(last_cpu, 1);
+    // Preempted at 1.5 ms, pulled by CPU 1 at its next balancing tick (3 ms).
+    EXPECT_EQ(done, 21500 * kUsec);
+}
