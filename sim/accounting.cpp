@@ -38,6 +38,7 @@ void SimPlatform::op_end(Label label) {
     }
     OpFrame f = t->ops.back();
     t->ops.pop_back();
+    t->last_op = label;
     if (recording()) {
         kernel::OpStats &s = op_stats(label);
         ++s.completed;
@@ -52,6 +53,8 @@ void SimPlatform::op_end(Label label) {
 void SimPlatform::close_section(Task *t, Section &s, bool irq, const Site &end) {
     Time len = engine_.now() - s.start;
     Cpu &c = cpu_of(t);
+    (irq ? t->last_ioff : t->last_poff) = s;
+    (irq ? t->last_ioff_end : t->last_poff_end) = engine_.now();
     if (recorder_)
         recorder_->atomic_section(c.id, irq, s.start, engine_.now(), t->params.name, s.label.name(),
                                   s.site.str(), end.str());
@@ -127,6 +130,12 @@ void SimPlatform::close_open_at_end(Time now) {
         if (t->params.probe && t->probe_due >= 0 && t->probe_due <= cfg_.duration) {
             wakeup_[t->params.name].record(now - t->probe_due);
             wakeup_open_[t->params.name] = now - t->probe_due;
+            note_timer_held(t, t->probe_due);
+            if (t->wait_since >= 0) {
+                const Cpu &c = cpu_of(t);
+                note_delay(t, c.curr, c, t->wait_since, now);
+            }
+            finish_wakeup(t, t->probe_due, now - t->probe_due, true);
         }
     }
     for (auto &l : locks_)
@@ -283,6 +292,7 @@ void SimPlatform::reset_stats() {
         op = kernel::OpStats{};
     wakeup_.clear();
     wakeup_open_.clear();
+    wakeup_worst_.clear();
     preempt_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
     irqs_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
     for (LockClass &c : classes_)
@@ -296,6 +306,7 @@ void SimPlatform::reset_stats() {
     }
     std::fill(compute_ns_.begin(), compute_ns_.end(), 0);
     stats_since_ = now;
+    warm_ = true;
 }
 
 kernel::RunResults SimPlatform::collect() {
@@ -318,6 +329,12 @@ kernel::RunResults SimPlatform::collect() {
             r.ops[std::string(kernel::label_name(static_cast<uint32_t>(i)))] = op_stats_[i];
     r.wakeup_latency = wakeup_;
     r.wakeup_open_at_end = wakeup_open_;
+    for (const auto &[probe, worst] : wakeup_worst_)
+        r.wakeup_worst.insert(r.wakeup_worst.end(), worst.begin(), worst.end());
+    std::stable_sort(r.wakeup_worst.begin(), r.wakeup_worst.end(),
+                     [](const kernel::WakeupRecord &a, const kernel::WakeupRecord &b) {
+                         return a.late > b.late;
+                     });
     r.preempt_off = preempt_off_;
     r.irqs_off = irqs_off_;
     for (const LockClass &c : classes_)

@@ -186,6 +186,7 @@ bool SimPlatform::preemptible(const Task *t) const {
 void SimPlatform::go_idle(Cpu &c) {
     if (c.act != Act::Idle) c.stats.busy_ns += engine_.now() - c.busy_since;
     c.curr = nullptr;
+    c.last = nullptr;
     c.act = Act::Idle;
     ++c.gen;
     if (recorder_) recorder_->cpu_switch(c.id, engine_.now(), -1, {});
@@ -213,11 +214,13 @@ bool SimPlatform::should_yield(const Cpu &c, const Task *t) const {
 }
 
 void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
+    if (probes_waiting_ > 0) note_probe_waits(c, next);
     c.rq.erase(std::find(c.rq.begin(), c.rq.end(), next));
     --queued_;
     bool was_idle = c.act == Act::Idle;
     if (was_idle) c.busy_since = engine_.now();
     c.curr = next;
+    c.last = next;
     next->state = TaskState::Running;
     next->cpu = c.id;
     next->slice_used = 0;
@@ -247,6 +250,10 @@ void SimPlatform::schedule(Cpu &c) {
                 pulled = q;
     if (pulled) {
         Cpu &from = cpus_[static_cast<size_t>(pulled->cpu)];
+        if (pulled->wait_since >= 0) {  // it waited there until now
+            note_delay(pulled, from.curr, from, pulled->wait_since, engine_.now());
+            pulled->wait_since = engine_.now();
+        }
         from.rq.erase(std::find(from.rq.begin(), from.rq.end(), pulled));
         c.rq.push_back(pulled);
         pulled->cpu = c.id;
@@ -290,6 +297,10 @@ void SimPlatform::wake(Task *t, int from_cpu, Time extra) {
     trace_event("wake {} on cpu{}", t->params.name, target);
     bool remote = from_cpu >= 0 && from_cpu != target;
     t->wake_extra = extra;
+    if (c.curr && t->params.probe && t->probe_due >= 0 && t->wait_since < 0) {
+        t->wait_since = engine_.now();  // until it is switched in (note_probe_waits)
+        ++probes_waiting_;
+    }
     if (!c.curr) {
         switch_in(c, t, remote ? cfg_.profile.primitive.ipi : 0);
         return;
@@ -393,7 +404,10 @@ void SimPlatform::sleep_until(Time t_abs, Site site) {
     if (!t) throw std::logic_error("sleep outside a task");
     might_sleep(site);
     Time expected = t_abs;
-    if (t->params.probe) t->probe_due = expected;
+    if (t->params.probe) {
+        t->probe_due = expected;
+        t->delays.clear();
+    }
     if (t_abs > engine_.now()) {
         ++t->timer_gen;
         t->timer_cpu = t->cpu;
@@ -412,7 +426,9 @@ void SimPlatform::sleep_until(Time t_abs, Site site) {
         Time late = engine_.now() - expected;
         wakeup_[t->params.name].record(late);
         trace_event("{} woke {} ns late", t->params.name, late);
+        finish_wakeup(t, expected, late, false);
     }
+    t->delays.clear();
 }
 
 void SimPlatform::on_timer(void *self, uint64_t arg) {
@@ -422,6 +438,7 @@ void SimPlatform::on_timer(void *self, uint64_t arg) {
     Cpu &c = p->cpus_[static_cast<size_t>(t->timer_cpu)];
     if (c.curr && c.curr->irqs_off) {
         c.pending_timers.push_back(t);  // the interrupt waits for local_irq_enable
+        if (t->params.probe) t->timer_held_by = c.curr;
         return;
     }
     p->timer_fire(t, c);
@@ -429,6 +446,7 @@ void SimPlatform::on_timer(void *self, uint64_t arg) {
 
 void SimPlatform::timer_fire(Task *t, Cpu &c) {
     if (t->state != TaskState::Blocked) return;
+    if (t->timer_held_by) note_timer_held(t, t->probe_due);
     wake(t, c.id, cfg_.profile.primitive.timer_irq);
 }
 
@@ -601,8 +619,8 @@ kernel::RunResults SimPlatform::run() {
     for (Cpu &c : cpus_)
         engine_.schedule(jiffy_, on_tick, this, static_cast<uint64_t>(c.id));
     engine_.schedule(cfg_.duration, on_stop, this, 0);
-    if (cfg_.warmup > 0 && cfg_.warmup < cfg_.duration)
-        engine_.schedule(cfg_.warmup, on_warmup_end, this, 0);
+    warm_ = !(cfg_.warmup > 0 && cfg_.warmup < cfg_.duration);
+    if (!warm_) engine_.schedule(cfg_.warmup, on_warmup_end, this, 0);
     for (auto &t : tasks_)
         if (t->state == TaskState::New) wake(t.get(), -1, 0);
     try {

@@ -24,6 +24,9 @@
 //    time; expedited ones IPI every busy CPU and finish at once. call_rcu callbacks run on a
 //    callback task, with preemption off, after their grace period.
 //  - Self-checks become violations in the results (kind strings in results.h).
+//  - Each probe wake-up records what delayed it (causes.cpp): the IRQs-off section that held its
+//    timer, then per stretch in the run queue the section, non-preemptible kernel code or
+//    higher-priority task that held its CPU. The worst `keep_longest` per probe are kept.
 //  - Counted cost model: same configuration and seed give byte-identical results.
 #pragma once
 
@@ -186,6 +189,10 @@ class SimPlatform final : public kernel::Platform {
         int preempt_count = 0;
         bool irqs_off = false;
         Section poff, ioff;
+        // The latest closed sections and when they ended (-1: none yet), for wake-up causes.
+        Section last_poff, last_ioff;
+        Time last_poff_end = -1, last_ioff_end = -1;
+        Label last_op;  // the latest operation that ended
         int rcu_nesting = 0;
         uint64_t rcu_start_seq = 0;
         Time rcu_start = 0;
@@ -196,12 +203,18 @@ class SimPlatform final : public kernel::Platform {
         Time wait_start = 0;
         Time probe_due = -1;       // a probe's wake-up time while it sleeps for one, else -1
         bool timer_sleep = false;  // blocked in sleep_until (it wakes by itself)
+        // A probe's wake-up in progress: what delayed it so far; since when it waits in a run
+        // queue (-1: not waiting there); the task whose IRQs-off section holds its timer.
+        std::vector<kernel::WakeupDelay> delays;
+        Time wait_since = -1;
+        Task *timer_held_by = nullptr;
         std::mt19937_64 rng;
     };
 
     struct Cpu {
         int id = 0;
         Task *curr = nullptr;
+        Task *last = nullptr;  // the task switched in last (nullptr after idle)
         std::vector<Task *> rq;
         Act act = Act::Idle;
         uint64_t gen = 0;
@@ -303,6 +316,19 @@ class SimPlatform final : public kernel::Platform {
     void preempt_dec(Task *t, const Site &site);
     void irq_off(Task *t, const Site &site);
     void irq_on(Task *t, const Site &site);
+
+    // --- probe wake-up causes (causes.cpp) ---
+    // The stretch [from, to] in which `holder` ran on `c` while probe `q` waited: appended to
+    // q's delays as what kept it waiting (nothing when `holder` was preemptible and of lower
+    // priority: the wait was then the wake-up path's own cost).
+    void note_delay(Task *q, const Task *holder, const Cpu &c, Time from, Time to);
+    // The timer of probe `q`, due at `due`, waited from then to now for holder's IRQs-off section.
+    void note_timer_held(Task *q, Time due);
+    // Before `next` is switched in on `c`: the probes waiting in c's run queue were held by the
+    // task that ran there until now.
+    void note_probe_waits(Cpu &c, const Task *next);
+    // A probe's wake-up is over (it runs, or the run ended with it still waiting).
+    void finish_wakeup(Task *t, Time due, Time late, bool open_at_end);
 
     // --- locks (locks.cpp) ---
     bool can_take(const Lock &l, LockMode mode) const;
@@ -407,6 +433,9 @@ class SimPlatform final : public kernel::Platform {
     // ended are dropped lazily from the front.
     std::deque<std::pair<uint64_t, Task *>> readers_;
     std::map<std::string, Time> wakeup_open_;
+    std::map<std::string, std::vector<kernel::WakeupRecord>> wakeup_worst_;
+    size_t probes_waiting_ = 0;  // probes with wait_since set
+    bool warm_ = false;          // the warm-up is over: what is recorded now counts
     kernel::IntervalStats preempt_off_, irqs_off_;
     Time stats_since_ = 0;  // start of the measured period (the end of the warm-up)
     kernel::RcuStats rcu_stats_;
