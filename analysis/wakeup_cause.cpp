@@ -18,6 +18,11 @@ std::string describe_cause(const kernel::WakeupRecord &w) {
     if (d->kind == "task")
         return fmt::format("task {} of higher or equal priority ({}) ran on CPU {} for {}", d->task,
                            op, d->cpu, held);
+    if (d->kind == "overdue")
+        return fmt::format(
+            "overdue: due {} before the probe went to sleep for it (the probe was "
+            "still late from its previous wake-up or its start)",
+            held);
     if (d->kind == "kernel_code")
         return fmt::format("non-preemptible kernel code of {} in task {} on CPU {} held it {}", op,
                            d->task, d->cpu, held);

@@ -133,7 +133,9 @@ struct CpuStats {
 //   "kernel_code": kernel code that is not preemptible under preemption none or voluntary (no
 //     section; `label` is the operation it ran, `site` is empty);
 //   "task": a task of higher or equal priority ran (equal: it was ahead of the probe in FIFO
-//     order); `label` is its innermost operation, `site` is empty.
+//     order); `label` is its innermost operation, `site` is empty;
+//   "overdue": the wake-up was due before the probe went to sleep for it (the probe itself was
+//     still late: its previous wake-up, or its start, says why); `task` is the probe.
 // A priority-inheritance chain (a higher-priority task waiting, through rt_mutex owners, for the
 // task that holds the CPU) would be one more kind with the chain's tasks in order; the record is a
 // list of stretches so that such a kind adds entries without changing the others.

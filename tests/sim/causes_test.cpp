@@ -121,6 +121,21 @@ TEST(WakeupCause, HigherPriorityTaskNamed) {
     EXPECT_EQ(w.delays[0].site, "");
 }
 
+// A wake-up due before the probe went to sleep for it (here: the probe could not run before a
+// higher-priority task slept) is overdue, not on time.
+TEST(WakeupCause, OverdueWakeupIsNotOnTime) {
+    SimPlatform sim(zero_config(1, 5 * kMsec));
+    sim.create_task({"rt-hog", Sched::Fifo, 50, 0, false}, [] { ndelay(kLong); });
+    sim.create_task({"probe", Sched::Fifo, 10, 0, true}, [] { sleep_until(1); });
+    const RunResults r = sim.run();
+    ASSERT_EQ(r.wakeup_worst.size(), 1u);
+    const WakeupRecord &w = r.wakeup_worst.front();
+    EXPECT_EQ(w.late, kLong - 1);
+    ASSERT_NE(w.cause(), nullptr);
+    EXPECT_EQ(w.cause()->kind, "overdue");
+    EXPECT_EQ(w.cause()->delayed_ns, kLong - 1);
+}
+
 TEST(WakeupCause, NonPreemptibleKernelCodeUnderPreemptNone) {
     auto cfg = zero_config(1, 10 * kMsec);
     cfg.preempt = PreemptModel::None;
