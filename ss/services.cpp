@@ -146,7 +146,7 @@ void te_rules_av_memo(TeRulesMemo &memo, const Policydb &db, uint32_t stype, uin
         e.auditallow = uncond.auditallow;
         e.auditdeny = uncond.auditdeny;
     }
-    if (WorkCounts *c = detail::tl_work) *c += e.work;
+    if (WorkCounts *c = ThreadSlot<WorkCounts>::current) *c += e.work;
     avd.allowed |= e.allowed;
     avd.auditallow |= e.auditallow;
     avd.auditdeny &= e.auditdeny;
@@ -194,7 +194,7 @@ void context_struct_compute_av(const Policydb &db, const Context &scontext, cons
         tcontext.type > p.type_attr_map.size())
         return;
 
-    if (TeRulesMemo *memo = detail::tl_te_memo)
+    if (TeRulesMemo *memo = ThreadSlot<TeRulesMemo>::current)
         te_rules_av_memo(*memo, db, scontext.type, tcontext.type, tclass, avd);
     else
         te_rules_av(db, scontext.type, tcontext.type, tclass, avd,

@@ -10,17 +10,13 @@
 #include "analysis/table.h"
 #include "analysis/wakeup_cause.h"
 #include "runner/runner.h"
+#include "tests/runner/run_all.h"
 
 using namespace locksim;
+using kernel::kMsec;
+using locksim::testing::run_all;
 
 namespace {
-
-constexpr int64_t kMs = 1'000'000;
-
-analysis::ResultsFile run_all(const Scenario &s) {
-    std::vector<Scenario> points = expand_sweep(s);
-    return run_jobs(s, points, plan_runs(points), {});
-}
 
 // The worst wake-up's record, read back from the results file's detail.
 kernel::WakeupRecord worst_record(const analysis::ResultsFile &f, size_t run) {
@@ -61,7 +57,7 @@ period = "100us"
     ASSERT_EQ(sums.size(), 1u);
     const analysis::RunSummary &r = sums[0];
     // The copy is the longest section, and the probe waited behind it.
-    ASSERT_GT(r.preempt_off_max_ns, 1 * kMs / 10);
+    ASSERT_GT(r.preempt_off_max_ns, 100 * kernel::kUsec);
     const kernel::WakeupRecord w = worst_record(f, 0);
     EXPECT_EQ(w.late, r.probe_max_ns);
     const kernel::WakeupDelay *d = w.cause();
@@ -91,8 +87,8 @@ period = "100us"
 // summary and in the detail, and the text below the table shows it.
 TEST(WakeupCauseRun, MainJobNamesTheCauseOfEachDesignsWorstWakeup) {
     Scenario s = load_scenario(std::string(LOCKSIM_SCENARIO_DIR) + "/default.toml");
-    s.duration_ns = 20 * kMs;
-    s.warmup_ns = 2 * kMs;
+    s.duration_ns = 20 * kMsec;
+    s.warmup_ns = 2 * kMsec;
     s.seeds = {1};
     std::erase_if(s.strategies, [](const StrategySpec &st) {
         return st.name != "rwlock" && st.name != "seqlock";
