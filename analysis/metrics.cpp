@@ -3,6 +3,7 @@
 #include <array>
 #include <type_traits>
 
+#include "analysis/wakeup_cause.h"
 #include "kernel/op_names.h"
 
 namespace locksim::analysis {
@@ -259,6 +260,18 @@ const Metric kMetrics[] = {
      .field = &RunSummary::probe_count,
      .extract = [](const RunRecords &r) -> Value { return probe(r).count(); },
      .worst = Worst::Sum},
+    {.group = "probe_wakeup",
+     .key = "worst_cause",
+     .unit = Unit::Text,
+     .meaning = "what delayed the worst wake-up: the section (label and site), the task or the "
+                "kernel code that held its CPU, or on time",
+     .field = &RunSummary::probe_worst_cause,
+     .extract = [](const RunRecords &r) -> Value {
+         const kernel::WakeupRecord *w = worst_wakeup(r.results);
+         return w ? describe_cause(*w) : std::string();
+     },
+     .worst = Worst::Follows,
+     .leader = "max_ns"},
     {.group = "probe_wakeup",
      .key = "open_at_end",
      .unit = Unit::Count,

@@ -17,7 +17,9 @@
 
 #include "analysis/metrics.h"
 #include "analysis/table.h"
+#include "analysis/wakeup_cause.h"
 #include "kernel/histogram.h"
+#include "kernel/results.h"
 #include "util/error.h"
 
 extern char **environ;
@@ -155,12 +157,25 @@ std::string choose_reader_op(const ResultsFile &r, const ReportOptions &o) {
     return best;
 }
 
-// What the run says about its worst probe wake-up: the task woken, the CPU and what ran there
-// (an ftrace wakeup_rt trace of a measured series gives them); null when it says nothing.
-json worst_wakeup_cause(const json &run) {
+// What the run says about its worst probe wake-up: a simulated run's record of what held the
+// probe's CPU (the section with its label and site, or the task), or the task woken, the CPU and
+// what ran there (an ftrace wakeup_rt trace of a measured series gives them); null when it says
+// nothing.
+json worst_wakeup_cause(const json &run, const std::string &where) {
     const json *list = child(run, {"detail", "wakeup_worst"});
     if (!list || !list->is_array() || list->empty() || !list->front().is_object()) return nullptr;
     const json &w = list->front();
+    if (w.contains("delays")) {
+        kernel::WakeupRecord record;
+        try {
+            record = w.get<kernel::WakeupRecord>();
+        } catch (const json::exception &e) {
+            throw UserError(fmt::format("{}: detail.wakeup_worst[0]: {}", where, e.what()));
+        }
+        json cause = w;
+        cause["text"] = fmt::format("{}: {}", record.probe, describe_cause(record));
+        return cause;
+    }
     std::string text = w.value("task", std::string("?"));
     if (w.value("cpu", -1) >= 0) text += fmt::format(" on CPU#{}", w.value("cpu", -1));
     if (w.contains("running"))
@@ -219,7 +234,7 @@ json histogram_figure(const json &run, size_t i, const RunSummary &s, bool probe
             bins = linear_bins(merged, h);
         }
         if (h.count()) worst = fmt::format("worst {}", human_ns(h.max()));
-        if (json cause = worst_wakeup_cause(run); !cause.is_null()) {
+        if (json cause = worst_wakeup_cause(run, run_where); !cause.is_null()) {
             worst += "\n" + cause.at("text").get<std::string>();
             fig["caption"] = fig["caption"].get<std::string>() +
                              " Worst wake-up: " + cause.at("text").get<std::string>() + ".";

@@ -44,6 +44,7 @@ struct RunSummary {
     int64_t probe_max_ns = 0, probe_p99_ns = 0, probe_p50_ns = 0;
     uint64_t probe_count = 0;
     Censoring probe_open;
+    std::string probe_worst_cause;  // what delayed the worst wake-up (analysis/wakeup_cause.h)
     uint64_t toggle_count = 0;
     int64_t toggle_p50_ns = 0, toggle_max_ns = 0, toggle_mean_ns = 0;
     int64_t toggle_readers_blocked_ns = 0, toggle_preempt_off_ns = 0, toggle_irqs_off_ns = 0;

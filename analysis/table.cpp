@@ -153,6 +153,25 @@ std::string format_table(const std::vector<RunSummary> &runs) {
     return out;
 }
 
+std::string format_worst_causes(const std::vector<RunSummary> &runs) {
+    std::string out;
+    size_t w = 8;
+    for (const auto &r : runs)
+        w = std::max(w, r.label.size());
+    for (const auto &g : group_by_design(runs)) {
+        const RunSummary r = worst_over(g.runs);
+        if (r.probe_count == 0 && r.probe_open.open_at_end == 0) continue;
+        const std::string cause = r.probe_worst_cause.empty()
+                                      ? std::string("not recorded for this series (see its detail)")
+                                      : r.probe_worst_cause;
+        out += fmt::format("  {:<{}} {:>9}{}  {}{}\n", r.label, w, human_ns(r.probe_max_ns),
+                           r.probe_open.max_censored ? "\u2265" : "", cause,
+                           g.point.empty() ? "" : "  (" + g.point + ")");
+    }
+    if (out.empty()) return out;
+    return "worst probe wake-up of each design (over its seeds) and what delayed it:\n" + out;
+}
+
 std::string format_csv(const std::vector<RunSummary> &runs) {
     std::string out = "label,strategy,platform,seed,point";
     for (const Metric &m : metrics())

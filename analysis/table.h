@@ -9,6 +9,9 @@
 namespace locksim::analysis {
 
 std::string format_table(const std::vector<RunSummary> &runs);
+// Below the table: each design's worst probe wake-up (over its seeds) and what delayed it
+// (probe_wakeup.worst_cause); empty when no run had a probe.
+std::string format_worst_causes(const std::vector<RunSummary> &runs);
 // The same columns as CSV (raw integers in ns and bytes), with a header line.
 std::string format_csv(const std::vector<RunSummary> &runs);
 // "1.21ms", "850ns", "-" for zero counts.

@@ -18,6 +18,7 @@
 
 #include "analysis/results_file.h"
 #include "analysis/table.h"
+#include "analysis/wakeup_cause.h"
 #include "cli/cluster.h"
 #include "cli/command.h"
 #include "cli/duration_warnings.h"
@@ -97,6 +98,20 @@ void write_hgrm(const fs::path &dir, const analysis::ResultsFile &results) {
     }
 }
 
+// The run's worst probe wake-ups with what delayed each, or why the platform cannot say.
+void print_worst_wakeups(const nlohmann::json &d) {
+    const auto probes = d.find("wakeup_latency_ns");
+    if (probes == d.end() || probes->empty()) return;
+    if (const auto absent = d.find("wakeup_worst_absent"); absent != d.end()) {
+        fmt::print("worst probe wake-ups: causes not recorded: {}\n", absent->get<std::string>());
+        return;
+    }
+    const auto worst = d.at("wakeup_worst").get<std::vector<kernel::WakeupRecord>>();
+    fmt::print("worst probe wake-ups and what delayed them\n");
+    for (size_t i = 0; i < worst.size() && i < 5; ++i)
+        fmt::print("  {}\n", analysis::describe_wakeup(worst[i]));
+}
+
 void print_run_detail(const nlohmann::json &run) {
     const auto &d = run.at("detail");
     fmt::print("\n{} (seed {}): longest preempt-off sections\n", run.value("label", ""),
@@ -109,6 +124,7 @@ void print_run_detail(const nlohmann::json &run) {
                    iv.value("task", ""), iv.value("label", ""), iv.value("start_site", ""),
                    iv.value("end_site", ""));
     }
+    print_worst_wakeups(d);
     fmt::print("operations\n");
     for (const auto &[label, op] : d.at("ops").items()) {
         kernel::Histogram h = op.at("latency_ns").get<kernel::Histogram>();
@@ -215,6 +231,8 @@ void run_command(Mode mode, const RunArgs &a) {
     options.interrupted = &g_interrupted;
     options.wall_clock = a.wall_clock;
     options.trace_path = a.trace.path;
+    if (a.trace.path.empty() && !a.trace.worst_wakeup.empty())
+        throw UserError("--trace-worst-wakeup needs --trace FILE");
     if (!a.trace.path.empty() && options.platform == PlatformKind::Real)
         throw UserError(
             "--trace records the simulator's timeline; it cannot be used with "
@@ -246,6 +264,8 @@ void run_command(Mode mode, const RunArgs &a) {
     if (wants("table") && !a.quiet) {
         if (!scenario.description.empty()) fmt::print("{}\n\n", scenario.description);
         fmt::print("{}", analysis::format_table(summaries));
+        if (const std::string causes = analysis::format_worst_causes(summaries); !causes.empty())
+            fmt::print("\n{}", causes);
         if (mode == Mode::Run)
             for (const auto &run : results.runs)
                 print_run_detail(run);
@@ -257,8 +277,12 @@ void run_command(Mode mode, const RunArgs &a) {
     if (!a.quiet) fmt::print("\nresults: {}\n", (dir / "results.json").string());
     print_duration_warnings(a.file, counted(scenario, simulated));
     if (!a.trace.path.empty() && !results.runs.empty() && !a.quiet)
-        fmt::print("timeline of {} (seed {}): {}\n", jobs.front().strategy->label,
-                   jobs.front().seed, a.trace.path);
+        fmt::print("timeline of {} (seed {}){}: {}\n", jobs.front().strategy->label,
+                   jobs.front().seed,
+                   a.trace.worst_wakeup.empty()
+                       ? ""
+                       : fmt::format(", {} around its worst probe wake-up", a.trace.worst_wakeup),
+                   a.trace.path);
     // Ctrl-C during the last runs lets them finish: then nothing was lost and nothing is said.
     if (g_interrupted.load() && !results.scenario.value("complete", true)) {
         fmt::print(stderr, "interrupted: {} of {} runs finished and were kept\n",

@@ -1,5 +1,5 @@
-// The timeline options of `locksim run`: --trace FILE, --trace-from, --trace-to and
-// --trace-max-events, turned into sim::TraceOptions.
+// The timeline options of `locksim run`: --trace FILE, --trace-from, --trace-to,
+// --trace-worst-wakeup and --trace-max-events, turned into sim::TraceOptions.
 //
 //   TraceArgs trace;
 //   add_trace_options(cmd, trace);
@@ -26,6 +26,7 @@ namespace locksim::cli {
 struct TraceArgs {
     std::string path;  // empty: no trace
     std::string from, to;
+    std::string worst_wakeup;  // margin around the worst probe wake-up
     size_t max_events = sim::TraceOptions{}.max_events;
 };
 
@@ -36,6 +37,10 @@ inline void add_trace_options(CLI::App *cmd, TraceArgs &a) {
     cmd->add_option("--trace-from", a.from,
                     "Start of the traced window in simulated time, e.g. 2ms");
     cmd->add_option("--trace-to", a.to, "End of the traced window, e.g. 3ms");
+    cmd->add_option("--trace-worst-wakeup", a.worst_wakeup,
+                    "Keep only the window around the worst probe wake-up, from this margin "
+                    "before it was due to this margin after it ran, e.g. 1ms (as cyclictest's "
+                    "break option stops ftrace)");
     cmd->add_option("--trace-max-events", a.max_events, "Most slices kept in the trace")
         ->capture_default_str();
 }
@@ -51,6 +56,16 @@ inline sim::TraceOptions trace_options(const TraceArgs &a, int64_t run_end_ns) {
                                     format_duration_ns(run_end_ns)));
     if (!a.from.empty() && !a.to.empty() && o.to <= o.from)
         throw UserError(fmt::format("--trace-to {}: not after --trace-from {}", a.to, a.from));
+    if (!a.worst_wakeup.empty()) {
+        if (!a.from.empty() || !a.to.empty())
+            throw UserError(
+                "--trace-worst-wakeup chooses the window itself; drop --trace-from "
+                "and --trace-to");
+        o.worst_wakeup_margin = analysis::parse_limit_ns("--trace-worst-wakeup", a.worst_wakeup);
+        if (o.worst_wakeup_margin <= 0)
+            throw UserError(fmt::format("--trace-worst-wakeup {}: the margin must be positive",
+                                        a.worst_wakeup));
+    }
     o.max_events = a.max_events;
     return o;
 }

@@ -171,6 +171,49 @@ void to_json(nlohmann::json &j, const CpuStats &v) {
     }
 }
 
+const WakeupDelay *WakeupRecord::cause() const {
+    const WakeupDelay *best = nullptr;
+    for (const WakeupDelay &d : delays)
+        if (!best || d.delayed_ns > best->delayed_ns) best = &d;
+    return best;
+}
+
+void to_json(nlohmann::json &j, const WakeupDelay &v) {
+    j = {{"kind", v.kind},        {"cpu", v.cpu},
+         {"task", v.task},        {"label", v.label},
+         {"site", v.site},        {"start_ns", v.start},
+         {"length_ns", v.length}, {"delayed_ns", v.delayed_ns}};
+}
+
+void to_json(nlohmann::json &j, const WakeupRecord &v) {
+    j = {{"probe", v.probe},
+         {"cpu", v.cpu},
+         {"due_ns", v.due},
+         {"late_ns", v.late},
+         {"open_at_end", v.open_at_end},
+         {"delays", v.delays}};
+}
+
+void from_json(const nlohmann::json &j, WakeupDelay &v) {
+    j.at("kind").get_to(v.kind);
+    j.at("cpu").get_to(v.cpu);
+    j.at("task").get_to(v.task);
+    j.at("label").get_to(v.label);
+    j.at("site").get_to(v.site);
+    j.at("start_ns").get_to(v.start);
+    j.at("length_ns").get_to(v.length);
+    j.at("delayed_ns").get_to(v.delayed_ns);
+}
+
+void from_json(const nlohmann::json &j, WakeupRecord &v) {
+    j.at("probe").get_to(v.probe);
+    j.at("cpu").get_to(v.cpu);
+    j.at("due_ns").get_to(v.due);
+    j.at("late_ns").get_to(v.late);
+    j.at("open_at_end").get_to(v.open_at_end);
+    j.at("delays").get_to(v.delays);
+}
+
 void to_json(nlohmann::json &j, const Violation &v) {
     j = {{"kind", v.kind},
          {"time_ns", v.time},
@@ -197,6 +240,10 @@ void to_json(nlohmann::json &j, const RunResults &v) {
          {"cpus", v.cpus},
          {"compute_ns", v.compute_ns},
          {"violations", v.violations}};
+    if (v.wakeup_causes_absent.empty())
+        j["wakeup_worst"] = v.wakeup_worst;
+    else
+        j["wakeup_worst_absent"] = v.wakeup_causes_absent;
 }
 
 }  // namespace locksim::kernel

@@ -141,6 +141,45 @@ struct CpuStats {
     void merge(const CpuStats &part);
 };
 
+// What kept a probe from running during one stretch between its due time and the moment it ran.
+// `kind`:
+//   "irqs_off": an IRQs-off section on the probe's CPU (it held back the timer interrupt, or the
+//     switch to the woken probe);
+//   "preempt_off": a preempt-off section on the probe's CPU;
+//   "kernel_code": kernel code that is not preemptible under preemption none or voluntary (no
+//     section; `label` is the operation it ran, `site` is empty);
+//   "task": a task of higher or equal priority ran (equal: it was ahead of the probe in FIFO
+//     order); `label` is its innermost operation, `site` is empty;
+//   "overdue": the wake-up was due before the probe went to sleep for it (the probe itself was
+//     still late: its previous wake-up, or its start, says why); `task` is the probe.
+// A priority-inheritance chain (a higher-priority task waiting, through rt_mutex owners, for the
+// task that holds the CPU) would be one more kind with the chain's tasks in order; the record is a
+// list of stretches so that such a kind adds entries without changing the others.
+struct WakeupDelay {
+    std::string kind;
+    int cpu = 0;
+    std::string task;     // the task that held the CPU
+    std::string label;    // the section's operation (or the task's, for kernel_code and task)
+    std::string site;     // where the section began
+    Time start = 0;       // when the section began (kernel_code, task: when the stretch began)
+    Time length = 0;      // the section's whole length (kernel_code, task: the stretch's)
+    Time delayed_ns = 0;  // the part of the wake-up's lateness this stretch accounts for
+};
+
+// One probe wake-up with what delayed it. `delays` in time order, empty when nothing held the
+// CPU: the lateness is then the wake-up path itself (timer interrupt, context switch, idle exit).
+struct WakeupRecord {
+    std::string probe;
+    int cpu = 0;  // the CPU the probe ran on
+    Time due = 0;
+    Time late = 0;
+    bool open_at_end = false;  // still waiting when the run ended: `late` is a lower bound
+    std::vector<WakeupDelay> delays;
+
+    // The stretch that accounts for most of the lateness; nullptr when the wake-up was on time.
+    const WakeupDelay *cause() const;
+};
+
 struct Violation {
     std::string kind;  // sleep_in_atomic, lock_order, rcu_free_in_use, lock_held_at_exit, ...
     Time time = 0;
@@ -161,6 +200,11 @@ struct RunResults {
     // Probe wake-ups due but not yet made when the run ended: lateness so far (also counted in
     // wakeup_latency), per probe task.
     std::map<std::string, Time> wakeup_open_at_end;
+    // The worst wake-ups of the probe tasks with their causes, worst first (ties: by probe, then
+    // due time); the simulator keeps `keep_longest` per probe. A platform that cannot tell what
+    // held a CPU leaves it empty and says why in `wakeup_causes_absent`.
+    std::vector<WakeupRecord> wakeup_worst;
+    std::string wakeup_causes_absent;
     IntervalStats preempt_off;
     IntervalStats irqs_off;
     std::map<std::string, LockStats> locks;
@@ -181,6 +225,11 @@ void to_json(nlohmann::json &j, const LockStats &v);
 void to_json(nlohmann::json &j, const RcuStats &v);
 void to_json(nlohmann::json &j, const MemStats &v);
 void to_json(nlohmann::json &j, const CpuStats &v);
+void to_json(nlohmann::json &j, const WakeupDelay &v);
+void to_json(nlohmann::json &j, const WakeupRecord &v);
+// Reads what to_json wrote; nlohmann's exceptions on a missing or mistyped key.
+void from_json(const nlohmann::json &j, WakeupDelay &v);
+void from_json(const nlohmann::json &j, WakeupRecord &v);
 void to_json(nlohmann::json &j, const Violation &v);
 void to_json(nlohmann::json &j, const RunResults &v);
 

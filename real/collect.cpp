@@ -52,6 +52,12 @@ kernel::RunResults RealPlatform::State::collect(Time duration) {
             r.wakeup_latency[name].merge(h);
         for (const auto &[name, late] : st.wakeup_open)
             r.wakeup_open_at_end[name] = late;
+        if (!st.wakeup.empty())
+            r.wakeup_causes_absent =
+                "host threads: the host kernel decides when a woken probe runs, and the "
+                "would-be-atomic sections never hold a host CPU, so nothing here can say what "
+                "delayed a wake-up (run cyclictest with ftrace's wakeup_rt tracer on the host, "
+                "and read it with `locksim import`)";
         r.rcu.merge(st.rcu);
         r.memory.merge(st.memory);
         dropped += st.samples_dropped;

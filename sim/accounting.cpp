@@ -35,6 +35,7 @@ void SimPlatform::op_end(Label label) {
     }
     OpFrame f = t->ops.back();
     t->ops.pop_back();
+    t->last_op = label;
     if (recording()) {
         kernel::OpStats &s = op_stats(label);
         ++s.completed;
@@ -49,6 +50,8 @@ void SimPlatform::op_end(Label label) {
 void SimPlatform::close_section(Task *t, Section &s, bool irq, const Site &end) {
     Time len = engine_.now() - s.start;
     Cpu &c = cpu_of(t);
+    (irq ? t->last_ioff : t->last_poff) = s;
+    (irq ? t->last_ioff_end : t->last_poff_end) = engine_.now();
     if (recorder_)
         recorder_->atomic_section(c.id, irq, s.start, engine_.now(), t->params.name, s.label.name(),
                                   s.site.str(), end.str());
@@ -124,6 +127,12 @@ void SimPlatform::close_open_at_end(Time now) {
         if (t->params.probe && t->probe_due >= 0 && t->probe_due <= cfg_.duration) {
             wakeup_[t->params.name].record(now - t->probe_due);
             wakeup_open_[t->params.name] = now - t->probe_due;
+            note_timer_held(t, t->probe_due);
+            if (t->wait_since >= 0) {
+                const Cpu &c = cpu_of(t);
+                note_delay(t, c.curr, c, t->wait_since, now);
+            }
+            finish_wakeup(t, t->probe_due, now - t->probe_due, true);
         }
     }
     locks_.censor_open_waits(now);
@@ -245,6 +254,7 @@ void SimPlatform::reset_stats() {
         op = kernel::OpStats{};
     wakeup_.clear();
     wakeup_open_.clear();
+    wakeup_worst_.clear();
     preempt_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
     irqs_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
     locks_.reset_stats();
@@ -257,6 +267,7 @@ void SimPlatform::reset_stats() {
     }
     std::fill(compute_ns_.begin(), compute_ns_.end(), 0);
     stats_since_ = now;
+    warm_ = true;
 }
 
 kernel::RunResults SimPlatform::collect() {
@@ -291,6 +302,12 @@ kernel::RunResults SimPlatform::collect() {
             r.ops[std::string(kernel::label_name(static_cast<uint32_t>(i)))] = op_stats_[i];
     r.wakeup_latency = wakeup_;
     r.wakeup_open_at_end = wakeup_open_;
+    for (const auto &[probe, worst] : wakeup_worst_)
+        r.wakeup_worst.insert(r.wakeup_worst.end(), worst.begin(), worst.end());
+    std::stable_sort(r.wakeup_worst.begin(), r.wakeup_worst.end(),
+                     [](const kernel::WakeupRecord &a, const kernel::WakeupRecord &b) {
+                         return a.late > b.late;
+                     });
     r.preempt_off = preempt_off_;
     r.irqs_off = irqs_off_;
     locks_.collect(r.locks);

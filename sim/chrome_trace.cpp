@@ -37,6 +37,14 @@ ChromeTraceRecorder::ChromeTraceRecorder(TraceOptions options, int cpus)
 }
 
 void ChromeTraceRecorder::add(Slice s) {
+    if (opts_.worst_wakeup_margin > 0) {
+        recent_.push_back(s);
+        if (worst_.late < 0) return;  // no window yet
+    }
+    keep(std::move(s));
+}
+
+void ChromeTraceRecorder::keep(Slice s) {
     if (s.end < opts_.from || s.start > opts_.to) return;
     s.start = std::max(s.start, opts_.from);
     s.end = std::min(s.end, opts_.to);
@@ -133,6 +141,37 @@ void ChromeTraceRecorder::gp_wait(int task_id, std::string_view task, kernel::Ti
               {{"task", std::string(task)}, {"wait_ns", std::to_string(end - start)}}});
 }
 
+void ChromeTraceRecorder::probe_wakeup(int task_id, const kernel::WakeupRecord &w,
+                                       kernel::Time horizon) {
+    const kernel::Time ran = w.due + w.late;
+    const kernel::Time margin = opts_.worst_wakeup_margin;
+    if (margin > 0 && w.late > worst_.late) {
+        worst_ = w;
+        opts_.from = std::max<kernel::Time>(0, w.due - margin);
+        opts_.to = ran + margin;
+        slices_.clear();
+        dropped_ = 0;
+        for (const Slice &s : recent_)
+            keep(s);
+    }
+    std::vector<std::pair<const char *, std::string>> args = {{"late_ns", std::to_string(w.late)},
+                                                              {"cpu", std::to_string(w.cpu)}};
+    if (const kernel::WakeupDelay *d = w.cause()) {
+        args.insert(args.end(), {{"cause", d->kind},
+                                 {"held_by", d->task},
+                                 {"operation", d->label},
+                                 {"site", d->site},
+                                 {"delayed_ns", std::to_string(d->delayed_ns)}});
+    } else {
+        args.emplace_back("cause", "on time");
+    }
+    add(Slice{kTaskPid, task_track(task_id, w.probe), w.due, ran,
+              fmt::format("wake-up {} ns late", w.late), "wakeup", std::move(args)});
+    // A later wake-up's window starts no earlier than the margin before the horizon.
+    while (margin > 0 && !recent_.empty() && recent_.front().end < horizon - margin)
+        recent_.pop_front();
+}
+
 void ChromeTraceRecorder::finish(kernel::Time at) {
     for (size_t c = 0; c < running_.size(); ++c)
         cpu_switch(static_cast<int>(c), at, -1, {});
@@ -187,6 +226,12 @@ nlohmann::json ChromeTraceRecorder::to_json() const {
                   {"window_from_ns", opts_.from}, {"events", slices_.size()},
                   {"dropped_events", dropped_},   {"max_events", opts_.max_events}};
     if (opts_.to != std::numeric_limits<kernel::Time>::max()) other["window_to_ns"] = opts_.to;
+    if (opts_.worst_wakeup_margin > 0)
+        other["worst_wakeup"] = worst_.late < 0 ? json(nullptr)
+                                                : json{{"probe", worst_.probe},
+                                                       {"due_ns", worst_.due},
+                                                       {"late_ns", worst_.late},
+                                                       {"margin_ns", opts_.worst_wakeup_margin}};
     return {{"traceEvents", std::move(events)},
             {"displayTimeUnit", "ns"},
             {"otherData", std::move(other)}};

@@ -263,6 +263,7 @@ bool SimPlatform::preemptible(const Task *t) const {
 void SimPlatform::go_idle(Cpu &c) {
     if (c.act != Act::Idle) c.stats.busy_ns += engine_.now() - c.busy_since;
     c.curr = nullptr;
+    c.last = nullptr;
     c.act = Act::Idle;
     ++c.gen;
     if (recorder_) recorder_->cpu_switch(c.id, engine_.now(), -1, {});
@@ -313,6 +314,10 @@ bool SimPlatform::allowed(const Task *t, int cpu) const {
 // A queued task changes run queue; a SCHED_OTHER task keeps its lag to min_vruntime (the
 // kernel's vruntime normalisation on migration).
 void SimPlatform::move_task(Task *t, Cpu &from, Cpu &to) {
+    if (t->wait_since >= 0) {  // a probe that waited there until now
+        note_delay(t, from.curr, from, t->wait_since, engine_.now());
+        t->wait_since = engine_.now();
+    }
     from.rq.erase(std::find(from.rq.begin(), from.rq.end(), t));
     to.rq.push_back(t);
     t->cpu = to.id;
@@ -451,11 +456,13 @@ void SimPlatform::load_balance(Cpu &c) {
 }
 
 void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
+    if (probes_waiting_ > 0) note_probe_waits(c, next);
     c.rq.erase(std::find(c.rq.begin(), c.rq.end(), next));
     --queued_;
     bool was_idle = c.act == Act::Idle;
     if (was_idle) c.busy_since = engine_.now();
     c.curr = next;
+    c.last = next;
     next->state = TaskState::Running;
     next->cpu = c.id;
     next->exec_start = engine_.now();
@@ -535,6 +542,10 @@ void SimPlatform::wake(Task *t, int from_cpu, Time extra) {
     trace_event("wake {} on cpu{}", t->params.name, target);
     bool remote = from_cpu >= 0 && from_cpu != target;
     t->wake_extra = extra;
+    if (c.curr && t->params.probe && t->probe_due >= 0 && t->wait_since < 0) {
+        t->wait_since = engine_.now();  // until it is switched in (note_probe_waits)
+        ++probes_waiting_;
+    }
     if (!c.curr) {
         switch_in(c, t, remote ? cfg_.profile.primitive.ipi : 0);
         return;
@@ -652,7 +663,10 @@ void SimPlatform::sleep_until(Time t_abs, Site site) {
     if (!t) throw std::logic_error("sleep outside a task");
     might_sleep(site);
     Time expected = t_abs;
-    if (t->params.probe) t->probe_due = expected;
+    if (t->params.probe) {
+        t->probe_due = expected;
+        t->delays.clear();
+    }
     if (t_abs > engine_.now()) {
         ++t->timer_gen;
         t->timer_cpu = t->cpu;
@@ -664,6 +678,13 @@ void SimPlatform::sleep_until(Time t_abs, Site site) {
         t->timer_sleep = false;
     } else {
         maybe_preempt();  // an overdue target returns at once (and counts, as in cyclictest)
+        if (t->params.probe && engine_.now() > expected)  // the probe itself was still late
+            t->delays.push_back(kernel::WakeupDelay{.kind = "overdue",
+                                                    .cpu = t->cpu,
+                                                    .task = t->params.name,
+                                                    .start = expected,
+                                                    .length = engine_.now() - expected,
+                                                    .delayed_ns = engine_.now() - expected});
     }
     t->probe_due = -1;
     // A wake-up due after the duration is new work: not counted.
@@ -671,7 +692,9 @@ void SimPlatform::sleep_until(Time t_abs, Site site) {
         Time late = engine_.now() - expected;
         wakeup_[t->params.name].record(late);
         trace_event("{} woke {} ns late", t->params.name, late);
+        finish_wakeup(t, expected, late, false);
     }
+    t->delays.clear();
 }
 
 void SimPlatform::on_timer(void *self, uint64_t arg) {
@@ -681,6 +704,7 @@ void SimPlatform::on_timer(void *self, uint64_t arg) {
     Cpu &c = p->cpus_[static_cast<size_t>(t->timer_cpu)];
     if (c.curr && c.curr->irqs_off) {
         c.pending_timers.push_back(t);  // the interrupt waits for local_irq_enable
+        if (t->params.probe) t->timer_held_by = c.curr;
         return;
     }
     p->timer_fire(t, c);
@@ -688,6 +712,7 @@ void SimPlatform::on_timer(void *self, uint64_t arg) {
 
 void SimPlatform::timer_fire(Task *t, Cpu &c) {
     if (t->state != TaskState::Blocked) return;
+    if (t->timer_held_by) note_timer_held(t, t->probe_due);
     wake(t, c.id, cfg_.profile.primitive.timer_irq);
 }
 
@@ -834,8 +859,8 @@ bool SimPlatform::irqs_disabled() {
 
 void SimPlatform::on_irq(void *self, uint64_t arg) {
     auto *p = static_cast<SimPlatform *>(self);
-    Cpu &c = p->cpus_[arg & ((1u << kCpuBits) - 1)];
-    const size_t source = arg >> kCpuBits;
+    Cpu &c = p->cpus_[static_cast<size_t>(event_cpu(arg))];
+    const size_t source = event_number(arg);
     p->engine_.schedule(p->engine_.now() + p->cfg_.irqs[source].period, on_irq, self, arg);
     if (c.curr && c.curr->irqs_off) {
         // Delivered at local_irq_enable; raised again meanwhile, it is still one pending
@@ -863,8 +888,7 @@ void SimPlatform::deliver_irq(Cpu &c, size_t source) {
     if (c.act == Act::Span || c.act == Act::Switching) {
         ++c.gen;
         c.act_end += cost;
-        engine_.schedule(c.act_end, on_cpu_event, this,
-                         (c.gen << kCpuBits) | static_cast<uint64_t>(c.id));
+        engine_.schedule(c.act_end, on_cpu_event, this, cpu_event_arg(c.gen, c.id));
     }
     engine_.schedule(c.irq_until, on_irq_end, this, static_cast<uint64_t>(c.id));
 }
@@ -911,11 +935,10 @@ kernel::RunResults SimPlatform::run() {
         for (const Cpu &c : cpus_)
             if (cfg_.irqs[i].cpus.empty() ||
                 std::count(cfg_.irqs[i].cpus.begin(), cfg_.irqs[i].cpus.end(), c.id))
-                engine_.schedule(cfg_.irqs[i].period, on_irq, this,
-                                 (uint64_t{i} << kCpuBits) | static_cast<uint64_t>(c.id));
+                engine_.schedule(cfg_.irqs[i].period, on_irq, this, cpu_event_arg(i, c.id));
     engine_.schedule(cfg_.duration, on_stop, this, 0);
-    if (cfg_.warmup > 0 && cfg_.warmup < cfg_.duration)
-        engine_.schedule(cfg_.warmup, on_warmup_end, this, 0);
+    warm_ = !(cfg_.warmup > 0 && cfg_.warmup < cfg_.duration);
+    if (!warm_) engine_.schedule(cfg_.warmup, on_warmup_end, this, 0);
     for (auto &t : tasks_)
         if (t->state == TaskState::New) wake(t.get(), -1, 0);
     try {

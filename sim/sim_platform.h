@@ -39,6 +39,9 @@
 //  - Locks (locks.h) and RCU (rcu.h) are classes of their own that reach the scheduler through
 //    the narrow SchedOps interface (sched_ops.h); tasks and CPUs are in task.h.
 //  - Self-checks become violations in the results (kind strings in results.h).
+//  - Each probe wake-up records what delayed it (causes.cpp): the IRQs-off section that held its
+//    timer, then per stretch in the run queue the section, non-preemptible kernel code or
+//    higher-priority task that held its CPU. The worst `keep_longest` per probe are kept.
 //  - Counted cost model: same configuration and seed give byte-identical results.
 #pragma once
 
@@ -212,6 +215,19 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void irq_off(Task *t, const Site &site);
     void irq_on(Task *t, const Site &site);
 
+    // --- probe wake-up causes (causes.cpp) ---
+    // The stretch [from, to] in which `holder` ran on `c` while probe `q` waited: appended to
+    // q's delays as what kept it waiting (nothing when `holder` was preemptible and of lower
+    // priority: the wait was then the wake-up path's own cost).
+    void note_delay(Task *q, const Task *holder, const Cpu &c, Time from, Time to);
+    // The timer of probe `q`, due at `due`, waited from then to now for holder's IRQs-off section.
+    void note_timer_held(Task *q, Time due);
+    // Before `next` is switched in on `c`: the probes waiting in c's run queue were held by the
+    // task that ran there until now.
+    void note_probe_waits(Cpu &c, const Task *next);
+    // A probe's wake-up is over (it runs, or the run ended with it still waiting).
+    void finish_wakeup(Task *t, Time due, Time late, bool open_at_end);
+
     // --- accounting and checks (accounting.cpp) ---
     void close_section(Task *t, Section &s, bool irq, const Site &end);
     bool charge_section_to_frame(Task *t, const Section &s, bool irq, Time len);
@@ -255,6 +271,9 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     uint64_t live_seq_ = 0;
     std::vector<std::pair<uint64_t, int64_t>> live_peaks_;
     std::map<std::string, Time> wakeup_open_;
+    std::map<std::string, std::vector<kernel::WakeupRecord>> wakeup_worst_;
+    size_t probes_waiting_ = 0;  // probes with wait_since set
+    bool warm_ = false;          // the warm-up is over: what is recorded now counts
     kernel::IntervalStats preempt_off_, irqs_off_;
     Time stats_since_ = 0;  // start of the measured period (the end of the warm-up)
     std::vector<kernel::Violation> violations_;

@@ -87,6 +87,10 @@ struct Task {
     int preempt_count = 0;
     bool irqs_off = false;
     Section poff, ioff;
+    // The latest closed sections and when they ended (-1: none yet), for wake-up causes.
+    Section last_poff, last_ioff;
+    Time last_poff_end = -1, last_ioff_end = -1;
+    Label last_op;  // the latest operation that ended
     // RCU (rcu.h): read-side nesting, when the outermost section began (its sequence number
     // and time), and whether a quiescent state is to be reported when it ends.
     int rcu_nesting = 0;
@@ -99,12 +103,18 @@ struct Task {
     Time wait_start = 0;
     Time probe_due = -1;       // a probe's wake-up time while it sleeps for one, else -1
     bool timer_sleep = false;  // blocked in sleep_until (it wakes by itself)
+    // A probe's wake-up in progress: what delayed it so far; since when it waits in a run queue
+    // (-1: not waiting there); the task whose IRQs-off section holds its timer.
+    std::vector<kernel::WakeupDelay> delays;
+    Time wait_since = -1;
+    Task *timer_held_by = nullptr;
     std::mt19937_64 rng;
 };
 
 struct Cpu {
     int id = 0;
     Task *curr = nullptr;
+    Task *last = nullptr;  // the task switched in last (nullptr after idle)
     std::vector<Task *> rq;
     Act act = Act::Idle;
     uint64_t gen = 0;

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "kernel/kernel.h"
+#include "kernel/results.h"
 
 namespace locksim::sim {
 
@@ -40,6 +41,10 @@ class TraceRecorder {
     // A task slept in synchronize_rcu from start to end.
     virtual void gp_wait(int task_id, std::string_view task, kernel::Time start,
                          kernel::Time end) = 0;
+
+    // A probe's wake-up, counted in the results, with what delayed it; it ran at w.due + w.late.
+    // No wake-up counted after this one was due before `horizon`.
+    virtual void probe_wakeup(int task_id, const kernel::WakeupRecord &w, kernel::Time horizon) = 0;
 
     // The run ended at `at`: slices still open end there.
     virtual void finish(kernel::Time at) = 0;

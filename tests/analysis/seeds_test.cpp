@@ -41,6 +41,19 @@ TEST(Seeds, WorstOverSeedsKeepsCensoringAndLowestThroughput) {
     EXPECT_EQ(groups[0].runs.size(), 2u);
 }
 
+// The worst wake-up's cause comes from the seed that gave the worst wake-up, in either order.
+TEST(Seeds, WorstOverSeedsKeepsTheCauseOfTheWorstWakeup) {
+    RunSummary a, b;
+    a.label = b.label = "x";
+    a.probe_count = b.probe_count = 10;
+    a.probe_max_ns = 50;
+    a.probe_worst_cause = "preempt-off section of set_bools, write_lock_irq @ rwlock.cpp:80";
+    b.probe_max_ns = 7;
+    b.probe_worst_cause = "on time";
+    EXPECT_EQ(worst_over({&a, &b}).probe_worst_cause, a.probe_worst_cause);
+    EXPECT_EQ(worst_over({&b, &a}).probe_worst_cause, a.probe_worst_cause);
+}
+
 TEST(DurationAdvice, SaysHowLongToRun) {
     RunCounts c;
     c.duration_ns = 1'000'000'000;

@@ -2,6 +2,7 @@
 // real contention, grace periods that wait for readers, call_rcu, accounted memory, the
 // self-checks, and what a run reports. No timing thresholds: only orders and counts.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <thread>
@@ -285,6 +286,12 @@ TEST(RealRun, OperationsProbesAndSignalsOfARun) {
     kernel::RunResults r = p.run();
     EXPECT_GT(r.ops["work"].completed, 0u);
     EXPECT_GE(r.wakeup_latency["probe"].count(), static_cast<uint64_t>(kWakeups));
+    // What delayed a wake-up is the host kernel's to know: no cause is made up, and why is said.
+    EXPECT_TRUE(r.wakeup_worst.empty());
+    EXPECT_NE(r.wakeup_causes_absent.find("host kernel"), std::string::npos);
+    const nlohmann::json j = r;
+    EXPECT_FALSE(j.contains("wakeup_worst"));
+    EXPECT_EQ(j.at("wakeup_worst_absent"), r.wakeup_causes_absent);
     EXPECT_FALSE(r.config["sched_fifo"].empty());
     EXPECT_GE(r.duration_ns, kWakeups * kMsec);
     EXPECT_FALSE(p.interrupted());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -313,5 +314,47 @@ TEST(ChromeTrace, CommandLineOptions) {
     args.to = "1ms";
     EXPECT_THROW(cli::trace_options(args, 10 * kMsec), UserError);
     args.to = "soon";
+    EXPECT_THROW(cli::trace_options(args, 10 * kMsec), UserError);
+}
+
+// The window around the worst probe wake-up is what a trace of that window alone holds: the
+// recorder kept every slice a later wake-up could need, and started over at each new worst.
+TEST(ChromeTrace, WorstWakeupWindowHoldsWhatATraceOfThatWindowHolds) {
+    const Time margin = 300 * kUsec;
+    TraceOptions worst;
+    worst.worst_wakeup_margin = margin;
+    Traced w = run_traced(worst);
+    ASSERT_FALSE(w.results.wakeup_worst.empty());
+    const WakeupRecord &top = w.results.wakeup_worst.front();
+    const json &named = w.trace["otherData"]["worst_wakeup"];
+    EXPECT_EQ(named["due_ns"], top.due);
+    EXPECT_EQ(named["late_ns"], top.late);
+    TraceOptions window;
+    window.from = std::max<Time>(0, top.due - margin);
+    window.to = top.due + top.late + margin;
+    Traced f = run_traced(window);
+    EXPECT_EQ(w.trace["traceEvents"], f.trace["traceEvents"]);
+    // The wake-up itself, from due to run, with its cause.
+    const std::vector<Span> spans = spans_of(w.trace);
+    const auto it = std::find_if(spans.begin(), spans.end(), [&](const Span &s) {
+        return s.cat == "wakeup" && s.start == top.due && s.end == top.due + top.late;
+    });
+    ASSERT_NE(it, spans.end());
+    EXPECT_EQ(it->args.at("cause"), top.cause() ? top.cause()->kind : "on time");
+    EXPECT_EQ(it->args.at("late_ns"), std::to_string(top.late));
+    // Less than the whole run.
+    EXPECT_LT(spans.size(), spans_of(run_traced(TraceOptions{}).trace).size());
+}
+
+TEST(ChromeTrace, WorstWakeupOption) {
+    CLI::App app;
+    cli::TraceArgs args;
+    cli::add_trace_options(&app, args);
+    app.parse(std::vector<std::string>{"1ms", "--trace-worst-wakeup", "t.json", "--trace"});
+    EXPECT_EQ(cli::trace_options(args, 10 * kMsec).worst_wakeup_margin, 1 * kMsec);
+    args.worst_wakeup = "0ms";
+    EXPECT_THROW(cli::trace_options(args, 10 * kMsec), UserError);
+    args.worst_wakeup = "1ms";
+    args.from = "2ms";  // the option chooses the window itself
     EXPECT_THROW(cli::trace_options(args, 10 * kMsec), UserError);
 }

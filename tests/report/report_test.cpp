@@ -719,10 +719,66 @@ TEST(Report, MeasuredSeriesBesideARealRun) {
     EXPECT_TRUE(contains(b.dom,
                          "Worst wake-up: cyclictest-2389 on CPU#3, woken while "
                          "setseboo-4711 ran"));
+    // ... and the simulated design's, named by its section.
+    const std::string sim_cause = [&] {
+        for (const json &f : figures)
+            if (f["file"] == "run-0-probe") return f["worst_cause"]["text"].get<std::string>();
+        return std::string();
+    }();
+    EXPECT_FALSE(sim_cause.empty());
+    EXPECT_TRUE(contains(b.dom, "Worst wake-up: " + sim_cause)) << sim_cause;
     EXPECT_TRUE(contains(b.dom, fmt::format("data-images-loaded=\"{}\"", image_count(html))));
     const fs::path png = dir / "page.png";
     ASSERT_EQ(screenshot(out.index, png), 0);
     EXPECT_EQ(png_size(png), (std::pair<uint32_t, uint32_t>{1200, 2400}));
     EXPECT_GT(png_variety(png), 20);  // a rendered page, not a blank one
+    fs::remove_all(dir);
+}
+
+// A real short run of the main job: each simulated probe histogram names what delayed its worst
+// wake-up (the section's label and site, or the task) in figures.json, on the page and in the
+// page as headless Chromium renders it.
+TEST(Report, SimulatedProbeHistogramNamesItsWorstWakeupsCause) {
+    fs::path dir = fresh_dir(fmt::format("locksim_report_cause_{}", getpid()));
+    Scenario s = load_scenario(std::string(LOCKSIM_SOURCE_DIR) + "/scenarios/default.toml");
+    s.duration_ns = 30 * kMs;
+    s.warmup_ns = 2 * kMs;
+    s.seeds = {1};
+    std::erase_if(s.strategies, [](const StrategySpec &st) { return st.name != "rwlock"; });
+    std::vector<Scenario> points = expand_sweep(s);
+    const ResultsFile results = run_jobs(s, points, plan_runs(points), {});
+    const std::vector<RunSummary> sums = results.summaries("results.json");
+    ASSERT_EQ(sums.size(), 1u);
+    ReportOptions o;
+    o.plots_script = std::string(LOCKSIM_SOURCE_DIR) + "/analysis/plots.py";
+    ReportOutput out = write_report(results, "results.json", (dir / "out").string(), o);
+    const json figures = json::parse(read_text(dir / "out" / "figures.json"))["figures"];
+    const json probe = [&] {
+        for (const json &f : figures)
+            if (f["file"] == "run-0-probe") return f;
+        return json();
+    }();
+    ASSERT_TRUE(probe.contains("worst_cause")) << probe.dump();
+    const json &cause = probe["worst_cause"];
+    const json &worst = results.runs[0]["detail"]["wakeup_worst"][0];
+    EXPECT_EQ(cause["late_ns"], worst["late_ns"]);
+    EXPECT_EQ(cause["late_ns"], sums[0].probe_max_ns);
+    const std::string text = cause["text"];
+    EXPECT_EQ(text, worst["probe"].get<std::string>() + ": " + sums[0].probe_worst_cause);
+    // A section is named by its operation and site; a task by its name.
+    const kernel::WakeupRecord record = cause.get<kernel::WakeupRecord>();
+    if (const kernel::WakeupDelay *d = record.cause()) {
+        EXPECT_TRUE(contains(text, d->kind == "task" ? d->task : d->site)) << text;
+    }
+    EXPECT_TRUE(contains(probe["worst"]["text"].get<std::string>(), text));
+    const std::string html = read_text(out.index);
+    EXPECT_TRUE(contains(html, "Worst wake-up: " + text)) << text;
+    if (chromium().empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh adds it)";
+    Browser b = load_page(out.index);
+    EXPECT_EQ(b.status, 0) << b.log;
+    EXPECT_TRUE(contains(b.dom, "Worst wake-up: " + text)) << text;
+    const fs::path png = dir / "page.png";
+    ASSERT_EQ(screenshot(out.index, png), 0);
+    EXPECT_GT(png_variety(png), 20);
     fs::remove_all(dir);
 }

@@ -1,0 +1,145 @@
+// What delayed each probe wake-up, as an engineer reads cyclictest's worst wake-up beside
+// ftrace's wakeup_rt trace: between the time the probe was due and the time it ran, which
+// section held its timer interrupt or its CPU, or which task of higher priority ran there.
+//
+// A probe's wait has two parts, each noted where it ends:
+//  - its timer interrupt held back by an IRQs-off section on the timer's CPU (note_timer_held,
+//    when local_irq_enable delivers it);
+//  - its time in a run queue after the wake-up, split at every switch on that CPU
+//    (note_probe_waits): each stretch is charged to the task that ran in it, by what kept that
+//    task from being preempted: its preempt-off or IRQs-off section still open or the one that
+//    ended last inside the stretch, its non-preemptible kernel code (preemption none or
+//    voluntary), or its priority (higher, or equal and ahead in FIFO order).
+// What is left of the lateness is the wake-up path's own cost (timer interrupt, IPI, context
+// switch, idle exit), which no stretch accounts for.
+#include <algorithm>
+#include <utility>
+
+#include "sim/sim_platform.h"
+
+namespace locksim::sim {
+
+void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time from, Time to) {
+    if (!holder || holder == q || to <= from) return;
+    kernel::WakeupDelay d;
+    d.cpu = c.id;
+    d.task = holder->params.name;
+    const Label op = holder->ops.empty() ? holder->last_op : holder->ops.back().label;
+    if (holder->rank >= q->rank) {
+        d.kind = "task";
+        d.label = op.name();
+        d.start = from;
+        d.length = d.delayed_ns = to - from;
+    } else {
+        // The section that kept the holder running: one still open, else the one that ended last
+        // in the stretch (at equal ends the outer one, which began first).
+        const Section *sec = nullptr;
+        bool irq = false;
+        Time end = -1;
+        auto consider = [&](const Section &s, bool is_irq, Time s_end) {
+            if (s_end < from) return;
+            if (!sec || s_end > end || (s_end == end && s.start < sec->start)) {
+                sec = &s;
+                irq = is_irq;
+                end = s_end;
+            }
+        };
+        if (holder->preempt_count > 0)
+            consider(holder->poff, false, to);
+        else
+            consider(holder->last_poff, false, holder->last_poff_end);
+        if (holder->irqs_off)
+            consider(holder->ioff, true, to);
+        else
+            consider(holder->last_ioff, true, holder->last_ioff_end);
+        const bool kernel_code = cfg_.preempt != PreemptModel::Full && !op.empty();
+        if (sec && (end >= to || !kernel_code)) {
+            d.kind = irq ? "irqs_off" : "preempt_off";
+            d.label = sec->label.name();
+            d.site = sec->site.str();
+            d.start = sec->start;
+            d.length = end - sec->start;
+            d.delayed_ns = std::min(end, to) - std::max(sec->start, from);
+        } else if (kernel_code) {
+            d.kind = "kernel_code";
+            d.label = op.name();
+            d.start = from;
+            d.length = d.delayed_ns = to - from;
+        } else {
+            return;  // a preemptible task of lower priority: the wake-up path's cost
+        }
+        if (d.delayed_ns <= 0) return;
+    }
+    // One section or task seen over several stretches (switches that did not run the probe)
+    // stays one entry.
+    if (!q->delays.empty()) {
+        kernel::WakeupDelay &back = q->delays.back();
+        if (back.kind == d.kind && back.task == d.task && back.cpu == d.cpu &&
+            back.site == d.site && back.label == d.label &&
+            (d.kind == "task" || d.kind == "kernel_code" || back.start == d.start)) {
+            back.delayed_ns += d.delayed_ns;
+            back.length = d.kind == "task" || d.kind == "kernel_code"
+                              ? back.length + d.length
+                              : std::max(back.length, d.length);
+            return;
+        }
+    }
+    q->delays.push_back(std::move(d));
+}
+
+void SimPlatform::note_timer_held(Task *q, Time due) {
+    const Task *h = std::exchange(q->timer_held_by, nullptr);
+    if (!h) return;
+    const Time now = engine_.now();
+    const bool open = h->irqs_off;
+    const Section &s = open ? h->ioff : h->last_ioff;
+    const Time end = open ? now : h->last_ioff_end;
+    q->delays.push_back(kernel::WakeupDelay{.kind = "irqs_off",
+                                            .cpu = q->timer_cpu,
+                                            .task = h->params.name,
+                                            .label = std::string(s.label.name()),
+                                            .site = s.site.str(),
+                                            .start = s.start,
+                                            .length = end - s.start,
+                                            .delayed_ns = now - std::max(due, s.start)});
+}
+
+void SimPlatform::note_probe_waits(Cpu &c, const Task *next) {
+    const Time now = engine_.now();
+    for (Task *q : c.rq) {
+        if (q->wait_since < 0) continue;
+        note_delay(q, c.last, c, q->wait_since, now);
+        if (q == next) {
+            q->wait_since = -1;
+            --probes_waiting_;
+        } else {
+            q->wait_since = now;
+        }
+    }
+}
+
+void SimPlatform::finish_wakeup(Task *t, Time due, Time late, bool open_at_end) {
+    kernel::WakeupRecord r{.probe = t->params.name,
+                           .cpu = t->cpu,
+                           .due = due,
+                           .late = late,
+                           .open_at_end = open_at_end,
+                           .delays = std::move(t->delays)};
+    if (recorder_ && warm_) {
+        // Every later wake-up was due at or after the earliest one still waiting.
+        Time horizon = engine_.now();
+        for (const auto &o : tasks_)
+            if (o.get() != t && o->params.probe && o->probe_due >= 0)
+                horizon = std::min(horizon, o->probe_due);
+        recorder_->probe_wakeup(t->id, r, horizon);
+    }
+    auto &worst = wakeup_worst_[t->params.name];
+    const size_t keep = std::max<size_t>(cfg_.keep_longest, 1);
+    if (worst.size() >= keep && late <= worst.back().late) return;
+    auto pos = std::upper_bound(worst.begin(), worst.end(), late,
+                                [](Time l, const kernel::WakeupRecord &e) { return l > e.late; });
+    worst.insert(pos, std::move(r));
+    if (worst.size() > keep) worst.pop_back();
+}
+
+}  // namespace locksim::sim
