@@ -110,6 +110,10 @@ void to_json(nlohmann::json &j, const Violation &v) {
          {"message", v.message}};
 }
 
+void to_json(nlohmann::json &j, const MemoryStall &v) {
+    j = {{"lines", v.lines}, {"llc_hits", v.llc_hits}, {"dram", v.dram}, {"stall_ns", v.stall_ns}};
+}
+
 void to_json(nlohmann::json &j, const RunResults &v) {
     j = {{"schema_version", v.schema_version},
          {"platform", v.platform},
@@ -128,6 +132,7 @@ void to_json(nlohmann::json &j, const RunResults &v) {
          {"cpus", v.cpus},
          {"compute_ns", v.compute_ns},
          {"violations", v.violations}};
+    if (!v.memory_stall.empty()) j["memory_stall"] = v.memory_stall;
 }
 
 }  // namespace locksim::kernel
