@@ -62,28 +62,63 @@ bool TagCache::touch(uint64_t tag) {
     return held;
 }
 
+namespace {
+
+int log2_of(int64_t n) {
+    int s = 0;
+    while ((int64_t{1} << (s + 1)) <= n)
+        ++s;
+    return s;
+}
+
+}  // namespace
+
 CacheHierarchy::CacheHierarchy(const MemoryLatency &lat, const std::vector<int64_t> &private_lines)
-    : lat_(lat), llc_(static_cast<uint64_t>(std::max<int64_t>(1, lat.llc_lines))) {
+    : lat_(lat),
+      shift_(log2_of(std::max<int64_t>(1, lat.sample))),
+      llc_(static_cast<uint64_t>(std::max<int64_t>(1, lat.llc_lines >> shift_))) {
     if (!enabled()) return;
     for (int64_t lines : private_lines)
-        private_.emplace_back(static_cast<uint64_t>(lines > 0 ? lines : lat.private_lines));
+        private_.emplace_back(static_cast<uint64_t>(
+            std::max<int64_t>(2, (lines > 0 ? lines : lat.private_lines) >> shift_)));
+    seen_.assign(private_lines.size(), {0, 0});
 }
 
 int64_t CacheHierarchy::price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally) {
     if (!enabled() || lines.empty()) return 0;
-    TagCache &mine = private_[static_cast<size_t>(cpu)];
+    const auto c = static_cast<size_t>(cpu);
+    TagCache &mine = private_[c];
     int64_t stall = 0;
+    uint64_t n = 0, llc = 0, dram = 0;
     for (uint64_t tag : lines) {
+        if (!sampled(tag)) continue;
+        ++n;
         if (mine.touch(tag)) continue;
         if (llc_.touch(tag)) {
             stall += lat_.llc_ps;
-            ++tally.llc_hits;
+            ++llc;
         } else {
             stall += lat_.dram_ps;
-            ++tally.dram;
+            ++dram;
         }
     }
-    tally.touches += lines.size();
+    auto &[seen_lines, seen_stall] = seen_[c];
+    seen_lines += n;
+    seen_stall += stall;
+    const uint64_t all = lines.size();
+    if (n == 0) {
+        // No sampled line: the CPU's mean so far.
+        stall = seen_lines ? static_cast<int64_t>(static_cast<__int128>(seen_stall) * all /
+                                                  static_cast<int64_t>(seen_lines))
+                           : 0;
+    } else if (n < all) {
+        stall = static_cast<int64_t>(static_cast<__int128>(stall) * all / n);
+        llc = llc * all / n;
+        dram = dram * all / n;
+    }
+    tally.touches += all;
+    tally.llc_hits += llc;
+    tally.dram += dram;
     tally.stall_ps += stall;
     return stall;
 }

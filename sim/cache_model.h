@@ -15,6 +15,13 @@
 //   little; a lock word's transfers are priced by the lock model, PrimitiveCosts);
 // - prefetchers, TLBs and bandwidth limits are not modelled.
 // A call's lines are priced in the order it touched them, one touch per distinct line.
+//
+// Set sampling keeps the model's own cost small: with `sample` = N > 1 only the lines whose
+// tag falls in a fixed 1/N of the tag space are modelled, in caches of 1/N the size, and a
+// call's stall is its sampled lines' stall times (its lines / its sampled lines); a call with
+// no sampled line pays the CPU's mean stall per line so far. The sample is a function of the
+// tags only, so runs stay deterministic; the estimate's error shrinks with the lines a call
+// reads (tests/sim/cache_model_test.cpp compares it with the exact model).
 #pragma once
 
 #include <cstdint>
@@ -57,6 +64,7 @@ struct MemoryLatency {
     int64_t llc_lines = 0;
     int64_t llc_ps = 0;   // added to a unit whose line only the last level holds
     int64_t dram_ps = 0;  // added to a unit whose line no cache holds
+    int64_t sample = 1;   // model one line in `sample` (a power of two; 1: every line)
 };
 
 struct MemoryTally {
@@ -77,9 +85,15 @@ class CacheHierarchy {
     int64_t price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally);
 
   private:
+    bool sampled(uint64_t tag) const {
+        return shift_ == 0 || (tag * 0x9e3779b97f4a7c15ull) >> (64 - shift_) == 0;
+    }
     MemoryLatency lat_;
+    int shift_ = 0;  // log2(sample)
     std::vector<TagCache> private_;
     TagCache llc_;
+    // Per CPU: sampled lines priced and their stall, for calls without a sampled line.
+    std::vector<std::pair<uint64_t, int64_t>> seen_;
 };
 
 }  // namespace locksim::sim

@@ -80,6 +80,7 @@ MemoryLatency MemoryProfile::latency() const {
     l.llc_lines = llc_kib * 1024 / line_bytes;
     l.llc_ps = std::llround(llc_ns * 1000.0);
     l.dram_ps = std::llround(dram_ns * 1000.0);
+    l.sample = sample_one_in;
     return l;
 }
 
@@ -106,11 +107,9 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
         const char *name;
         bool required;
     };
-    static const Key kKeys[] = {{"line_bytes", false},
-                                {"private_kib", true},
-                                {"llc_kib", true},
-                                {"llc_ns", true},
-                                {"dram_ns", true}};
+    static const Key kKeys[] = {{"line_bytes", false}, {"private_kib", true},
+                                {"llc_kib", true},     {"llc_ns", true},
+                                {"dram_ns", true},     {"sample_one_in", false}};
     for (auto &&[k, v] : m)
         if (std::none_of(std::begin(kKeys), std::end(kKeys),
                          [&](const Key &key) { return k.str() == key.name; }))
@@ -127,6 +126,12 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
         return static_cast<int64_t>(v);
     };
     if (m.contains("line_bytes")) out.line_bytes = whole("line_bytes", 8);
+    if (m.contains("sample_one_in")) {
+        out.sample_one_in = whole("sample_one_in", 1);
+        if ((out.sample_one_in & (out.sample_one_in - 1)) != 0 || out.sample_one_in > 1024)
+            fail(source, m.get("sample_one_in")->source(),
+                 "'sample_one_in' must be a power of two up to 1024");
+    }
     out.private_kib = whole("private_kib", 1);
     out.llc_kib = whole("llc_kib", 1);
     out.llc_ns = number(source, *m.get("llc_ns"), "llc_ns");
@@ -303,9 +308,9 @@ std::string format_profile(const CpuProfile &p) {
     if (p.memory.private_kib > 0)
         out += fmt::format(
             "\n[memory]\nline_bytes = {}\nprivate_kib = {}\nllc_kib = {}\nllc_ns = {}\ndram_ns = "
-            "{}\n",
+            "{}\nsample_one_in = {}\n",
             p.memory.line_bytes, p.memory.private_kib, p.memory.llc_kib, p.memory.llc_ns,
-            p.memory.dram_ns);
+            p.memory.dram_ns, p.memory.sample_one_in);
     for (const CpuCluster &c : p.clusters)
         out += fmt::format("\n[[cluster]]\nname = {}\ncpus = {}\nspeed = {}\n{}", quoted(c.name),
                            c.cpus, c.speed,

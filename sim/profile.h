@@ -55,10 +55,11 @@ inline constexpr int64_t kVfsNodePerAlloc = 25;
 // [work_ns] price, hot or cold.
 struct MemoryProfile {
     int64_t line_bytes = 64;
-    int64_t private_kib = 0;  // per CPU: the largest private level (L2)
-    int64_t llc_kib = 0;      // shared by all CPUs
-    double llc_ns = 0;        // a private miss served by the last level
-    double dram_ns = 0;       // a miss of both: load-to-use latency of memory
+    int64_t private_kib = 0;     // per CPU: the largest private level (L2)
+    int64_t llc_kib = 0;         // shared by all CPUs
+    double llc_ns = 0;           // a private miss served by the last level
+    double dram_ns = 0;          // a miss of both: load-to-use latency of memory
+    int64_t sample_one_in = 32;  // set sampling: one line in this many modelled (cache_model.h)
     MemoryLatency latency() const;
 };
 

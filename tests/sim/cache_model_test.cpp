@@ -71,6 +71,7 @@ sim::CpuProfile memory_profile() {
     p.memory.llc_kib = 1024;
     p.memory.llc_ns = 10;
     p.memory.dram_ns = 50;
+    p.memory.sample_one_in = 1;  // every line: exact prices
     return p;
 }
 
@@ -139,6 +140,30 @@ TEST(CacheCost, StallsAreReportedByLabelAndRunsRepeatExactly) {
     EXPECT_GT(s.llc_hits, 0u);
     EXPECT_EQ(s.stall_ns, static_cast<Time>(s.dram * 50 + s.llc_hits * 10));
     EXPECT_LT(s.stall_ns, a.compute_ns.at("walk"));
+}
+
+// Set sampling: a call's estimate from a 1/32 sample stays near the exact model's stall on
+// working sets larger than the caches, and every run gives the same estimate.
+TEST(CacheHierarchy, SampledEstimateFollowsTheExactModel) {
+    MemoryLatency lat{
+        .private_lines = 4096, .llc_lines = 65536, .llc_ps = 10'000, .dram_ps = 60'000};
+    auto total = [&](int64_t sample) {
+        MemoryLatency l = lat;
+        l.sample = sample;
+        CacheHierarchy h(l, {0, 0});
+        MemoryTally t;
+        for (uint64_t call = 0; call < 400; ++call) {
+            std::vector<uint64_t> lines;
+            for (uint64_t k = 0; k < 2000; ++k)
+                lines.push_back(
+                    ss::mem_line(ss::MemRegion::AvtabNode, 1, (call * 7919 + k * 104729) % 100000));
+            h.price(static_cast<int>(call % 2), lines, t);
+        }
+        return t.stall_ps;
+    };
+    const double exact = static_cast<double>(total(1));
+    EXPECT_NEAR(static_cast<double>(total(32)) / exact, 1.0, 0.15);
+    EXPECT_EQ(total(32), total(32));
 }
 
 TEST(Clusters, ALittleCpuRunsCountedWorkAtItsSpeed) {
