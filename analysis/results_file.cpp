@@ -8,6 +8,7 @@
 
 #include "analysis/metrics.h"
 #include "util/error.h"
+#include "util/json_text.h"
 #include "util/read_file.h"
 
 namespace locksim::analysis {
@@ -126,14 +127,7 @@ json ResultsFile::to_json() const {
 
 ResultsFile load_results(const std::string &path) {
     std::string text = read_whole_file(path, "results file");
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error &e) {
-        throw UserError(fmt::format("{}: byte {}: not JSON: {}", path, e.byte, e.what()));
-    } catch (const json::exception &e) {  // a number too large for a double
-        throw UserError(fmt::format("{}: not JSON: {}", path, e.what()));
-    }
+    json j = parse_json_text(text, path);
     if (!j.is_object() || !j.contains("schema") || j["schema"] != kResultsSchema)
         throw UserError(fmt::format("{}: not a locksim results file (expected \"schema\": \"{}\")",
                                     path, kResultsSchema));

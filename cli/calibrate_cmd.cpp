@@ -86,7 +86,7 @@ void run(const CalibrateArgs &a) {
     fmt::print("\nwrote {} (profile '{}')\n", out.string(), c.profile.name);
 }
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar calibrate_command([](CLI::App &app) {
     auto a = std::make_shared<CalibrateArgs>();
     auto *cmd = app.add_subcommand(
         "calibrate",

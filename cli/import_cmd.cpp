@@ -20,7 +20,7 @@ struct ImportArgs {
     std::string out;
 };
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar import_command([](CLI::App &app) {
     auto a = std::make_shared<ImportArgs>();
     auto *cmd = app.add_subcommand(
         "import", "Read measured latencies (cyclictest, ftrace, Perfetto) into a results file");

@@ -47,7 +47,7 @@ void print_params(const std::vector<ParamSpec> &specs, bool verbose) {
     }
 }
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar list_command([](CLI::App &app) {
     auto *list = shared_subcommand(app, "list", kListHelp);
     auto verbose = std::make_shared<bool>(false);
     auto *strategies = list->add_subcommand("strategies", "Locking strategies");

@@ -33,7 +33,7 @@ void run_pick(const PickArgs &a) {
     if (!p.any_meets()) throw CLI::RuntimeError(kExitNoneMeets);
 }
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar pick_command([](CLI::App &app) {
     auto a = std::make_shared<PickArgs>();
     auto *cmd = app.add_subcommand("pick", "Rank the designs in a results file against limits");
     cmd->add_option("results", a->results,

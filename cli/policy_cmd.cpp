@@ -33,7 +33,7 @@ void print_info(const std::string &file, bool json) {
         fmt::print("  {:<28} {}\n", k, v);
 }
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar policy_command([](CLI::App &app) {
     auto *policy = app.add_subcommand("policy", "Inspect, convert and generate binary policies");
     policy->require_subcommand(1);
 

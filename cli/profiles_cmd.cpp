@@ -7,7 +7,7 @@
 namespace locksim::cli {
 namespace {
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar profiles_command([](CLI::App &app) {
     auto *cmd = shared_subcommand(app, "list", kListHelp)
                     ->add_subcommand("profiles", "CPU profiles of the simulator's cost model");
     auto verbose = std::make_shared<bool>(false);

@@ -140,7 +140,7 @@ void run_query(const std::string &policy_file, bool names) {
     }
 }
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar query_command([](CLI::App &app) {
     auto *cmd = app.add_subcommand(
         "query", "Answer av/create/valid/setbool queries read from stdin, one line each");
     static std::string file_storage;

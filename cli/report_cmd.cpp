@@ -21,7 +21,7 @@ struct ReportArgs {
     MeasuredArgs measured;
 };
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar report_command([](CLI::App &app) {
     auto a = std::make_shared<ReportArgs>();
     auto *cmd = app.add_subcommand(
         "report", "Plots of a results file and an index.html with the table and the verdict");

@@ -298,7 +298,7 @@ void add_mode(CLI::App &app, Mode mode, const char *name, const char *help) {
     cmd->callback([mode, a] { run_command(mode, *a); });
 }
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar run_command([](CLI::App &app) {
     add_mode(app, Mode::Run, "run", "Run one strategy of a scenario, with a detailed report");
     add_mode(app, Mode::Compare, "compare", "Run every strategy of a scenario side by side");
     add_mode(app, Mode::Sweep, "sweep", "Run every point of a scenario's sweep grid");

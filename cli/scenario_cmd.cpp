@@ -36,7 +36,7 @@ void check(const CheckArgs &args) {
     }
 }
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar scenario_command([](CLI::App &app) {
     auto *scenario = app.add_subcommand("scenario", "Work with scenario files");
     scenario->require_subcommand(1);
     auto args = std::make_shared<CheckArgs>();

@@ -186,7 +186,7 @@ int validate(const ValidateArgs &a) {
     return failed ? kExitInternal : kExitOk;
 }
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar validate_command([](CLI::App &app) {
     auto args = std::make_shared<ValidateArgs>();
     auto *cmd = app.add_subcommand(
         "validate",

@@ -6,7 +6,7 @@
 namespace locksim::cli {
 namespace {
 
-CommandRegistrar reg([](CLI::App &app) {
+CommandRegistrar version_command([](CLI::App &app) {
     auto *cmd =
         app.add_subcommand("paths", "Print where locksim looks for the built Debian policies");
     cmd->callback([] { fmt::print("policy_dir {}\n", LOCKSIM_POLICY_DIR); });

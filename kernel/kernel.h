@@ -256,23 +256,26 @@ struct ComputeScope {
     ComputeSpan span;
     bool open = true;
     explicit ComputeScope(Platform &p, Label label)
-        : span{&p, label, {}, p.measures_host_time(), {}, ss::detail::tl_work, tl_span} {
+        : span{&p,     label,
+               {},     p.measures_host_time(),
+               {},     ss::ThreadSlot<ss::WorkCounts>::current,
+               tl_span} {
         if (span.timed) span.t0 = std::chrono::steady_clock::now();
         span.counts.record_lines = p.models_memory();
         tl_span = &span;
-        ss::detail::tl_work = &span.counts;
+        ss::ThreadSlot<ss::WorkCounts>::current = &span.counts;
     }
     // Restores the thread's meter and charges the span's remaining work.
     void close() {
         open = false;
         tl_span = span.outer;
-        ss::detail::tl_work = span.outer_meter;
+        ss::ThreadSlot<ss::WorkCounts>::current = span.outer_meter;
         span.platform->charge(span.label, span.counts, span.host_ns());
     }
     ~ComputeScope() {
         if (!open) return;
         tl_span = span.outer;
-        ss::detail::tl_work = span.outer_meter;
+        ss::ThreadSlot<ss::WorkCounts>::current = span.outer_meter;
     }
     ComputeScope(const ComputeScope &) = delete;
     ComputeScope &operator=(const ComputeScope &) = delete;
@@ -315,14 +318,14 @@ Label compute_break(Label next, F &&fn) {
     detail::ComputeSpan *s = detail::tl_span;
     const Label prev = s->label;
     detail::tl_span = s->outer;
-    ss::detail::tl_work = s->outer_meter;
+    ss::ThreadSlot<ss::WorkCounts>::current = s->outer_meter;
     s->platform->charge(prev, s->counts, s->host_ns());
     s->counts.clear();
     std::forward<F>(fn)();
     s->label = next;
     if (s->timed) s->t0 = std::chrono::steady_clock::now();
     detail::tl_span = s;
-    ss::detail::tl_work = &s->counts;
+    ss::ThreadSlot<ss::WorkCounts>::current = &s->counts;
     return prev;
 }
 

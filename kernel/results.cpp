@@ -12,6 +12,10 @@ bool IntervalStats::worth_keeping(Time len) const {
 void IntervalStats::add(AtomicInterval iv) {
     length.record(iv.length);
     total += iv.length;
+    keep_if_longest(std::move(iv));
+}
+
+void IntervalStats::keep_if_longest(AtomicInterval iv) {
     if (!worth_keeping(iv.length)) return;
     auto pos = std::upper_bound(longest.begin(), longest.end(), iv.length,
                                 [](Time len, const AtomicInterval &e) { return len > e.length; });
@@ -31,6 +35,64 @@ void IntervalStats::record(Time len, const std::function<AtomicInterval()> &desc
 void IntervalStats::record_open(Time len, const std::function<AtomicInterval()> &describe) {
     open_at_end.push_back(len);
     record(len, describe);
+}
+
+namespace {
+void append(std::vector<Time> &into, const std::vector<Time> &part) {
+    into.insert(into.end(), part.begin(), part.end());
+}
+}  // namespace
+
+void IntervalStats::merge(const IntervalStats &part) {
+    length.merge(part.length);
+    total += part.total;
+    for (const AtomicInterval &iv : part.longest)
+        keep_if_longest(iv);
+    append(open_at_end, part.open_at_end);
+}
+
+void OpStats::merge(const OpStats &part) {
+    completed += part.completed;
+    latency.merge(part.latency);
+    *this += static_cast<const OpParts &>(part);
+    caused_wait_ns += part.caused_wait_ns;
+    peak_live_bytes = std::max(peak_live_bytes, part.peak_live_bytes);
+    append(open_at_end, part.open_at_end);
+}
+
+void LockStats::merge(const LockStats &part) {
+    for (int m = 0; m < 2; ++m) {
+        acquisitions[m] += part.acquisitions[m];
+        contended[m] += part.contended[m];
+        wait[m].merge(part.wait[m]);
+        hold[m].merge(part.hold[m]);
+        append(wait_open_at_end[m], part.wait_open_at_end[m]);
+    }
+}
+
+void RcuStats::merge(const RcuStats &part) {
+    grace_periods += part.grace_periods;
+    expedited_grace_periods += part.expedited_grace_periods;
+    callbacks_invoked += part.callbacks_invoked;
+    grace_period_ns.merge(part.grace_period_ns);
+    expedited_grace_period_ns.merge(part.expedited_grace_period_ns);
+}
+
+void MemStats::merge(const MemStats &part) {
+    live_bytes += part.live_bytes;
+    peak_bytes = std::max(peak_bytes, part.peak_bytes);
+    allocs_atomic += part.allocs_atomic;
+    allocs_sleeping += part.allocs_sleeping;
+    bytes_atomic += part.bytes_atomic;
+    bytes_sleeping += part.bytes_sleeping;
+    frees += part.frees;
+}
+
+void CpuStats::merge(const CpuStats &part) {
+    busy_ns += part.busy_ns;
+    context_switches += part.context_switches;
+    preempt_off_ns += part.preempt_off_ns;
+    irqs_off_ns += part.irqs_off_ns;
 }
 
 size_t RunResults::count_violations(std::string_view kind) const {

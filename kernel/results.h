@@ -42,10 +42,17 @@ struct IntervalStats {
 
     bool worth_keeping(Time len) const;
     void add(AtomicInterval iv);
+    // Puts `iv` in the longest list if it is worth keeping (without counting it).
+    void keep_if_longest(AtomicInterval iv);
     // Counts a section of `len` (the longest list gets it only when worth keeping).
     void record(Time len, const std::function<AtomicInterval()> &describe);
     // Counts a section still open at the end, `len` being the part that elapsed.
     void record_open(Time len, const std::function<AtomicInterval()> &describe);
+    // Merging (here and in the structs below): what two parts recorded (two threads of a run,
+    // as the real platform collects them) as one part recording both would hold. Sums add up,
+    // histograms merge, the highest peak and the longest sections are kept, what was open at
+    // the end is listed.
+    void merge(const IntervalStats &part);
 };
 
 // What happens inside one operation (or all of a label's): the parts a platform attributes to
@@ -88,6 +95,7 @@ struct OpStats : OpParts {
             open += t;
         return completed ? (latency.sum() - open) / static_cast<Time>(completed) : 0;
     }
+    void merge(const OpStats &part);
 };
 
 // Per lock class (lock name). Index 0: exclusive (write), 1: shared (read).
@@ -98,6 +106,7 @@ struct LockStats {
     Histogram wait[2];
     Histogram hold[2];
     std::vector<Time> wait_open_at_end[2];  // waits still going at the end (also in `wait`)
+    void merge(const LockStats &part);      // the kind stays
 };
 
 struct RcuStats {
@@ -106,6 +115,7 @@ struct RcuStats {
     uint64_t callbacks_invoked = 0;
     Histogram grace_period_ns;
     Histogram expedited_grace_period_ns;
+    void merge(const RcuStats &part);
 };
 
 struct MemStats {
@@ -116,6 +126,8 @@ struct MemStats {
     int64_t bytes_atomic = 0;
     int64_t bytes_sleeping = 0;
     uint64_t frees = 0;
+    // Live bytes add; the peak is the higher of the two (parts that allocate at different times).
+    void merge(const MemStats &part);
 };
 
 struct CpuStats {
@@ -123,6 +135,7 @@ struct CpuStats {
     uint64_t context_switches = 0;
     Time preempt_off_ns = 0;
     Time irqs_off_ns = 0;
+    void merge(const CpuStats &part);
 };
 
 struct Violation {

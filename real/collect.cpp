@@ -1,5 +1,4 @@
 // The real platform's results: every thread's statistics merged after the run.
-#include "kernel/stats_merge.h"
 #include "real/state.h"
 
 namespace locksim::real {
@@ -38,23 +37,23 @@ kernel::RunResults RealPlatform::State::collect(Time duration) {
         for (size_t i = 0; i < st.ops.size(); ++i) {
             if (!st.op_used[i]) continue;
             used[i] = 1;
-            kernel::merge(ops[i], st.ops[i]);
+            ops[i].merge(st.ops[i]);
         }
         if (st.compute_ns.size() > compute.size()) compute.resize(st.compute_ns.size(), 0);
         for (size_t i = 0; i < st.compute_ns.size(); ++i)
             compute[i] += st.compute_ns[i];
         for (size_t i = 0; i < st.locks.size() && i < locks.size(); ++i)
-            kernel::merge(locks[i], st.locks[i]);
+            locks[i].merge(st.locks[i]);
         for (size_t i = 0; i < st.cpus.size(); ++i)
-            kernel::merge(cpus[i % cpus.size()], st.cpus[i]);
-        kernel::merge(r.preempt_off, st.preempt_off);
-        kernel::merge(r.irqs_off, st.irqs_off);
+            cpus[i % cpus.size()].merge(st.cpus[i]);
+        r.preempt_off.merge(st.preempt_off);
+        r.irqs_off.merge(st.irqs_off);
         for (const auto &[name, h] : st.wakeup)
             r.wakeup_latency[name].merge(h);
         for (const auto &[name, late] : st.wakeup_open)
             r.wakeup_open_at_end[name] = late;
-        kernel::merge(r.rcu, st.rcu);
-        kernel::merge(r.memory, st.memory);
+        r.rcu.merge(st.rcu);
+        r.memory.merge(st.memory);
         dropped += st.samples_dropped;
     }
     for (size_t i = 0; i < ops.size(); ++i)

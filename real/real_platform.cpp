@@ -3,6 +3,8 @@
 #include "real/real_platform.h"
 
 #include <boost/asio/signal_set.hpp>
+#include <condition_variable>
+#include <mutex>
 
 #include "real/state.h"
 
@@ -128,8 +130,11 @@ kernel::RunResults RealPlatform::run() {
             .count();
 
     // The drain: join every task (also those started by tasks while we joined) while the work
-    // in flight finishes and is recorded; at drain_limit after the stop, recording ends.
-    std::atomic<bool> joined{false};
+    // in flight finishes and is recorded; at drain_limit after the stop, recording ends. The
+    // sample queues are drained every millisecond meanwhile; the last join wakes us at once.
+    std::mutex joined_mu;
+    std::condition_variable joined_cv;
+    bool joined = false;
     std::thread joiner([&] {
         for (;;) {
             std::vector<TaskState *> join;
@@ -142,12 +147,19 @@ kernel::RunResults RealPlatform::run() {
             for (TaskState *t : join)
                 t->thread.join();
         }
-        joined.store(true);
+        std::lock_guard g(joined_mu);
+        joined = true;
+        joined_cv.notify_one();
     });
     const Time drain_end = s_->stop_at.load() + cfg_.drain_limit;
-    while (!joined.load() && s_->now() < drain_end) {
-        s_->drain();
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    {
+        std::unique_lock lk(joined_mu);
+        while (!joined && s_->now() < drain_end) {
+            lk.unlock();
+            s_->drain();
+            lk.lock();
+            joined_cv.wait_for(lk, std::chrono::milliseconds(1), [&] { return joined; });
+        }
     }
     s_->end_recording();
     joiner.join();

@@ -9,10 +9,6 @@
 
 namespace locksim::sim {
 
-namespace {
-constexpr uint64_t kStillPublished = std::numeric_limits<uint64_t>::max();
-}
-
 kernel::OpStats &SimPlatform::op_stats(Label l) {
     size_t i = l.id();
     if (i >= op_stats_.size()) {
@@ -129,14 +125,7 @@ void SimPlatform::close_open_at_end(Time now) {
             wakeup_open_[t->params.name] = now - t->probe_due;
         }
     }
-    for (auto &l : locks_)
-        for (size_t i = l->head; i < l->waiters.size(); ++i) {
-            const Waiter &w = l->waiters[i];
-            kernel::LockStats &ls = classes_[static_cast<size_t>(l->cls)].stats;
-            const int sd = w.mode == LockMode::Exclusive ? 0 : 1;
-            ls.wait[sd].record(now - w.task->wait_start);
-            ls.wait_open_at_end[sd].push_back(now - w.task->wait_start);
-        }
+    locks_.censor_open_waits(now);
 }
 
 void SimPlatform::violation(std::string_view kind, std::string message) {
@@ -192,12 +181,6 @@ void *SimPlatform::mem_alloc(size_t bytes, kernel::AllocKind kind, Site site) {
     auto n = static_cast<int64_t>(bytes);
     Allocation &a = allocs_[p];
     a = Allocation{n, kind};
-    // A publication recorded while the address was not accounted memory stays with it.
-    if (!published_.empty())
-        if (auto pub = published_.find(p); pub != published_.end()) {
-            a.rcu = pub->second;
-            published_.erase(pub);
-        }
     mem_.live_bytes += n;
     if (sleeps) {
         ++mem_.allocs_sleeping;
@@ -215,11 +198,6 @@ void *SimPlatform::mem_alloc(size_t bytes, kernel::AllocKind kind, Site site) {
         advance(cost);
     }
     return p;
-}
-
-uint64_t &SimPlatform::publication(const void *p) {
-    if (auto it = allocs_.find(p); it != allocs_.end()) return it->second.rcu;
-    return published_[p];
 }
 
 void SimPlatform::mem_charge(const void *p, int64_t bytes) {
@@ -242,24 +220,7 @@ void SimPlatform::mem_free(const void *p, Site site) {
                   fmt::format("{} of memory that is not allocated (double free?)", site.str()));
         return;
     }
-    // The RCU check: readers that began before the object was unpublished may still use it.
-    if (const uint64_t cutoff = it->second.rcu) {
-        for (size_t i = 0; oldest_reader_seq() < cutoff && i < tasks_.size(); ++i) {
-            const auto &r = tasks_[i];
-            if (r->state == TaskState::Dead || r->rcu_nesting == 0 || r->rcu_start_seq >= cutoff)
-                continue;
-            violation(
-                "rcu_free_in_use",
-                fmt::format(
-                    "{} frees an object published under RCU while {} (reading since {} ns) may "
-                    "still hold it; wait for a grace period first",
-                    site.str(), r->params.name, r->rcu_start));
-        }
-        if (cutoff == kStillPublished)
-            violation(
-                "rcu_free_published",
-                fmt::format("{} frees an object that is still published under RCU", site.str()));
-    }
+    rcu_.freeing(p, site);
     mem_.live_bytes -= it->second.bytes;
     ++mem_.frees;
     bool vm = it->second.kind == kernel::AllocKind::Vmalloc;
@@ -285,9 +246,8 @@ void SimPlatform::reset_stats() {
     wakeup_open_.clear();
     preempt_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
     irqs_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
-    for (LockClass &c : classes_)
-        c.stats = kernel::LockStats{.kind = c.stats.kind};
-    rcu_stats_ = kernel::RcuStats{};
+    locks_.reset_stats();
+    rcu_.reset_stats();
     const int64_t live = mem_.live_bytes;
     mem_ = kernel::MemStats{.live_bytes = live, .peak_bytes = live};
     for (Cpu &c : cpus_) {
@@ -321,9 +281,8 @@ kernel::RunResults SimPlatform::collect() {
     r.wakeup_open_at_end = wakeup_open_;
     r.preempt_off = preempt_off_;
     r.irqs_off = irqs_off_;
-    for (const LockClass &c : classes_)
-        r.locks[c.name] = c.stats;
-    r.rcu = rcu_stats_;
+    locks_.collect(r.locks);
+    r.rcu = rcu_.stats();
     r.memory = mem_;
     Time end = std::min(engine_.now(), cfg_.duration + cfg_.drain_limit);
     for (const Cpu &c : cpus_) {

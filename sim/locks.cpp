@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sim/sim_platform.h"
+#include "sim/locks.h"
 
 namespace locksim::sim {
 
@@ -21,7 +21,7 @@ int side(LockMode m) {
 }
 }  // namespace
 
-kernel::LockObject *SimPlatform::lock_create(kernel::LockKind kind, std::string_view name) {
+kernel::LockObject *LockTable::create(kernel::LockKind kind, std::string_view name) {
     std::string key(name);
     auto [it, fresh] = class_ids_.emplace(key, static_cast<int>(classes_.size()));
     if (fresh) {
@@ -32,101 +32,94 @@ kernel::LockObject *SimPlatform::lock_create(kernel::LockKind kind, std::string_
     return locks_.back().get();
 }
 
-bool SimPlatform::can_take(const Lock &l, LockMode mode) const {
+bool LockTable::can_take(const Lock &l, LockMode mode) const {
     if (l.writer || l.has_waiters()) return false;
     return mode == LockMode::Shared || l.readers == 0;
 }
 
-void SimPlatform::take(Lock &l, Task *t, LockMode mode, const Site &site, bool trylock) {
+void LockTable::take(Lock &l, Task *t, LockMode mode, const Site &site, bool trylock) {
     if (mode == LockMode::Exclusive)
         l.writer = t;
     else
         ++l.readers;
     if (!t) return;
     if (!trylock) lockdep_check(t, l, site);
-    t->held.push_back(HeldLock{&l, mode, engine_.now(), site});
-    if (recording()) ++classes_[static_cast<size_t>(l.cls)].stats.acquisitions[side(mode)];
+    t->held.push_back(HeldLock{&l, mode, ops_.now(), site});
+    if (ops_.recording()) ++stats(l).acquisitions[side(mode)];
 }
 
-void SimPlatform::lock_acquire(kernel::LockObject *obj, LockMode mode, Site site) {
+void LockTable::acquire(kernel::LockObject *obj, LockMode mode, const Site &site) {
     auto &l = static_cast<Lock &>(*obj);
-    Task *t = cur_;
+    Task *t = ops_.current();
     if (!t) {
         if (!can_take(l, mode))
             throw std::logic_error("contended lock taken outside a task: " + l.name);
         take(l, nullptr, mode, site, false);
         return;
     }
-    const PrimitiveCosts &pc = cfg_.profile.primitive;
     if (l.spins())
-        preempt_inc(t, site);
+        ops_.preempt_inc(t, site);
     else if (t->preempt_count > 0 || t->irqs_off || t->rcu_nesting > 0)
-        violation(
+        ops_.violation(
             "sleep_in_atomic",
             fmt::format(
                 "sleeping function called from invalid context: {}({}) in {} (preempt count {}, "
                 "irqs {}, rcu nesting {})",
                 site.what, l.name, t->params.name, t->preempt_count, t->irqs_off ? "off" : "on",
                 t->rcu_nesting));
-    else if (cfg_.preempt == PreemptModel::Voluntary)
-        cond_resched(site);  // mutex_lock / down_read / down_write begin with might_sleep
+    else if (preempt_ == PreemptModel::Voluntary)
+        ops_.cond_resched(site);  // mutex_lock / down_read / down_write begin with might_sleep
     if (can_take(l, mode)) {
         take(l, t, mode, site, false);
         Time transfer = pull_line(l, t->cpu);
-        advance((l.spins() ? pc.spin_acquire : pc.sem_acquire) + transfer);
+        ops_.advance((l.spins() ? pc_.spin_acquire : pc_.sem_acquire) + transfer);
         return;
     }
     // Contended: queue, then spin or sleep until a release hands the lock over.
-    LockClass &cls = classes_[static_cast<size_t>(l.cls)];
-    if (recording()) ++cls.stats.contended[side(mode)];
+    if (ops_.recording()) ++stats(l).contended[side(mode)];
     lockdep_check(t, l, site);
     Task *holder = l.writer;
     if (!holder)
         for (size_t i = l.head; i < l.waiters.size() && !holder; ++i)
             if (l.waiters[i].mode == LockMode::Exclusive) holder = l.waiters[i].task;
     t->blame = holder ? current_label(holder) : Label{};
-    t->wait_start = engine_.now();
+    t->wait_start = ops_.now();
     l.waiters.push_back(Waiter{t, mode});
-    trace_event("{} waits for {}", t->params.name, l.name);
+    ops_.trace_event("{} waits for {}", t->params.name, l.name);
     if (l.spins()) {
-        Cpu &c = cpu_of(t);
-        c.act = Act::Spinning;
-        ++c.gen;
-        suspend_current();
+        ops_.spin_current();
     } else {
-        block_current();
+        ops_.block_current();
     }
 }
 
-bool SimPlatform::lock_try(kernel::LockObject *obj, LockMode mode, Site site) {
+bool LockTable::try_acquire(kernel::LockObject *obj, LockMode mode, const Site &site) {
     auto &l = static_cast<Lock &>(*obj);
-    Task *t = cur_;
+    Task *t = ops_.current();
     if (!can_take(l, mode)) return false;
-    if (t && l.spins()) preempt_inc(t, site);
+    if (t && l.spins()) ops_.preempt_inc(t, site);
     take(l, t, mode, site, true);
-    if (t)
-        advance(pull_line(l, t->cpu) + (l.spins() ? cfg_.profile.primitive.spin_acquire
-                                                  : cfg_.profile.primitive.sem_acquire));
+    if (t) ops_.advance(pull_line(l, t->cpu) + (l.spins() ? pc_.spin_acquire : pc_.sem_acquire));
     return true;
 }
 
-Time SimPlatform::pull_line(Lock &l, int cpu) {
+Time LockTable::pull_line(Lock &l, int cpu) {
     if (l.last_cpu < 0 || l.last_cpu == cpu) {
         l.last_cpu = cpu;
         return 0;
     }
-    const Time now = engine_.now();
+    const Time now = ops_.now();
     const Time start = std::max(now, l.line_free_at);
-    l.line_free_at = start + cfg_.profile.primitive.cacheline_transfer;
+    l.line_free_at = start + pc_.cacheline_transfer;
     l.last_cpu = cpu;
     return l.line_free_at - now;
 }
 
 // Grants the lock to the head of the queue: one writer, or every reader up to the next writer.
-void SimPlatform::grant_waiters(Lock &l) {
-    const PrimitiveCosts &pc = cfg_.profile.primitive;
-    Time now = engine_.now();
-    int waker_cpu = cur_ ? cur_->cpu : -1;
+void LockTable::grant_waiters(Lock &l) {
+    Time now = ops_.now();
+    Task *waker = ops_.current();
+    int waker_cpu = waker ? waker->cpu : -1;
     while (l.has_waiters()) {
         Waiter w = l.waiters[l.head];
         if (w.mode == LockMode::Exclusive ? (l.writer || l.readers > 0) : l.writer != nullptr)
@@ -134,12 +127,12 @@ void SimPlatform::grant_waiters(Lock &l) {
         ++l.head;
         Task *t = w.task;
         Time waited = now - t->wait_start;
-        if (recorder_)
-            recorder_->lock_wait(l.spins() ? t->cpu : -1, t->id, t->params.name, l.name,
-                                 w.mode == LockMode::Exclusive, t->wait_start, now);
-        if (recording()) {
-            classes_[static_cast<size_t>(l.cls)].stats.wait[side(w.mode)].record(waited);
-            if (!t->blame.empty()) op_stats(t->blame).caused_wait_ns += waited;
+        if (TraceRecorder *rec = ops_.recorder())
+            rec->lock_wait(l.spins() ? t->cpu : -1, t->id, t->params.name, l.name,
+                           w.mode == LockMode::Exclusive, t->wait_start, now);
+        if (ops_.recording()) {
+            stats(l).wait[side(w.mode)].record(waited);
+            if (!t->blame.empty()) ops_.op_stats(t->blame).caused_wait_ns += waited;
         }
         if (OpFrame *f = frame(t)) f->parts.lock_wait_ns += waited;
         // lockdep already checked this acquisition when the waiter queued.
@@ -148,13 +141,12 @@ void SimPlatform::grant_waiters(Lock &l) {
         else
             ++l.readers;
         t->held.push_back(HeldLock{&l, w.mode, now, Site{"granted", {}}});
-        if (recording()) ++classes_[static_cast<size_t>(l.cls)].stats.acquisitions[side(w.mode)];
-        trace_event("{} gets {}", t->params.name, l.name);
+        if (ops_.recording()) ++stats(l).acquisitions[side(w.mode)];
+        ops_.trace_event("{} gets {}", t->params.name, l.name);
         if (l.spins()) {
-            Cpu &c = cpu_of(t);
-            start_act(c, Act::Span, pc.spin_acquire + pull_line(l, c.id));
+            ops_.end_spin(t, pc_.spin_acquire + pull_line(l, t->cpu));
         } else {
-            wake(t, waker_cpu, 0);
+            ops_.wake(t, waker_cpu, 0);
             l.last_cpu = t->cpu;
         }
         if (w.mode == LockMode::Exclusive) break;
@@ -165,26 +157,24 @@ void SimPlatform::grant_waiters(Lock &l) {
     }
 }
 
-void SimPlatform::lock_release(kernel::LockObject *obj, LockMode mode, Site site) {
+void LockTable::release(kernel::LockObject *obj, LockMode mode, const Site &site) {
     auto &l = static_cast<Lock &>(*obj);
-    Task *t = cur_;
+    Task *t = ops_.current();
     if (t) {
         auto it = std::find_if(t->held.rbegin(), t->held.rend(),
                                [&](const HeldLock &h) { return h.lock == &l && h.mode == mode; });
         if (it == t->held.rend()) {
-            violation("unlock_not_held", fmt::format("{} of {} by {}, which does not hold it",
-                                                     site.str(), l.name, t->params.name));
+            ops_.violation("unlock_not_held", fmt::format("{} of {} by {}, which does not hold it",
+                                                          site.str(), l.name, t->params.name));
             return;
         }
-        if (recording())
-            classes_[static_cast<size_t>(l.cls)].stats.hold[side(mode)].record(engine_.now() -
-                                                                               it->since);
+        if (ops_.recording()) stats(l).hold[side(mode)].record(ops_.now() - it->since);
         t->held.erase(std::next(it).base());
     }
     if (mode == LockMode::Exclusive) {
         if (l.writer != t && t)
-            violation("unlock_not_held", fmt::format("{} of {} by {}, not the owner", site.str(),
-                                                     l.name, t->params.name));
+            ops_.violation("unlock_not_held", fmt::format("{} of {} by {}, not the owner",
+                                                          site.str(), l.name, t->params.name));
         l.writer = nullptr;
     } else if (l.readers > 0) {
         --l.readers;
@@ -193,20 +183,19 @@ void SimPlatform::lock_release(kernel::LockObject *obj, LockMode mode, Site site
     const Time transfer = t ? pull_line(l, t->cpu) : 0;  // the release writes the lock word
     grant_waiters(l);
     if (!t) return;
-    const PrimitiveCosts &pc = cfg_.profile.primitive;
     if (l.spins()) {
-        advance(pc.spin_release + transfer);
-        preempt_dec(t, site);
+        ops_.advance(pc_.spin_release + transfer);
+        ops_.preempt_dec(t, site);
     } else {
-        advance(pc.sem_release + transfer + (woke_sleeper ? pc.wakeup : 0));
-        maybe_preempt();
+        ops_.advance(pc_.sem_release + transfer + (woke_sleeper ? pc_.wakeup : 0));
+        ops_.maybe_preempt();
     }
 }
 
 // lockdep-like: lock classes taken while holding others form a graph; an acquisition that
 // closes a cycle is an inversion that can deadlock. Trylocks add no dependency (they cannot
 // wait); nesting two locks of one class is allowed (the kernel needs a nesting annotation).
-void SimPlatform::lockdep_check(Task *t, Lock &l, const Site &site) {
+void LockTable::lockdep_check(Task *t, Lock &l, const Site &site) {
     for (const HeldLock &h : t->held) {
         int a = h.lock->cls;
         int b = l.cls;
@@ -231,7 +220,7 @@ void SimPlatform::lockdep_check(Task *t, Lock &l, const Site &site) {
         const std::string &bn = classes_[static_cast<size_t>(b)].name;
         if (cycle) {
             auto rev = edge_sites_.find({b, a});
-            violation(
+            ops_.violation(
                 "lock_order",
                 fmt::format(
                     "possible circular locking: {} takes {} at {} while holding {}; {} was taken "
@@ -244,6 +233,35 @@ void SimPlatform::lockdep_check(Task *t, Lock &l, const Site &site) {
         edge_sites_[{a, b}] = site.str();
         classes_[static_cast<size_t>(a)].after.push_back(b);
     }
+}
+
+const Lock *LockTable::waiting_for(const Task *t) const {
+    const Lock *found = nullptr;
+    for (const auto &l : locks_)
+        for (size_t i = l->head; i < l->waiters.size(); ++i)
+            if (l->waiters[i].task == t) found = l.get();
+    return found;
+}
+
+void LockTable::censor_open_waits(Time now) {
+    for (auto &l : locks_)
+        for (size_t i = l->head; i < l->waiters.size(); ++i) {
+            const Waiter &w = l->waiters[i];
+            kernel::LockStats &ls = stats(*l);
+            const int sd = side(w.mode);
+            ls.wait[sd].record(now - w.task->wait_start);
+            ls.wait_open_at_end[sd].push_back(now - w.task->wait_start);
+        }
+}
+
+void LockTable::reset_stats() {
+    for (LockClass &c : classes_)
+        c.stats = kernel::LockStats{.kind = c.stats.kind};
+}
+
+void LockTable::collect(std::map<std::string, kernel::LockStats> &into) const {
+    for (const LockClass &c : classes_)
+        into[c.name] = c.stats;
 }
 
 }  // namespace locksim::sim

@@ -1,15 +1,11 @@
-// RCU on the simulated platform: read sections, grace periods (normal and expedited), call_rcu,
-// and the publication records the use-after-free check relies on.
-//
-// Ordering uses one counter, rcu_seq_, bumped when a read section begins, a grace period begins
-// and a pointer is unpublished, so "began before" is exact even at equal simulated times.
+// RCU on the simulated platform (rcu.h).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
 
-#include "sim/sim_platform.h"
+#include "sim/rcu.h"
 
 namespace locksim::sim {
 
@@ -21,44 +17,44 @@ constexpr int kCpuBits = 16;
 // A CPU is in a quiescent state when it runs nothing, or a task outside any read section with
 // preemption and interrupts on (since the RCU flavour consolidation a preempt-off region is a
 // reader too, whatever PREEMPT_RCU says).
-bool SimPlatform::cpu_in_qs(const Cpu &c) const {
-    const Task *t = c.curr;
+bool RcuState::cpu_in_qs(int cpu) {
+    const Task *t = ops_.running_on(cpu);
     return !t || (t->rcu_nesting == 0 && t->preempt_count == 0 && !t->irqs_off);
 }
 
-uint64_t SimPlatform::oldest_reader_seq() {
+uint64_t RcuState::oldest_reader_seq() {
     auto open = [](const std::pair<uint64_t, Task *> &e) {
         const Task *t = e.second;
         return t->state != TaskState::Dead && t->rcu_nesting > 0 && t->rcu_start_seq == e.first;
     };
     while (!readers_.empty() && !open(readers_.front()))
         readers_.pop_front();
-    if (readers_.size() > 4 * tasks_.size() + 64)  // a long reader holds many ended ones behind it
+    if (readers_.size() >
+        4 * ops_.tasks().size() + 64)  // a long reader holds many ended ones behind it
         readers_.erase(std::remove_if(readers_.begin(), readers_.end(),
                                       [&](const auto &e) { return !open(e); }),
                        readers_.end());
     return readers_.empty() ? std::numeric_limits<uint64_t>::max() : readers_.front().first;
 }
 
-void SimPlatform::report_qs(Cpu &c) {
+void RcuState::report_qs(int cpu) {
     for (size_t i = 0; i < gps_.size(); ++i) {
         GracePeriod &g = *gps_[i];
-        if (!g.started || !g.cpu_pending[static_cast<size_t>(c.id)]) continue;
-        g.cpu_pending[static_cast<size_t>(c.id)] = 0;
+        if (!g.started || !g.cpu_pending[static_cast<size_t>(cpu)]) continue;
+        g.cpu_pending[static_cast<size_t>(cpu)] = 0;
         if (--g.pending == 0) check_gp(g);
     }
 }
 
-void SimPlatform::deferred_qs(Task *t) {
+void RcuState::deferred_qs(Task *t) {
     if (!t->rcu_need_qs || t->state != TaskState::Running) return;
-    Cpu &c = cpu_of(t);
-    if (c.curr == t && cpu_in_qs(c)) {
+    if (ops_.running_on(t->cpu) == t && cpu_in_qs(t->cpu)) {
         t->rcu_need_qs = false;
-        report_qs(c);
+        report_qs(t->cpu);
     }
 }
 
-SimPlatform::GracePeriod *SimPlatform::request_gp(bool expedited) {
+RcuState::GracePeriod *RcuState::request_gp(bool expedited) {
     auto make = [&](bool exp) {
         gps_.push_back(std::make_unique<GracePeriod>());
         GracePeriod *g = gps_.back().get();
@@ -81,28 +77,29 @@ SimPlatform::GracePeriod *SimPlatform::request_gp(bool expedited) {
     return next_gp_;
 }
 
-void SimPlatform::start_gp(GracePeriod &g) {
+void RcuState::start_gp(GracePeriod &g) {
     g.started = true;
     g.start = engine_.now();
-    g.start_seq = ++rcu_seq_;
-    g.cpu_pending.assign(cpus_.size(), 0);
+    g.start_seq = ++seq_;
+    const auto cpus = static_cast<size_t>(cfg_.cpus);
+    g.cpu_pending.assign(cpus, 0);
     g.pending = 0;
     if (cfg_.userspace_rcu_gp < 0)
-        for (const Cpu &c : cpus_)
-            if (c.curr) {
-                g.cpu_pending[static_cast<size_t>(c.id)] = 1;
+        for (size_t c = 0; c < cpus; ++c)
+            if (ops_.running_on(static_cast<int>(c))) {
+                g.cpu_pending[c] = 1;
                 ++g.pending;
             }
-    trace_event("gp{} start{}", g.id, g.expedited ? " (expedited)" : "");
+    ops_.trace_event("gp{} start{}", g.id, g.expedited ? " (expedited)" : "");
     if (g.expedited)
-        for (const Cpu &c : cpus_)
-            if (g.cpu_pending[static_cast<size_t>(c.id)])
+        for (size_t c = 0; c < cpus; ++c)
+            if (g.cpu_pending[c])
                 engine_.schedule(engine_.now() + cfg_.profile.primitive.ipi, on_exp_ipi, this,
-                                 (g.id << kCpuBits) | static_cast<uint64_t>(c.id));
+                                 (g.id << kCpuBits) | c);
     check_gp(g);
 }
 
-void SimPlatform::check_gp(GracePeriod &g) {
+void RcuState::check_gp(GracePeriod &g) {
     if (!g.started || g.completing || g.pending > 0) return;
     if (oldest_reader_seq() < g.start_seq)
         return;  // a reader that may predate the grace period is still inside
@@ -115,8 +112,18 @@ void SimPlatform::check_gp(GracePeriod &g) {
     engine_.schedule(at, on_gp_complete, this, g.id);
 }
 
-void SimPlatform::on_gp_complete(void *self, uint64_t id) {
-    auto *p = static_cast<SimPlatform *>(self);
+void RcuState::check_started() {
+    for (size_t i = 0; i < gps_.size(); ++i)
+        if (gps_[i]->started) check_gp(*gps_[i]);
+}
+
+void RcuState::reader_exits(Task *t) {
+    t->rcu_nesting = 0;  // do not block grace periods forever
+    check_started();
+}
+
+void RcuState::on_gp_complete(void *self, uint64_t id) {
+    auto *p = static_cast<RcuState *>(self);
     for (auto &g : p->gps_)
         if (g->id == id) {
             p->complete_gp(*g);
@@ -124,28 +131,26 @@ void SimPlatform::on_gp_complete(void *self, uint64_t id) {
         }
 }
 
-void SimPlatform::complete_gp(GracePeriod &g) {
+void RcuState::complete_gp(GracePeriod &g) {
     Time len = engine_.now() - g.start;
-    if (recording()) {
+    if (ops_.recording()) {
         if (g.expedited) {
-            ++rcu_stats_.expedited_grace_periods;
-            rcu_stats_.expedited_grace_period_ns.record(len);
+            ++stats_.expedited_grace_periods;
+            stats_.expedited_grace_period_ns.record(len);
         } else {
-            ++rcu_stats_.grace_periods;
-            rcu_stats_.grace_period_ns.record(len);
+            ++stats_.grace_periods;
+            stats_.grace_period_ns.record(len);
         }
     }
-    trace_event("gp{} end after {} ns", g.id, len);
-    if (recorder_) recorder_->grace_period(g.id, g.expedited, g.start, engine_.now());
+    ops_.trace_event("gp{} end after {} ns", g.id, len);
+    if (TraceRecorder *rec = ops_.recorder())
+        rec->grace_period(g.id, g.expedited, g.start, engine_.now());
     for (Task *t : g.waiters)
-        wake(t, -1, cfg_.profile.primitive.wakeup);
+        ops_.wake(t, -1, cfg_.profile.primitive.wakeup);
     if (!g.callbacks.empty()) {
         for (auto &cb : g.callbacks)
             callbacks_ready_.push_back(std::move(cb));
-        if (cb_task_ && cb_task_waiting_) {
-            cb_task_waiting_ = false;
-            wake(cb_task_, -1, 0);
-        }
+        kick_callback_task();
     }
     bool was_normal = &g == normal_gp_;
     auto it = std::find_if(gps_.begin(), gps_.end(), [&](const auto &p) { return p.get() == &g; });
@@ -157,92 +162,99 @@ void SimPlatform::complete_gp(GracePeriod &g) {
     }
 }
 
-void SimPlatform::on_exp_ipi(void *self, uint64_t arg) {
-    auto *p = static_cast<SimPlatform *>(self);
-    Cpu &c = p->cpus_[arg & ((1u << kCpuBits) - 1)];
-    if (c.curr && c.curr->irqs_off) {
-        c.exp_ipi_pending = true;  // delivered at local_irq_enable
+void RcuState::on_exp_ipi(void *self, uint64_t arg) {
+    auto *p = static_cast<RcuState *>(self);
+    const int cpu = static_cast<int>(arg & ((1u << kCpuBits) - 1));
+    const Task *t = p->ops_.running_on(cpu);
+    if (t && t->irqs_off) {
+        p->exp_ipi_pending_[static_cast<size_t>(cpu)] = 1;  // delivered at local_irq_enable
         return;
     }
-    p->exp_ipi(c);
+    p->interrupt(cpu);
 }
 
-void SimPlatform::exp_ipi(Cpu &c) {
-    if (cpu_in_qs(c))
-        report_qs(c);
-    else if (c.curr)
-        c.curr->rcu_need_qs = true;  // reported when the section ends
+void RcuState::interrupt(int cpu) {
+    if (cpu_in_qs(cpu))
+        report_qs(cpu);
+    else if (Task *t = ops_.running_on(cpu))
+        t->rcu_need_qs = true;  // reported when the section ends
 }
 
-void SimPlatform::rcu_read_lock(Site site) {
-    Task *t = cur_;
+void RcuState::irqs_on(int cpu) {
+    if (!exp_ipi_pending_[static_cast<size_t>(cpu)]) return;
+    exp_ipi_pending_[static_cast<size_t>(cpu)] = 0;
+    interrupt(cpu);
+}
+
+void RcuState::read_lock(const Site &site) {
+    Task *t = ops_.current();
     if (!t) return;
     if (t->rcu_nesting++ == 0) {
-        t->rcu_start_seq = ++rcu_seq_;
+        t->rcu_start_seq = ++seq_;
         t->rcu_start = engine_.now();
         readers_.emplace_back(t->rcu_start_seq, t);
     }
     if (!cfg_.preempt_rcu)
-        preempt_inc(t, site);  // without PREEMPT_RCU a reader is a preempt-off section
-    advance(cfg_.profile.primitive.rcu_read_lock);
+        ops_.preempt_inc(t, site);  // without PREEMPT_RCU a reader is a preempt-off section
+    ops_.advance(cfg_.profile.primitive.rcu_read_lock);
 }
 
-void SimPlatform::rcu_read_unlock(Site site) {
-    Task *t = cur_;
+void RcuState::read_unlock(const Site &site) {
+    Task *t = ops_.current();
     if (!t) return;
     if (t->rcu_nesting == 0) {
-        violation("rcu_unlock_unbalanced",
-                  fmt::format("{} in {} outside a read section", site.str(), t->params.name));
+        ops_.violation("rcu_unlock_unbalanced",
+                       fmt::format("{} in {} outside a read section", site.str(), t->params.name));
         return;
     }
     --t->rcu_nesting;
-    if (!cfg_.preempt_rcu) preempt_dec(t, site);
+    if (!cfg_.preempt_rcu) ops_.preempt_dec(t, site);
     if (t->rcu_nesting == 0) {
         deferred_qs(t);
-        for (size_t i = 0; i < gps_.size(); ++i)
-            if (gps_[i]->started && gps_[i]->pending == 0) check_gp(*gps_[i]);
+        check_started();
     }
 }
 
-void SimPlatform::synchronize_rcu(bool expedited, Site site) {
-    Task *t = cur_;
+void RcuState::synchronize(bool expedited, const Site &site) {
+    Task *t = ops_.current();
     if (!t) throw std::logic_error("synchronize_rcu outside a task");
     if (t->preempt_count > 0 || t->irqs_off)
-        violation("sleep_in_atomic", fmt::format("sleeping function called from invalid context: "
-                                                 "{} in {} (preempt count {}, irqs {})",
-                                                 site.str(), t->params.name, t->preempt_count,
-                                                 t->irqs_off ? "off" : "on"));
+        ops_.violation(
+            "sleep_in_atomic",
+            fmt::format("sleeping function called from invalid context: "
+                        "{} in {} (preempt count {}, irqs {})",
+                        site.str(), t->params.name, t->preempt_count, t->irqs_off ? "off" : "on"));
     if (t->rcu_nesting > 0) {
-        violation("synchronize_rcu_in_reader",
-                  fmt::format("{} in {} inside an RCU read section (would never return)",
-                              site.str(), t->params.name));
+        ops_.violation("synchronize_rcu_in_reader",
+                       fmt::format("{} in {} inside an RCU read section (would never return)",
+                                   site.str(), t->params.name));
         return;
     }
     GracePeriod *g = request_gp(expedited);
     g->waiters.push_back(t);
     Time start = engine_.now();
-    trace_event("{} waits for gp{}", t->params.name, g->id);
-    block_current();
-    if (recorder_) recorder_->gp_wait(t->id, t->params.name, start, engine_.now());
+    ops_.trace_event("{} waits for gp{}", t->params.name, g->id);
+    ops_.block_current();
+    if (TraceRecorder *rec = ops_.recorder())
+        rec->gp_wait(t->id, t->params.name, start, engine_.now());
     if (OpFrame *f = frame(t)) {
-        f->parts.gp_wait_ns += engine_.now() - start;
+        f->parts.gp_wait_ns += ops_.now() - start;
         ++f->parts.grace_periods;
     }
 }
 
-void SimPlatform::call_rcu(std::function<void()> callback) {
-    if (!cb_task_) {
-        create_task(kernel::TaskParams{"rcu_callbacks", kernel::Sched::Other, 0, -1, false},
-                    [this] { rcu_callback_task(); });
-        cb_task_ = tasks_.back().get();
-    }
+void RcuState::call(std::function<void()> callback) {
+    if (!cb_task_)
+        cb_task_ = ops_.create_kthread(
+            kernel::TaskParams{"rcu_callbacks", kernel::Sched::Other, 0, -1, false},
+            [this] { callback_task_body(); });
     request_gp(false)->callbacks.push_back(std::move(callback));
 }
 
 // Invokes ready callbacks one by one with preemption off (softirq-like context: a callback
 // that sleeps is reported), and sleeps while none is ready.
-void SimPlatform::rcu_callback_task() {
-    Task *t = cur_;
+void RcuState::callback_task_body() {
+    Task *t = ops_.current();
     static const Site batch{"rcu_do_batch", {}};
     while (true) {
         if (callbacks_head_ < callbacks_ready_.size()) {
@@ -251,34 +263,66 @@ void SimPlatform::rcu_callback_task() {
                 callbacks_ready_.clear();
                 callbacks_head_ = 0;
             }
-            preempt_inc(t, batch);
-            advance(cfg_.profile.primitive.rcu_callback);
+            ops_.preempt_inc(t, batch);
+            ops_.advance(cfg_.profile.primitive.rcu_callback);
             cb();
-            if (recording()) ++rcu_stats_.callbacks_invoked;
-            preempt_dec(t, batch);
+            if (ops_.recording()) ++stats_.callbacks_invoked;
+            ops_.preempt_dec(t, batch);
             continue;
         }
         bool pending = std::any_of(gps_.begin(), gps_.end(),
                                    [](const auto &g) { return !g->callbacks.empty(); });
-        if (stop_ && !pending) return;
+        if (ops_.should_stop() && !pending) return;
         cb_task_waiting_ = true;
-        block_current();
+        ops_.block_current();
     }
 }
 
-void SimPlatform::rcu_dereferenced(const void *, Site site) {
-    Task *t = cur_;
+void RcuState::dereferenced(const void *, const Site &site) {
+    Task *t = ops_.current();
     if (t && t->rcu_nesting == 0 && t->preempt_count == 0 && !t->irqs_off)
-        violation("suspicious_rcu_usage",
-                  fmt::format(
-                      "{} in {} outside an RCU read section (use rcu_dereference_protected on the "
-                      "update side)",
-                      site.str(), t->params.name));
+        ops_.violation(
+            "suspicious_rcu_usage",
+            fmt::format(
+                "{} in {} outside an RCU read section (use rcu_dereference_protected on the "
+                "update side)",
+                site.str(), t->params.name));
 }
 
-void SimPlatform::rcu_published(const void *old_p, const void *new_p) {
-    if (new_p) publication(new_p) = kStillPublished;
-    if (old_p && old_p != new_p) publication(old_p) = ++rcu_seq_;
+void RcuState::published(const void *old_p, const void *new_p) {
+    if (new_p) published_[new_p] = kStillPublished;
+    if (old_p && old_p != new_p) published_[old_p] = ++seq_;
+}
+
+void RcuState::freeing(const void *p, const Site &site) {
+    if (published_.empty()) return;
+    auto pub = published_.find(p);
+    if (pub == published_.end()) return;
+    const uint64_t cutoff = pub->second;
+    published_.erase(pub);
+    if (cutoff == 0) return;
+    // Readers that began before the object was unpublished may still use it.
+    const auto &tasks = ops_.tasks();
+    for (size_t i = 0; oldest_reader_seq() < cutoff && i < tasks.size(); ++i) {
+        const Task &r = *tasks[i];
+        if (r.state == TaskState::Dead || r.rcu_nesting == 0 || r.rcu_start_seq >= cutoff) continue;
+        ops_.violation(
+            "rcu_free_in_use",
+            fmt::format("{} frees an object published under RCU while {} (reading since {} ns) may "
+                        "still hold it; wait for a grace period first",
+                        site.str(), r.params.name, r.rcu_start));
+    }
+    if (cutoff == kStillPublished)
+        ops_.violation(
+            "rcu_free_published",
+            fmt::format("{} frees an object that is still published under RCU", site.str()));
+}
+
+void RcuState::kick_callback_task() {
+    if (cb_task_ && cb_task_waiting_) {
+        cb_task_waiting_ = false;
+        ops_.wake(cb_task_, -1, 0);
+    }
 }
 
 }  // namespace locksim::sim

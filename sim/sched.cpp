@@ -17,13 +17,16 @@ constexpr int kCpuBits = 16;
 constexpr int kTaskBits = 24;
 }  // namespace
 
-SimPlatform::SimPlatform(SimConfig cfg) : cfg_(std::move(cfg)) {
-    if (cfg_.cpus < 1 || cfg_.cpus > 4096)
-        throw UserError(fmt::format("cpus must be between 1 and 4096, not {}", cfg_.cpus));
-    if (cfg_.hz < 10 || cfg_.hz > 10000)
-        throw UserError(fmt::format("hz must be between 10 and 10000, not {}", cfg_.hz));
-    if (cfg_.duration <= 0) throw UserError("duration must be positive");
-    jiffy_ = kernel::kSec / cfg_.hz;
+SimConfig SimPlatform::checked(SimConfig cfg) {
+    if (cfg.cpus < 1 || cfg.cpus > 4096)
+        throw UserError(fmt::format("cpus must be between 1 and 4096, not {}", cfg.cpus));
+    if (cfg.hz < 10 || cfg.hz > 10000)
+        throw UserError(fmt::format("hz must be between 10 and 10000, not {}", cfg.hz));
+    if (cfg.duration <= 0) throw UserError("duration must be positive");
+    return cfg;
+}
+
+SimPlatform::SimPlatform(SimConfig cfg) : cfg_(checked(std::move(cfg))) {
     cpus_.resize(static_cast<size_t>(cfg_.cpus));
     for (int i = 0; i < cfg_.cpus; ++i)
         cpus_[static_cast<size_t>(i)].id = i;
@@ -82,6 +85,11 @@ void SimPlatform::create_task(kernel::TaskParams params, std::function<void()> b
     }
 }
 
+Task *SimPlatform::create_kthread(kernel::TaskParams params, std::function<void()> body) {
+    create_task(std::move(params), std::move(body));
+    return tasks_.back().get();
+}
+
 void SimPlatform::task_exit(Task *t) {
     if (teardown_) return;
     for (const HeldLock &h : t->held)
@@ -104,11 +112,7 @@ void SimPlatform::task_exit(Task *t) {
     Cpu &c = cpu_of(t);
     c.curr = nullptr;
     --live_;
-    if (t->rcu_nesting > 0) {
-        t->rcu_nesting = 0;  // do not block grace periods forever
-        for (auto &g : gps_)
-            if (g->started) check_gp(*g);
-    }
+    if (t->rcu_nesting > 0) rcu_.reader_exits(t);
     schedule(c);
     if (live_ == 0 && stop_) engine_.stop();
 }
@@ -185,6 +189,17 @@ void SimPlatform::execute(Cpu &c) {
     cur_ = nullptr;
 }
 
+void SimPlatform::spin_current() {
+    Cpu &c = cpu_of(cur_);
+    c.act = Act::Spinning;
+    ++c.gen;
+    suspend_current();
+}
+
+void SimPlatform::end_spin(Task *t, Time cost) {
+    start_act(cpu_of(t), Act::Span, cost);
+}
+
 void SimPlatform::suspend_current() {
     if (teardown_) return;
     Task *t = cur_;
@@ -214,7 +229,7 @@ void SimPlatform::enqueue(Cpu &c, Task *t, bool head) {
     ++queued_;
 }
 
-SimPlatform::Task *SimPlatform::best_queued(const Cpu &c) const {
+Task *SimPlatform::best_queued(const Cpu &c) const {
     Task *best = nullptr;
     for (Task *q : c.rq)
         if (!best || q->rank > best->rank || (q->rank == best->rank && q->rq_key < best->rq_key))
@@ -241,7 +256,7 @@ void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
     c.need_resched = false;
     c.resched_tail = false;
     ++c.stats.context_switches;
-    report_qs(c);  // a context switch is a quiescent state
+    rcu_.report_qs(c.id);  // a context switch is a quiescent state
     trace_event("cpu{} switch to {}", c.id, next->params.name);
     if (recorder_) recorder_->cpu_switch(c.id, engine_.now(), next->id, next->params.name);
     Time cost = cfg_.profile.primitive.context_switch + extra + wake_extra +
@@ -270,7 +285,7 @@ void SimPlatform::schedule(Cpu &c) {
         return;
     }
     go_idle(c);
-    report_qs(c);  // idle is an extended quiescent state
+    rcu_.report_qs(c.id);  // idle is an extended quiescent state
 }
 
 int SimPlatform::select_cpu(const Task *t) const {
@@ -465,11 +480,8 @@ void SimPlatform::on_tick(void *self, uint64_t arg) {
 }
 
 void SimPlatform::tick(Cpu &c) {
+    rcu_.interrupt(c.id);
     Task *t = c.curr;
-    if (cpu_in_qs(c))
-        report_qs(c);
-    else if (t)
-        t->rcu_need_qs = true;  // report at the end of the read section
     if (t && t->rank == 0) {
         t->slice_used += jiffy_;
         if (t->slice_used >= cfg_.sched_slice && best_queued(c)) {
@@ -490,10 +502,7 @@ void SimPlatform::on_stop(void *self, uint64_t) {
     auto *p = static_cast<SimPlatform *>(self);
     p->stop_ = true;
     p->trace_event("stop");
-    if (p->cb_task_ && p->cb_task_waiting_) {
-        p->cb_task_waiting_ = false;
-        p->wake(p->cb_task_, -1, 0);
-    }
+    p->rcu_.kick_callback_task();
     if (p->live_ == 0) p->engine_.stop();
 }
 
@@ -515,7 +524,7 @@ void SimPlatform::preempt_dec(Task *t, const Site &site) {
     }
     if (--t->preempt_count == 0) {
         close_section(t, t->poff, false, site);
-        deferred_qs(t);
+        rcu_.deferred_qs(t);
         maybe_preempt();
     }
 }
@@ -533,7 +542,7 @@ void SimPlatform::irq_on(Task *t, const Site &site) {
     t->irqs_off = false;
     close_section(t, t->ioff, true, site);
     irqs_on_work(cpu_of(t));
-    deferred_qs(t);
+    rcu_.deferred_qs(t);
     maybe_preempt();
 }
 
@@ -549,10 +558,7 @@ void SimPlatform::irqs_on_work(Cpu &c) {
         c.tick_pending = false;
         tick(c);
     }
-    if (c.exp_ipi_pending) {
-        c.exp_ipi_pending = false;
-        exp_ipi(c);
-    }
+    rcu_.irqs_on(c.id);
 }
 
 void SimPlatform::preempt_disable(Site site) {
@@ -656,13 +662,12 @@ kernel::RunResults SimPlatform::run() {
         // Censored, not stuck: a task inside an operation (its work in flight outlasted the
         // drain), one asleep until a time (it wakes by itself), the RCU callback task waiting
         // for a grace period.
-        if (t->state == TaskState::Dead || !t->ops.empty() || t->timer_sleep || t.get() == cb_task_)
+        if (t->state == TaskState::Dead || !t->ops.empty() || t->timer_sleep ||
+            t.get() == rcu_.callback_task())
             continue;
         std::string waiting;
-        for (auto &l : locks_)
-            for (size_t i = l->head; i < l->waiters.size(); ++i)
-                if (l->waiters[i].task == t.get())
-                    waiting = fmt::format(", waiting for {}", l->name);
+        if (const Lock *l = locks_.waiting_for(t.get()))
+            waiting = fmt::format(", waiting for {}", l->name);
         violation("task_stuck", fmt::format("task {} had not exited {} ns after the end{}",
                                             t->params.name, cfg_.drain_limit, waiting));
         for (const HeldLock &h : t->held)

@@ -145,7 +145,7 @@ void te_rules_av_memo(TeRulesMemo &memo, const Policydb &db, uint32_t stype, uin
     auto &entries = memo.table(db.b().te_avtab, db.cond->te_cond_avtab);
     auto [it, fresh] = entries.try_emplace(TeRulesMemo::key(stype, ttype, tclass));
     TeRulesMemo::Entry &e = it->second;
-    WorkCounts *c = detail::tl_work;
+    WorkCounts *c = ThreadSlot<WorkCounts>::current;
     if (fresh) {
         AvDecision uncond;
         e.work.record_lines = c && c->record_lines;
@@ -208,7 +208,7 @@ void context_struct_compute_av(const Policydb &db, const Context &scontext, cons
         tcontext.type > p.type_attr_map.size())
         return;
 
-    if (TeRulesMemo *memo = detail::tl_te_memo)
+    if (TeRulesMemo *memo = ThreadSlot<TeRulesMemo>::current)
         te_rules_av_memo(*memo, db, scontext.type, tcontext.type, tclass, avd);
     else
         te_rules_av(db, scontext.type, tcontext.type, tclass, avd,

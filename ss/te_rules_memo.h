@@ -63,22 +63,7 @@ class TeRulesMemo {
     uint64_t next_ = 0;
 };
 
-namespace detail {
-inline thread_local TeRulesMemo *tl_te_memo = nullptr;
-}
-
-// Installs `memo` as this thread's memo for the scope's lifetime (nesting restores).
-class TeRulesMemoScope {
-  public:
-    explicit TeRulesMemoScope(TeRulesMemo *memo) : prev_(detail::tl_te_memo) {
-        detail::tl_te_memo = memo;
-    }
-    ~TeRulesMemoScope() { detail::tl_te_memo = prev_; }
-    TeRulesMemoScope(const TeRulesMemoScope &) = delete;
-    TeRulesMemoScope &operator=(const TeRulesMemoScope &) = delete;
-
-  private:
-    TeRulesMemo *prev_;
-};
+// Installs a memo as this thread's for the scope's lifetime (nesting restores).
+using TeRulesMemoScope = ThreadSlotScope<TeRulesMemo>;
 
 }  // namespace locksim::ss

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ss/thread_slot.h"
+
 namespace locksim::ss {
 
 enum class Work : uint8_t {
@@ -81,13 +83,9 @@ struct WorkCounts {
     }
 };
 
-namespace detail {
-inline thread_local WorkCounts *tl_work = nullptr;
-}
-
 inline void count_work([[maybe_unused]] Work w, [[maybe_unused]] uint64_t units = 1) {
 #ifndef LOCKSIM_NO_WORK_METER
-    if (WorkCounts *c = detail::tl_work) [[unlikely]]
+    if (WorkCounts *c = ThreadSlot<WorkCounts>::current) [[unlikely]]
         c->n[static_cast<size_t>(w)] += units;
 #endif
 }
@@ -95,23 +93,12 @@ inline void count_work([[maybe_unused]] Work w, [[maybe_unused]] uint64_t units 
 // Records that the work being counted reads `line` (mem_line), where lines are recorded.
 inline void touch_line([[maybe_unused]] uint64_t line) {
 #ifndef LOCKSIM_NO_WORK_METER
-    if (WorkCounts *c = detail::tl_work) [[unlikely]]
+    if (WorkCounts *c = ThreadSlot<WorkCounts>::current) [[unlikely]]
         if (c->record_lines) c->lines.push_back(line);
 #endif
 }
 
-// Installs `counts` as this thread's meter for the scope's lifetime (nesting restores).
-class WorkMeterScope {
-  public:
-    explicit WorkMeterScope(WorkCounts *counts) : prev_(detail::tl_work) {
-        detail::tl_work = counts;
-    }
-    ~WorkMeterScope() { detail::tl_work = prev_; }
-    WorkMeterScope(const WorkMeterScope &) = delete;
-    WorkMeterScope &operator=(const WorkMeterScope &) = delete;
-
-  private:
-    WorkCounts *prev_;
-};
+// Installs a WorkCounts as this thread's meter for the scope's lifetime (nesting restores).
+using WorkMeterScope = ThreadSlotScope<WorkCounts>;
 
 }  // namespace locksim::ss

@@ -22,7 +22,7 @@ struct Aim7Setup {
 
 }  // namespace
 
-void spawn_aim7(const WorkloadSpec &spec, WorkloadEnv &env) {
+static void spawn_aim7(const WorkloadSpec &spec, WorkloadEnv &env) {
     const Params &p = spec.params;
     auto s = std::make_shared<Aim7Setup>();
     const auto &domains = env.facts.domains();
@@ -94,5 +94,19 @@ void spawn_aim7(const WorkloadSpec &spec, WorkloadEnv &env) {
         }
     });
 }
+
+namespace workloads {
+
+WorkloadInfo aim7_workload() {
+    return {
+        .name = "aim7",
+        .summary =
+            "AIM7 high_systime-like mix over many users: process creation, file and socket churn",
+        .params = {count("users", "simulated AIM7 users, spread over the tasks", 1500, 1, 1000000),
+                   dur("think", "user-space time between two operations", 50 * us)},
+        .spawn = spawn_aim7};
+}
+
+}  // namespace workloads
 
 }  // namespace locksim

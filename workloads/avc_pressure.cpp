@@ -10,7 +10,7 @@ struct Triple {
 };
 }  // namespace
 
-void spawn_avc_pressure(const WorkloadSpec &spec, WorkloadEnv &env) {
+static void spawn_avc_pressure(const WorkloadSpec &spec, WorkloadEnv &env) {
     auto sids = std::make_shared<std::vector<uint32_t>>();
     const auto &domains = env.facts.domains();
     for (size_t i = 0; i < domains.size() && sids->size() < 128;
@@ -51,5 +51,18 @@ void spawn_avc_pressure(const WorkloadSpec &spec, WorkloadEnv &env) {
         }
     });
 }
+
+namespace workloads {
+
+WorkloadInfo avc_pressure_workload() {
+    return {
+        .name = "avc_pressure",
+        .summary = "many distinct (source, target, class) triples to force AVC misses and reclaim",
+        .params = {count("triples", "distinct triples cycled through", 4096, 1, 10000000),
+                   dur("think", "time between two checks", 5 * us)},
+        .spawn = spawn_avc_pressure};
+}
+
+}  // namespace workloads
 
 }  // namespace locksim

@@ -1,8 +1,11 @@
-// The workloads a scenario can name, with their documented parameters. Every workload also takes
-// the common parameters (tasks, sched, prio, cpus, start). The bodies live in
-// workloads/<name>.cpp.
+// The workloads a scenario can name, one entry each, as the strategies (strategies/catalog.h): a
+// workload's file (workloads/<name>.cpp) defines its entry — name, one-line summary, parameters
+// with their defaults and checks, and the function that spawns its tasks — and catalog.cpp lists
+// the entries in one line each. Every workload also takes the common parameters (tasks, sched,
+// prio, cpus, pin, start).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,12 +15,18 @@
 
 namespace locksim {
 
+struct WorkloadSpec;  // workloads/scenario.h
+struct WorkloadEnv;   // workloads/workload.h
+
 struct WorkloadInfo {
+    // Creates the workload's tasks on the current platform (workloads/workload.h).
+    using Spawner = void (*)(const WorkloadSpec &spec, WorkloadEnv &env);
     std::string name;
     std::string summary;
     std::vector<ParamSpec> params;  // without the common ones
     // This workload's own defaults for common parameters (a probe runs one FIFO task per CPU).
     std::vector<std::pair<std::string, ParamValue>> common_defaults = {};
+    Spawner spawn = nullptr;
 };
 
 const std::vector<WorkloadInfo> &workload_catalog();
@@ -28,5 +37,15 @@ const std::vector<ParamSpec> &common_workload_params();
 // them and `locksim list core` prints them.
 const std::vector<ParamSpec> &core_params();
 const ParamSpec &core_param(std::string_view name);
+
+// What the entries' parameters are made of.
+namespace workloads {
+inline constexpr int64_t us = 1000, ms = 1000 * us;
+ParamSpec dur(std::string name, std::string doc, int64_t ns, int64_t min = 0);
+ParamSpec count(std::string name, std::string doc, int64_t v, int64_t min, int64_t max);
+ParamSpec text(std::string name, std::string doc, std::string v, std::vector<std::string> choices);
+// A list of names, empty by default.
+ParamSpec names(std::string name, std::string doc);
+}  // namespace workloads
 
 }  // namespace locksim

@@ -5,7 +5,7 @@
 
 namespace locksim {
 
-void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env) {
+static void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env) {
     const Params &p = spec.params;
     auto senders = std::make_shared<std::vector<uint32_t>>();
     const auto &domains = env.facts.domains();
@@ -32,5 +32,20 @@ void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env) {
         }
     });
 }
+
+namespace workloads {
+
+WorkloadInfo journald_workload() {
+    return {.name = "journald",
+            .summary =
+                "SO_PASSSEC: one SID -> context string per received message from senders with many "
+                "categories",
+            .params = {count("rate", "messages per second per task", 20000, 1, 100000000),
+                       count("senders", "distinct sending contexts", 32, 1, 100000),
+                       count("categories", "categories in each sender's context", 1024, 0, 1024)},
+            .spawn = spawn_journald};
+}
+
+}  // namespace workloads
 
 }  // namespace locksim

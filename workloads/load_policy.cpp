@@ -6,7 +6,7 @@
 
 namespace locksim {
 
-void spawn_load_policy(const WorkloadSpec &spec, WorkloadEnv &env) {
+static void spawn_load_policy(const WorkloadSpec &spec, WorkloadEnv &env) {
     auto image = std::make_shared<std::vector<uint8_t>>(env.policy_image());
     const kernel::Time period = spec.params.get_duration_ns("period");
     spawn_tasks(spec, env, false, [image, period, &server = env.server](int) {
@@ -19,5 +19,16 @@ void spawn_load_policy(const WorkloadSpec &spec, WorkloadEnv &env) {
         }
     });
 }
+
+namespace workloads {
+
+WorkloadInfo load_policy_workload() {
+    return {.name = "load_policy",
+            .summary = "periodic policy reload (security_load_policy) of the same policy",
+            .params = {dur("period", "time between reloads", 500 * ms, 1 * ms)},
+            .spawn = spawn_load_policy};
+}
+
+}  // namespace workloads
 
 }  // namespace locksim

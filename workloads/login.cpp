@@ -8,7 +8,7 @@
 
 namespace locksim {
 
-void spawn_login(const WorkloadSpec &spec, WorkloadEnv &env) {
+static void spawn_login(const WorkloadSpec &spec, WorkloadEnv &env) {
     auto users = std::make_shared<std::vector<std::string>>(spec.params.get_string_list("users"));
     const auto known = env.facts.login_users();
     for (const auto &u : *users)
@@ -36,5 +36,18 @@ void spawn_login(const WorkloadSpec &spec, WorkloadEnv &env) {
         }
     });
 }
+
+namespace workloads {
+
+WorkloadInfo login_workload() {
+    return {.name = "login",
+            .summary = "security_get_user_sids for chosen users (the long read-side section)",
+            .params = {dur("period", "time between logins per task", 10 * ms, 1 * us),
+                       names("users",
+                             "users to log in (default: every user of the policy with a role)")},
+            .spawn = spawn_login};
+}
+
+}  // namespace workloads
 
 }  // namespace locksim

@@ -28,7 +28,7 @@ struct NewContexts {
 
 }  // namespace
 
-void spawn_new_contexts(const WorkloadSpec &spec, WorkloadEnv &env) {
+static void spawn_new_contexts(const WorkloadSpec &spec, WorkloadEnv &env) {
     const Params &p = spec.params;
     auto s = std::make_shared<NewContexts>();
     s->pairs = env.facts.category_pairs(
@@ -81,5 +81,28 @@ void spawn_new_contexts(const WorkloadSpec &spec, WorkloadEnv &env) {
         }
     });
 }
+
+namespace workloads {
+
+WorkloadInfo new_contexts_workload() {
+    return {
+        .name = "new_contexts",
+        .summary =
+            "a long-lived system making new contexts (new SIDs), as a container runtime or sVirt "
+            "does with a new MCS category pair per container: the SID table grows; needs an MLS "
+            "policy",
+        .params = {count("rate", "new contexts per second per task", 1000, 1, 100000000),
+                   count("max_contexts",
+                         "new contexts the workload makes in the run (then it only looks up)",
+                         20000, 0, 1000000),
+                   count("preload",
+                         "contexts made at setup, before the run (the table's starting size)", 0, 0,
+                         1000000),
+                   count("lookups", "percent of operations that look up a context made earlier", 0,
+                         0, 100)},
+        .spawn = spawn_new_contexts};
+}
+
+}  // namespace workloads
 
 }  // namespace locksim

@@ -7,7 +7,7 @@
 
 namespace locksim {
 
-void spawn_probe(const WorkloadSpec &spec, WorkloadEnv &env) {
+static void spawn_probe(const WorkloadSpec &spec, WorkloadEnv &env) {
     const kernel::Time period = spec.params.get_duration_ns("period");
     const int64_t tasks = spec.tasks == 0 ? env.cpus : spec.tasks;
     spawn_tasks(spec, env, true, [period, tasks](int index) {
@@ -18,5 +18,23 @@ void spawn_probe(const WorkloadSpec &spec, WorkloadEnv &env) {
         }
     });
 }
+
+namespace workloads {
+
+WorkloadInfo probe_workload() {
+    return {
+        .name = "probe",
+        .summary =
+            "a cyclictest-like SCHED_FIFO task: sleeps to the next period and records how late it "
+            "woke",
+        .params = {dur("period", "wake-up period", 1 * ms, 10 * us)},
+        .common_defaults = {{"tasks", int64_t{0}},
+                            {"sched", std::string("fifo")},
+                            {"prio", int64_t{99}},
+                            {"pin", true}},
+        .spawn = spawn_probe};
+}
+
+}  // namespace workloads
 
 }  // namespace locksim

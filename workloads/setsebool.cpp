@@ -11,7 +11,7 @@
 
 namespace locksim {
 
-void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env) {
+static void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env) {
     const Params &p = spec.params;
     std::vector<uint32_t> chosen;  // boolean values (1-based) this workload may flip
     for (const auto &name : p.get_string_list("names")) {
@@ -57,5 +57,25 @@ void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env) {
         }
     });
 }
+
+namespace workloads {
+
+WorkloadInfo setsebool_workload() {
+    return {
+        .name = "setsebool",
+        .summary = "boolean commits (security_set_bools): periodic, random or in bursts",
+        .params = {text("mode", "when commits happen", "periodic", {"periodic", "random", "burst"}),
+                   dur("period",
+                       "time between commits (mean time with mode = random, between bursts "
+                       "with mode = burst)",
+                       100 * ms, 1 * us),
+                   count("burst", "commits per burst with mode = burst", 10, 1, 100000),
+                   count("booleans", "booleans changed per commit", 1, 1, 10000),
+                   names("names",
+                         "booleans to toggle (default: drawn from the policy's booleans)")},
+        .spawn = spawn_setsebool};
+}
+
+}  // namespace workloads
 
 }  // namespace locksim

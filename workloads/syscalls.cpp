@@ -67,7 +67,7 @@ std::vector<uint32_t> named_sids(WorkloadEnv &env, const std::vector<std::string
 
 }  // namespace
 
-void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
+static void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
     const Params &p = spec.params;
     auto s = std::make_shared<SyscallsSetup>();
     const auto &domain_types = p.get_string_list("domain_types");
@@ -141,5 +141,50 @@ void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
         }
     });
 }
+
+namespace workloads {
+
+WorkloadInfo syscalls_workload() {
+    return {
+        .name = "syscalls",
+        .summary =
+            "file read/write permission checks (mostly AVC hits), open/stat, and socket creation "
+            "with its context validation; task SIDs drawn from the policy's real domains",
+        .params =
+            {dur("think", "user-space time between two system calls", 20 * us),
+             count("read_write", "weight of read/write checks in the mix", 80, 0, 1000),
+             count("open_stat", "weight of open/stat (lookup + several checks)", 15, 0, 1000),
+             count("socket", "weight of socket creation (transition_sid + context validation)", 5,
+                   0, 1000),
+             count("packet_recv",
+                   "weight of packet receipt: the peer check made from softirq context (preemption "
+                   "off), where the security server must not sleep",
+                   5, 0, 1000),
+             count("domains", "distinct source domains drawn from the policy", 16, 1, 100000),
+             count("objects", "distinct target object types drawn from the policy", 64, 1, 100000),
+             count("working_set",
+                   "objects each task touches (a window of `objects`): small windows mostly hit "
+                   "the AVC, large ones miss",
+                   8, 1, 100000),
+             names("domain_types",
+                   "types the tasks run as, task i as the i-th modulo their number (default: "
+                   "`domains` of the policy's domains)"),
+             names("object_types",
+                   "types of the objects the tasks touch (default: `objects` of the policy's file "
+                   "types)"),
+             count("syscall_work",
+                   "the rest of each system call besides its security checks (entry, fd lookup, "
+                   "VFS, exit), in units of the CPU profile's `syscall` cost; 0 = only the checks "
+                   "are charged",
+                   0, 0, 1000),
+             {.name = "checks",
+              .type = ParamType::Bool,
+              .doc = "make the permission checks; false runs the same system calls without them "
+                     "(SELinux off), the baseline of an overhead figure",
+              .default_value = true}},
+        .spawn = spawn_syscalls};
+}
+
+}  // namespace workloads
 
 }  // namespace locksim

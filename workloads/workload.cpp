@@ -74,18 +74,9 @@ uint32_t setup_sid(WorkloadEnv &env, const std::string &context, const std::stri
 }
 
 void spawn_workload(const WorkloadSpec &spec, WorkloadEnv &env) {
-    using Spawner = void (*)(const WorkloadSpec &, WorkloadEnv &);
-    static const std::pair<const char *, Spawner> table[] = {
-        {"syscalls", spawn_syscalls},         {"aim7", spawn_aim7},
-        {"journald", spawn_journald},         {"setsebool", spawn_setsebool},
-        {"load_policy", spawn_load_policy},   {"login", spawn_login},
-        {"avc_pressure", spawn_avc_pressure}, {"probe", spawn_probe},
-        {"new_contexts", spawn_new_contexts},
-    };
-    for (const auto &[name, spawn] : table) {
-        if (spec.kind == name) return spawn(spec, env);
-    }
-    throw UserError(fmt::format("unknown workload '{}'", spec.kind));
+    const WorkloadInfo *info = find_workload_info(spec.kind);
+    if (!info) throw UserError(fmt::format("unknown workload '{}'", spec.kind));
+    info->spawn(spec, env);
 }
 
 }  // namespace locksim

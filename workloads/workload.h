@@ -1,7 +1,7 @@
-// Workloads: named, parametrised task bodies (workloads/catalog.h documents the parameters).
-// spawn_workload creates a workload's tasks on the current kernel::Platform; each task calls
-// the security server the way a kernel hook or selinuxfs write would, inside an operation scope
-// whose label the results report (see kLabel* below).
+// Workloads: named, parametrised task bodies (workloads/catalog.h lists them with their
+// parameters). spawn_workload creates a workload's tasks on the current kernel::Platform; each task
+// calls the security server the way a kernel hook or selinuxfs write would, inside an operation
+// scope whose label the results report (see kLabel* below).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "kernel/kernel.h"
 #include "kernel/op_names.h"
 #include "strategies/security_server.h"
+#include "workloads/catalog.h"
 #include "workloads/policy_facts.h"
 #include "workloads/scenario.h"
 
@@ -55,15 +56,5 @@ uint32_t setup_sid(WorkloadEnv &env, const std::string &context, const std::stri
 inline size_t draw(size_t n) {
     return static_cast<size_t>(kernel::get_random_below(n));
 }
-
-void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env);
-void spawn_aim7(const WorkloadSpec &spec, WorkloadEnv &env);
-void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env);
-void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env);
-void spawn_load_policy(const WorkloadSpec &spec, WorkloadEnv &env);
-void spawn_login(const WorkloadSpec &spec, WorkloadEnv &env);
-void spawn_avc_pressure(const WorkloadSpec &spec, WorkloadEnv &env);
-void spawn_probe(const WorkloadSpec &spec, WorkloadEnv &env);
-void spawn_new_contexts(const WorkloadSpec &spec, WorkloadEnv &env);
 
 }  // namespace locksim

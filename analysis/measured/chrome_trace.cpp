@@ -12,6 +12,7 @@
 
 #include "analysis/measured/measurement.h"
 #include "util/error.h"
+#include "util/json_text.h"
 
 namespace locksim::analysis::measured {
 
@@ -102,7 +103,7 @@ Measurement chrome_trace_from_json(const json &j, const std::string &file) {
 }  // namespace detail
 
 Measurement parse_chrome_trace(std::string_view text, const std::string &file) {
-    return detail::chrome_trace_from_json(detail::parse_json(text, file), file);
+    return detail::chrome_trace_from_json(parse_json_text(text, file), file);
 }
 
 }  // namespace locksim::analysis::measured

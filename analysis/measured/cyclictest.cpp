@@ -23,6 +23,7 @@
 
 #include "analysis/measured/measurement.h"
 #include "util/error.h"
+#include "util/json_text.h"
 
 namespace locksim::analysis::measured {
 
@@ -309,7 +310,7 @@ Measurement cyclictest_from_json(const json &j, const std::string &file) {
 }  // namespace detail
 
 Measurement parse_cyclictest_json(std::string_view text, const std::string &file) {
-    json j = detail::parse_json(text, file);
+    json j = parse_json_text(text, file);
     if (!j.is_object() || !j.contains("thread"))
         detail::fail(file, 1, 0, "no \"thread\" object: not cyclictest --json output");
     return detail::cyclictest_from_json(j, file);

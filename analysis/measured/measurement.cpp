@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "util/error.h"
+#include "util/json_text.h"
 #include "util/read_file.h"
 
 namespace locksim::analysis::measured {
@@ -15,44 +16,6 @@ namespace detail {
 void fail(const std::string &file, size_t line, size_t column, const std::string &message) {
     if (column) throw UserError(fmt::format("{}:{}:{}: {}", file, line, column, message));
     throw UserError(fmt::format("{}:{}: {}", file, line, message));
-}
-
-namespace {
-
-// Fails at byte `at` (0-based) of `text`, as file:line:column.
-[[noreturn]] void fail_json_at(std::string_view text, size_t at, const std::string &file,
-                               const std::string &what) {
-    at = std::min(at, text.size());
-    const std::string_view before = text.substr(0, at);
-    const size_t line = static_cast<size_t>(std::count(before.begin(), before.end(), '\n')) + 1;
-    const size_t nl = before.rfind('\n');
-    const size_t column = at - (nl == std::string_view::npos ? 0 : nl + 1) + 1;
-    fail(file, line, column, "not valid JSON: " + what);
-}
-
-}  // namespace
-
-nlohmann::json parse_json(std::string_view text, const std::string &file) {
-    try {
-        return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error &e) {
-        // e.byte is 1-based: the byte where the parser stopped.
-        std::string what = e.what();
-        // nlohmann's message: "[json.exception.parse_error.101] parse error at line 1, column 2:
-        // syntax error while parsing value - invalid literal; last read: 'x'": keep the reason.
-        if (size_t p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
-        fail_json_at(text, e.byte > 0 ? e.byte - 1 : 0, file, what);
-    } catch (const nlohmann::json::exception &e) {
-        // A number too large for a double ("[json.exception.out_of_range.406] number overflow
-        // parsing '1E999'") names its text but no byte: the place is where that text stands.
-        std::string what = e.what();
-        if (size_t p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-        size_t at = 0;
-        if (size_t q = what.find('\''); q != std::string::npos)
-            if (size_t r = what.find('\'', q + 1); r != std::string::npos)
-                at = std::min(text.find(what.substr(q + 1, r - q - 1)), text.size());
-        fail_json_at(text, at, file, what);
-    }
 }
 
 std::vector<std::string_view> split_lines(std::string_view text) {
@@ -108,7 +71,7 @@ bool has_line_starting(std::string_view text, std::string_view prefix) {
 Measurement parse_measured(std::string_view text, const std::string &file) {
     std::string_view first = first_word(text);
     if (first == "{" || first == "[") {
-        nlohmann::json j = detail::parse_json(text, file);
+        nlohmann::json j = parse_json_text(text, file);
         if (j.is_array() || (j.is_object() && j.contains("traceEvents")))
             return detail::chrome_trace_from_json(j, file);
         if (j.is_object() && j.contains("thread")) return detail::cyclictest_from_json(j, file);

@@ -67,8 +67,6 @@ namespace detail {
 // "file:line:column: message" (column omitted when 0).
 [[noreturn]] void fail(const std::string &file, size_t line, size_t column,
                        const std::string &message);
-// Parses JSON; a syntax error names the line and column of the byte where it stopped.
-nlohmann::json parse_json(std::string_view text, const std::string &file);
 // The lines of `text` without their '\n' (and a trailing '\r'); line k is at index k-1.
 std::vector<std::string_view> split_lines(std::string_view text);
 // Records `count` values of `value_ns`; a total the histogram cannot hold (its sum is an int64

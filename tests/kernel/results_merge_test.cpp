@@ -1,7 +1,8 @@
-// kernel/stats_merge.h: merging two parts gives what one part recording both would hold.
+// The merge() members of kernel/results.h: merging two parts gives what one part recording
+// both would hold.
 #include <gtest/gtest.h>
 
-#include "kernel/stats_merge.h"
+#include "kernel/results.h"
 
 using namespace locksim::kernel;
 
@@ -19,7 +20,7 @@ TEST(ResultsMerge, IntervalsKeepTheLongestOfBothAndListTheOpenOnes) {
             s->add(section(len, len));
     a.open_at_end = {7};
     b.open_at_end = {9};
-    merge(a, b);
+    a.merge(b);
     EXPECT_EQ(a.length.count(), both.length.count());
     EXPECT_EQ(a.length.max(), both.length.max());
     EXPECT_EQ(a.total, both.total);
@@ -41,7 +42,7 @@ TEST(ResultsMerge, OperationsLocksRcuMemoryAndCpusAddUp) {
     o2.caused_wait_ns = 4;
     o2.peak_live_bytes = 60;
     o2.open_at_end = {50};
-    merge(o1, o2);
+    o1.merge(o2);
     EXPECT_EQ(o1.completed, 5u);
     EXPECT_EQ(o1.latency.count(), 2u);
     EXPECT_EQ(o1.gp_wait_ns, 12);
@@ -56,7 +57,7 @@ TEST(ResultsMerge, OperationsLocksRcuMemoryAndCpusAddUp) {
     l2.contended[0] = 1;
     l2.wait[0].record(8);
     l2.wait_open_at_end[0] = {8};
-    merge(l1, l2);
+    l1.merge(l2);
     EXPECT_EQ(l1.kind, "spinlock");
     EXPECT_EQ(l1.acquisitions[1], 7u);
     EXPECT_EQ(l1.contended[0], 1u);
@@ -68,7 +69,7 @@ TEST(ResultsMerge, OperationsLocksRcuMemoryAndCpusAddUp) {
     r2.expedited_grace_periods = 2;
     r2.callbacks_invoked = 3;
     r2.grace_period_ns.record(1000);
-    merge(r1, r2);
+    r1.merge(r2);
     EXPECT_EQ(r1.grace_periods, 1u);
     EXPECT_EQ(r1.expedited_grace_periods, 2u);
     EXPECT_EQ(r1.callbacks_invoked, 3u);
@@ -81,7 +82,7 @@ TEST(ResultsMerge, OperationsLocksRcuMemoryAndCpusAddUp) {
     m2.bytes_sleeping = 64;
     m2.frees = 1;
     m2.peak_bytes = 30;
-    merge(m1, m2);
+    m1.merge(m2);
     EXPECT_EQ(m1.allocs_atomic, 1u);
     EXPECT_EQ(m1.allocs_sleeping, 2u);
     EXPECT_EQ(m1.bytes_sleeping, 64);
@@ -89,7 +90,7 @@ TEST(ResultsMerge, OperationsLocksRcuMemoryAndCpusAddUp) {
     EXPECT_EQ(m1.peak_bytes, 30);
 
     CpuStats c1{10, 1, 2, 3}, c2{5, 1, 1, 1};
-    merge(c1, c2);
+    c1.merge(c2);
     EXPECT_EQ(c1.busy_ns, 15);
     EXPECT_EQ(c1.context_switches, 2u);
     EXPECT_EQ(c1.preempt_off_ns, 3);

@@ -17,12 +17,12 @@
 
 namespace fs = std::filesystem;
 using namespace locksim;
+using kernel::kMsec;
 using namespace locksim::analysis;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kDuration = 8 * kMs;
+constexpr int64_t kDuration = 8 * kMsec;
 
 // A shipped scenario cut to a few milliseconds: one seed, a 1 ms warm-up, and every duration
 // parameter of its workloads (writers' periods, start delays) at most a quarter of the run, so
@@ -30,7 +30,7 @@ constexpr int64_t kDuration = 8 * kMs;
 Scenario shortened(const fs::path &file) {
     Scenario s = load_scenario(file.string());
     s.duration_ns = kDuration;
-    s.warmup_ns = std::min<int64_t>(s.warmup_ns, kMs);
+    s.warmup_ns = std::min<int64_t>(s.warmup_ns, kMsec);
     s.seeds.resize(1);
     for (WorkloadSpec &w : s.workloads) {
         std::vector<ParamSpec> specs = common_workload_params();

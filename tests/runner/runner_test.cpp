@@ -7,9 +7,12 @@
 
 #include "analysis/results_file.h"
 #include "runner/runner.h"
+#include "tests/runner/run_all.h"
 #include "util/error.h"
 
 using namespace locksim;
+using locksim::testing::deterministic;
+using locksim::testing::run_all;
 
 namespace {
 
@@ -47,19 +50,6 @@ kind = "probe"
 period = "500us"
 )" + extra,
                           "small.toml");
-}
-
-// Without the wall-clock speed, so that equal runs give equal files.
-RunOptions deterministic() {
-    RunOptions o;
-    o.wall_clock = false;
-    return o;
-}
-
-analysis::ResultsFile run_all(const Scenario &s, std::vector<RunJob> jobs = {}) {
-    std::vector<Scenario> points = expand_sweep(s);
-    if (jobs.empty()) jobs = plan_runs(points);
-    return run_jobs(s, points, jobs, deterministic());
 }
 
 }  // namespace

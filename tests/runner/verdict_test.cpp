@@ -9,12 +9,14 @@
 #include "analysis/results_file.h"
 #include "analysis/table.h"
 #include "runner/runner.h"
+#include "tests/runner/run_all.h"
 
 using namespace locksim;
+using kernel::kMsec;
+using kernel::kUsec;
+using locksim::testing::run_all;
 
 namespace {
-
-constexpr int64_t kMs = 1'000'000, kUs = 1000;
 
 // Two CPUs, the Debian policy, two tasks making system calls.
 const std::string kTwoCpusWithSyscalls = R"(
@@ -54,11 +56,6 @@ period = "1ms"
                           "in-flight.toml");
 }
 
-analysis::ResultsFile run_all(const Scenario &s) {
-    std::vector<Scenario> points = expand_sweep(s);
-    return run_jobs(s, points, plan_runs(points), {});
-}
-
 }  // namespace
 
 TEST(Verdict, CommitInFlightAtTheEndIsMeasuredInFullWithinTheDrain) {
@@ -76,10 +73,10 @@ TEST(Verdict, CommitInFlightAtTheEndIsMeasuredInFullWithinTheDrain) {
     EXPECT_FALSE(s.probe_open.max_censored);
     const nlohmann::json &longest = file.runs[0].at("detail").at("preempt_off").at("longest");
     ASSERT_FALSE(longest.empty());
-    EXPECT_GT(longest[0].at("start_ns").get<int64_t>(), 25 * kMs);
+    EXPECT_GT(longest[0].at("start_ns").get<int64_t>(), 25 * kMsec);
     EXPECT_NE(longest[0].at("end_site"), "(open at the end)");
     // It ended after the duration, and its parts were measured: the copy and a grace period.
-    EXPECT_GT(longest[0].at("start_ns").get<int64_t>() + s.preempt_off_max_ns, 30 * kMs);
+    EXPECT_GT(longest[0].at("start_ns").get<int64_t>() + s.preempt_off_max_ns, 30 * kMsec);
     EXPECT_GE(s.toggle_max_ns, s.preempt_off_max_ns);
     EXPECT_GT(s.toggle_preempt_off_ns, 0);
     EXPECT_GT(s.toggle_gp_wait_ns, 0);
@@ -97,10 +94,10 @@ TEST(Verdict, CommitStillInFlightAfterTheDrainIsAtLeastItsElapsedPartAndMeetsNoL
     const nlohmann::json &longest = file.runs[0].at("detail").at("preempt_off").at("longest");
     ASSERT_FALSE(longest.empty());
     const int64_t started = longest[0].at("start_ns").get<int64_t>();
-    ASSERT_GT(started, 25 * kMs);
+    ASSERT_GT(started, 25 * kMsec);
     // The section opened by the copy, closed at the end: at least what elapsed of it.
-    EXPECT_GE(s.preempt_off_max_ns, 30 * kMs - started);
-    EXPECT_GT(s.preempt_off_max_ns, 1 * kMs);
+    EXPECT_GE(s.preempt_off_max_ns, 30 * kMsec - started);
+    EXPECT_GT(s.preempt_off_max_ns, 1 * kMsec);
     EXPECT_TRUE(s.preempt_off_open.max_censored);
     EXPECT_EQ(longest[0].at("end_site"), "(open at the end)");
     EXPECT_TRUE(s.toggle_incomplete());
@@ -114,14 +111,14 @@ TEST(Verdict, CommitStillInFlightAfterTheDrainIsAtLeastItsElapsedPartAndMeetsNoL
     EXPECT_NE(analysis::format_table(sums).find("\u2265"), std::string::npos);
     // Neither limit is met: the preempt-off section is too long already, and the commit never
     // completed, even with a commit limit it has not reached yet.
-    analysis::Limits limits{{"preempt_off.max_ns", {100 * kUs}}, {"toggle.max_ns", {10 * kMs}}};
+    analysis::Limits limits{{"preempt_off.max_ns", {100 * kUsec}}, {"toggle.max_ns", {10 * kMsec}}};
     analysis::Pick p = analysis::pick(sums, limits);
     EXPECT_FALSE(p.any_meets());
     std::string text = analysis::format_pick(p, limits);
     EXPECT_EQ(text.find("meets the limits"), std::string::npos) << text;
     EXPECT_NE(text.find("incomplete"), std::string::npos) << text;
-    analysis::Limits generous{{"preempt_off.max_ns", {1000 * kMs}},
-                              {"toggle.max_ns", {1000 * kMs}}};
+    analysis::Limits generous{{"preempt_off.max_ns", {1000 * kMsec}},
+                              {"toggle.max_ns", {1000 * kMsec}}};
     EXPECT_FALSE(analysis::pick(sums, generous).any_meets());
 }
 
@@ -132,7 +129,7 @@ TEST(Verdict, WarmUpDropsOnlyWhatEndedBeforeIt) {
     };
     analysis::RunSummary none = worst("0ms"), warm = worst("30ms");
     EXPECT_FALSE(none.preempt_off_open.max_censored);
-    EXPECT_GT(none.preempt_off_max_ns, 5 * kMs);
+    EXPECT_GT(none.preempt_off_max_ns, 5 * kMsec);
     EXPECT_EQ(warm.preempt_off_max_ns, none.preempt_off_max_ns);
     EXPECT_EQ(warm.toggle_max_ns, none.toggle_max_ns);
 }

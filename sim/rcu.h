@@ -1,0 +1,125 @@
+// RCU of the simulated platform: read sections, grace periods (normal and expedited), call_rcu,
+// and the publication records the use-after-free check relies on.
+//
+// A grace period ends when every CPU has passed a quiescent state (context switch, idle, or a
+// tick / interrupt / read-unlock while outside any read section and with preemption and
+// interrupts on, as with the consolidated RCU flavours) and no task that entered a read section
+// before the grace period began is still inside it (preempted readers under PREEMPT_RCU).
+// Normal grace periods finish on a jiffy boundary, one at a time; expedited ones IPI every busy
+// CPU and finish at once. call_rcu callbacks run on a callback task, with preemption off, after
+// their grace period.
+//
+// It talks to the scheduler only through SchedOps (sched_ops.h); the scheduler tells it of
+// context switches, idle CPUs, interrupts and tasks that end a read-side or atomic section.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "kernel/results.h"
+#include "sim/config.h"
+#include "sim/engine.h"
+#include "sim/sched_ops.h"
+#include "sim/task.h"
+
+namespace locksim::sim {
+
+class RcuState {
+  public:
+    RcuState(SchedOps &ops, Engine &engine, const SimConfig &cfg, Time jiffy)
+        : ops_(ops),
+          engine_(engine),
+          cfg_(cfg),
+          jiffy_(jiffy),
+          exp_ipi_pending_(static_cast<size_t>(cfg.cpus), 0) {}
+
+    // kernel::Platform's RCU calls.
+    void read_lock(const Site &site);
+    void read_unlock(const Site &site);
+    void synchronize(bool expedited, const Site &site);
+    void call(std::function<void()> callback);
+    void dereferenced(const void *p, const Site &site);
+    void published(const void *old_p, const void *new_p);
+    // An accounted allocation is freed: reports a free of an object readers may still hold or
+    // that is still published, and forgets its publication.
+    void freeing(const void *p, const Site &site);
+
+    // From the scheduler. `cpu` passed a quiescent state (a context switch, going idle).
+    void report_qs(int cpu);
+    // An interrupt on `cpu` (the tick, an expedited grace period's IPI): a quiescent state if it
+    // interrupted one, else the reader there reports one when its section ends.
+    void interrupt(int cpu);
+    // Interrupts came back on on `cpu`: an expedited IPI that waited is handled now.
+    void irqs_on(int cpu);
+    // `t` left a preempt-off or IRQs-off section or a read section: the quiescent state it owes.
+    void deferred_qs(Task *t);
+    // `t` exits inside a read section: the section ends so that grace periods can.
+    void reader_exits(Task *t);
+    // Wakes the callback task if it sleeps: callbacks became ready, or the duration is over (it
+    // then finishes what is queued and exits).
+    void kick_callback_task();
+    const Task *callback_task() const { return cb_task_; }
+
+    const kernel::RcuStats &stats() const { return stats_; }
+    void reset_stats() { stats_ = kernel::RcuStats{}; }
+
+  private:
+    struct GracePeriod {
+        uint64_t id = 0;
+        bool expedited = false;
+        bool started = false;
+        bool completing = false;
+        Time start = 0;
+        uint64_t start_seq = 0;
+        std::vector<uint8_t> cpu_pending;
+        int pending = 0;
+        std::vector<Task *> waiters;
+        std::vector<std::function<void()>> callbacks;
+    };
+
+    static void on_gp_complete(void *self, uint64_t arg);
+    static void on_exp_ipi(void *self, uint64_t arg);
+    GracePeriod *request_gp(bool expedited);
+    void start_gp(GracePeriod &g);
+    void check_gp(GracePeriod &g);
+    // check_gp on every grace period that has begun.
+    void check_started();
+    void complete_gp(GracePeriod &g);
+    bool cpu_in_qs(int cpu);
+    void callback_task_body();
+    // The oldest read section still open (its rcu_start_seq), UINT64_MAX when none.
+    uint64_t oldest_reader_seq();
+
+    SchedOps &ops_;
+    Engine &engine_;
+    const SimConfig &cfg_;
+    Time jiffy_;
+    // Ordering uses one counter, bumped when a read section begins, a grace period begins and a
+    // pointer is unpublished, so "began before" is exact even at equal simulated times.
+    uint64_t seq_ = 0;
+    std::vector<std::unique_ptr<GracePeriod>> gps_;  // active or queued
+    GracePeriod *normal_gp_ = nullptr;               // the normal grace period in progress
+    GracePeriod *next_gp_ = nullptr;                 // queued behind it
+    uint64_t gp_ids_ = 0;
+    std::vector<uint8_t> exp_ipi_pending_;  // by CPU: delivered at local_irq_enable
+    std::vector<std::function<void()>> callbacks_ready_;
+    size_t callbacks_head_ = 0;
+    Task *cb_task_ = nullptr;
+    bool cb_task_waiting_ = false;
+    // Read sections in the order they began (rcu_start_seq, task); entries of sections that
+    // ended are dropped lazily from the front.
+    std::deque<std::pair<uint64_t, Task *>> readers_;
+    // Publication: object -> 0 never published, kStillPublished while reachable, else the seq_
+    // at which it was unpublished. An address keeps its record until an accounted allocation
+    // there is freed.
+    std::unordered_map<const void *, uint64_t> published_;
+    kernel::RcuStats stats_;
+};
+
+}  // namespace locksim::sim
