@@ -60,7 +60,14 @@ CommandRegistrar policy_registrar([](CLI::App &app) {
     static std::string gen_out;
     static ss::GenOptions o;
     static bool no_mls = false;
+    static std::string preset;
     gen->add_option("OUT", gen_out, "output binary policy")->required();
+    std::string preset_names;
+    for (const ss::GenPreset &p : ss::gen_presets())
+        preset_names += (preset_names.empty() ? "" : ", ") + std::string(p.name);
+    gen->add_option("--preset", preset,
+                    "start from a distribution policy's proportions (" + preset_names +
+                        "); the other options override it");
     gen->add_option("--types", o.types, "concrete types")->check(CLI::Range(8u, 60000u));
     gen->add_option("--attributes", o.attributes, "attributes (0: types/18)")
         ->check(CLI::Range(0u, 4000u));
@@ -80,8 +87,29 @@ CommandRegistrar policy_registrar([](CLI::App &app) {
     gen->add_option("--policy-version", o.version, "policy version to write")
         ->check(CLI::Range(ss::kPolicyVersionWriteMin, ss::kPolicyVersionWriteMax));
     gen->add_option("--seed", o.seed, "random seed");
-    gen->callback([] {
+    gen->callback([gen] {
         o.mls = !no_mls;
+        if (!preset.empty()) {
+            // The preset's values where no option was given.
+            ss::GenOptions base = ss::find_gen_preset(preset).options;
+            const std::pair<const char *, uint32_t ss::GenOptions::*> given[] = {
+                {"--types", &ss::GenOptions::types},
+                {"--attributes", &ss::GenOptions::attributes},
+                {"--booleans", &ss::GenOptions::booleans},
+                {"--rules", &ss::GenOptions::rules},
+                {"--cond-rules", &ss::GenOptions::cond_rules},
+                {"--users", &ss::GenOptions::users},
+                {"--roles", &ss::GenOptions::roles},
+                {"--categories", &ss::GenOptions::categories},
+                {"--sensitivities", &ss::GenOptions::sensitivities},
+                {"--constraints", &ss::GenOptions::constraints},
+                {"--policy-version", &ss::GenOptions::version}};
+            for (const auto &[flag, field] : given)
+                if (gen->count(flag)) base.*field = o.*field;
+            base.mls = o.mls;
+            base.seed = o.seed;
+            o = base;
+        }
         ss::Policydb db = ss::policy_generate(o);
         ss::policydb_write_file(db, gen_out, o.version);
     });

@@ -222,6 +222,10 @@ void to_json(nlohmann::json &j, const Violation &v) {
          {"message", v.message}};
 }
 
+void to_json(nlohmann::json &j, const MemoryStall &v) {
+    j = {{"lines", v.lines}, {"llc_hits", v.llc_hits}, {"dram", v.dram}, {"stall_ns", v.stall_ns}};
+}
+
 void to_json(nlohmann::json &j, const RunResults &v) {
     j = {{"schema_version", v.schema_version},
          {"platform", v.platform},
@@ -244,6 +248,7 @@ void to_json(nlohmann::json &j, const RunResults &v) {
         j["wakeup_worst"] = v.wakeup_worst;
     else
         j["wakeup_worst_absent"] = v.wakeup_causes_absent;
+    if (!v.memory_stall.empty()) j["memory_stall"] = v.memory_stall;
 }
 
 }  // namespace locksim::kernel

@@ -188,6 +188,13 @@ struct Violation {
     std::string message;
 };
 
+struct MemoryStall {
+    uint64_t lines = 0;     // distinct lines read, per call, summed
+    uint64_t llc_hits = 0;  // of those, served by the last level
+    uint64_t dram = 0;      // served by memory
+    Time stall_ns = 0;
+};
+
 struct RunResults {
     int schema_version = kResultsSchemaVersion;
     std::string platform;                       // "sim" or "real"
@@ -212,6 +219,9 @@ struct RunResults {
     MemStats memory;
     std::vector<CpuStats> cpus;
     std::map<std::string, Time> compute_ns;  // charged work per compute label
+    // Where the profile models caches: per compute label, the part of compute_ns spent waiting
+    // for lines the CPU's private cache lacked (included in compute_ns), and the line counts.
+    std::map<std::string, MemoryStall> memory_stall;
     std::vector<Violation> violations;
 
     // Violations of one kind.
@@ -231,6 +241,7 @@ void to_json(nlohmann::json &j, const WakeupRecord &v);
 void from_json(const nlohmann::json &j, WakeupDelay &v);
 void from_json(const nlohmann::json &j, WakeupRecord &v);
 void to_json(nlohmann::json &j, const Violation &v);
+void to_json(nlohmann::json &j, const MemoryStall &v);
 void to_json(nlohmann::json &j, const RunResults &v);
 
 }  // namespace locksim::kernel

@@ -50,7 +50,8 @@ std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec) {
             return read_file(spec.path);
         case PolicySpec::Source::Synthetic: {
             const SyntheticPolicySpec &s = spec.synthetic;
-            ss::GenOptions o;
+            ss::GenOptions o =
+                s.preset.empty() ? ss::GenOptions{} : ss::find_gen_preset(s.preset).options;
             o.types = static_cast<uint32_t>(s.types);
             o.booleans = static_cast<uint32_t>(s.booleans);
             o.attributes = s.attributes < 0 ? 0 : static_cast<uint32_t>(s.attributes);
@@ -164,7 +165,10 @@ kernel::RunResults run_on(kernel::Platform &platform,
         job.strategy->name, job.strategy->options,
         make_policy_state(ss::policydb_read(image, "scenario policy"), core), core);
     PolicyFacts facts(server->setup_state());
-    WorkloadEnv env{*server, facts, point.machine.cpus, [&image] { return image; }, nullptr};
+    WorkloadEnv env{*server, facts, point.machine.cpus, [&image] { return image; }, nullptr, {}};
+    for (const sim::CpuCluster &c : sim::find_profile(point.machine.profile).clusters)
+        for (int i = c.first_cpu; i < c.first_cpu + c.cpus && i < point.machine.cpus; ++i)
+            env.clusters[c.name].push_back(i);
     for (const auto &w : point.workloads)
         spawn_workload(w, env);
     kernel::RunResults results = run();
@@ -250,9 +254,9 @@ analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scena
     std::map<std::string, std::vector<uint8_t>> images;
     auto key = [](const PolicySpec &p) {
         const auto &s = p.synthetic;
-        return fmt::format("{}|{}|{},{},{},{},{},{},{},{},{}", static_cast<int>(p.source), p.path,
-                           s.types, s.booleans, s.attributes, s.rules, s.users, s.roles,
-                           s.categories, s.mls, s.seed);
+        return fmt::format("{}|{}|{}|{},{},{},{},{},{},{},{},{}", static_cast<int>(p.source),
+                           p.path, s.preset, s.types, s.booleans, s.attributes, s.rules, s.users,
+                           s.roles, s.categories, s.mls, s.seed);
     };
     for (const auto &job : jobs) {
         std::string k = key(job.point->policy);

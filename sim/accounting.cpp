@@ -266,6 +266,7 @@ void SimPlatform::reset_stats() {
         c.busy_since = now;
     }
     std::fill(compute_ns_.begin(), compute_ns_.end(), 0);
+    std::fill(stall_.begin(), stall_.end(), MemoryTally{});
     stats_since_ = now;
     warm_ = true;
 }
@@ -319,6 +320,11 @@ kernel::RunResults SimPlatform::collect() {
         if (c.act != Act::Idle) s.busy_ns += end - c.busy_since;
         r.cpus.push_back(s);
     }
+    for (size_t i = 0; i < stall_.size(); ++i)
+        if (stall_[i].touches != 0)
+            r.memory_stall[std::string(kernel::label_name(static_cast<uint32_t>(i)))] = {
+                stall_[i].touches, stall_[i].llc_hits, stall_[i].dram,
+                (stall_[i].stall_ps + 500) / 1000};
     for (size_t i = 0; i < compute_ns_.size(); ++i)
         if (compute_ns_[i] != 0)
             r.compute_ns[std::string(kernel::label_name(static_cast<uint32_t>(i)))] =

@@ -62,12 +62,119 @@ std::string text(const toml::table &t, std::string_view key) {
 
 }  // namespace
 
-Time CpuProfile::cost(const ss::WorkCounts &counts) const {
+int64_t CpuProfile::cost_ps(const ss::WorkCounts &counts) const {
     int64_t ps = 0;
     for (size_t i = 0; i < ss::kWorkKinds; ++i)
         ps += static_cast<int64_t>(counts.n[i]) * work_ps[i];
-    return (ps + 500) / 1000;
+    return ps;
 }
+
+Time CpuProfile::cost(const ss::WorkCounts &counts) const {
+    return (cost_ps(counts) + 500) / 1000;
+}
+
+MemoryLatency MemoryProfile::latency() const {
+    MemoryLatency l;
+    if (private_kib <= 0) return l;
+    l.private_lines = private_kib * 1024 / line_bytes;
+    l.llc_lines = llc_kib * 1024 / line_bytes;
+    l.llc_ps = std::llround(llc_ns * 1000.0);
+    l.dram_ps = std::llround(dram_ns * 1000.0);
+    l.sample = sample_one_in;
+    return l;
+}
+
+const CpuCluster *CpuProfile::cluster_of(int cpu) const {
+    for (const CpuCluster &c : clusters)
+        if (cpu >= c.first_cpu && cpu < c.first_cpu + c.cpus) return &c;
+    return nullptr;
+}
+
+const CpuCluster *CpuProfile::find_cluster(std::string_view n) const {
+    for (const CpuCluster &c : clusters)
+        if (c.name == n) return &c;
+    return nullptr;
+}
+
+int CpuProfile::cluster_cpus() const {
+    return clusters.empty() ? 0 : clusters.back().first_cpu + clusters.back().cpus;
+}
+
+namespace {
+
+void parse_memory(const std::string &source, const toml::table &m, MemoryProfile &out) {
+    struct Key {
+        const char *name;
+        bool required;
+    };
+    static const Key kKeys[] = {{"line_bytes", false}, {"private_kib", true},
+                                {"llc_kib", true},     {"llc_ns", true},
+                                {"dram_ns", true},     {"sample_one_in", false}};
+    for (auto &&[k, v] : m)
+        if (std::none_of(std::begin(kKeys), std::end(kKeys),
+                         [&](const Key &key) { return k.str() == key.name; }))
+            fail(source, v.source(), fmt::format("unknown key '{}' in [memory]", k.str()));
+    for (const Key &key : kKeys)
+        if (key.required && !m.contains(key.name))
+            fail(source, m.source(), fmt::format("[memory] lacks '{}'", key.name));
+    auto whole = [&](const char *key, int64_t lo) {
+        const toml::node &n = *m.get(key);
+        double v = number(source, n, key);
+        if (v < static_cast<double>(lo) || v != std::floor(v) || v > 1e9)
+            fail(source, n.source(),
+                 fmt::format("'{}' must be a whole number of at least {}", key, lo));
+        return static_cast<int64_t>(v);
+    };
+    if (m.contains("line_bytes")) out.line_bytes = whole("line_bytes", 8);
+    if (m.contains("sample_one_in")) {
+        out.sample_one_in = whole("sample_one_in", 1);
+        if ((out.sample_one_in & (out.sample_one_in - 1)) != 0 || out.sample_one_in > 1024)
+            fail(source, m.get("sample_one_in")->source(),
+                 "'sample_one_in' must be a power of two up to 1024");
+    }
+    out.private_kib = whole("private_kib", 1);
+    out.llc_kib = whole("llc_kib", 1);
+    out.llc_ns = number(source, *m.get("llc_ns"), "llc_ns");
+    out.dram_ns = number(source, *m.get("dram_ns"), "dram_ns");
+}
+
+void parse_clusters(const std::string &source, const toml::array &a, std::vector<CpuCluster> &out) {
+    int next = 0;
+    for (const toml::node &n : a) {
+        const toml::table *t = n.as_table();
+        if (!t) fail(source, n.source(), "each [[cluster]] must be a table");
+        CpuCluster c;
+        for (auto &&[k, v] : *t)
+            if (k.str() != "name" && k.str() != "cpus" && k.str() != "speed" &&
+                k.str() != "private_kib")
+                fail(source, v.source(), fmt::format("unknown key '{}' in [[cluster]]", k.str()));
+        auto name = (*t)["name"].value<std::string>();
+        auto cpus = (*t)["cpus"].value<int64_t>();
+        if (!name || name->empty()) fail(source, t->source(), "[[cluster]] needs a 'name'");
+        if (!cpus || *cpus < 1 || *cpus > 4096)
+            fail(source, t->source(), "[[cluster]] needs 'cpus' between 1 and 4096");
+        for (const CpuCluster &o : out)
+            if (o.name == *name)
+                fail(source, t->source(), fmt::format("cluster '{}' named twice", *name));
+        c.name = *name;
+        c.cpus = static_cast<int>(*cpus);
+        if (const toml::node *sp = t->get("speed")) {
+            c.speed = number(source, *sp, "speed");
+            if (c.speed <= 0) fail(source, sp->source(), "'speed' must be above 0");
+        }
+        if (const toml::node *pk = t->get("private_kib")) {
+            double v = number(source, *pk, "private_kib");
+            if (v < 1 || v != std::floor(v) || v > 1e9)
+                fail(source, pk->source(), "'private_kib' must be a whole number of at least 1");
+            c.private_kib = static_cast<int64_t>(v);
+        }
+        c.first_cpu = next;
+        next += c.cpus;
+        out.push_back(std::move(c));
+    }
+}
+
+}  // namespace
 
 CpuProfile parse_profile(std::string_view body, const std::string &source) {
     toml::table root;
@@ -78,8 +185,9 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
     }
     CpuProfile p;
     p.source = source;
-    static const char *const kTop[] = {"name",         "description", "derivation", "work_ns",
-                                       "primitive_ns", "measured",    "calibration"};
+    static const char *const kTop[] = {"name",         "description", "derivation",  "work_ns",
+                                       "primitive_ns", "measured",    "calibration", "memory",
+                                       "cluster",      "published"};
     for (auto &&[k, v] : root)
         if (std::find_if(std::begin(kTop), std::end(kTop),
                          [&](const char *s) { return k.str() == s; }) == std::end(kTop))
@@ -119,6 +227,19 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
     }
     if (const toml::table *m = root["measured"].as_table()) {
         if (auto *s = m->get("scale")) p.measured_scale = number(source, *s, "scale");
+    }
+    if (const toml::node *m = root.get("memory")) {
+        if (!m->is_table()) fail(source, m->source(), "'memory' must be a table");
+        parse_memory(source, *m->as_table(), p.memory);
+    }
+    if (const toml::node *c = root.get("cluster")) {
+        if (!c->is_array()) fail(source, c->source(), "'cluster' must be an array of tables");
+        parse_clusters(source, *c->as_array(), p.clusters);
+    }
+    if (const toml::node *pub = root.get("published")) {
+        if (!pub->is_table()) fail(source, pub->source(), "'published' must be a table");
+        for (auto &&[k, v] : *pub->as_table())
+            p.published[std::string(k.str())] = number(source, v, k.str());
     }
     if (const toml::table *c = root["calibration"].as_table()) {
         for (auto &&[k, v] : *c) {
@@ -184,6 +305,21 @@ std::string format_profile(const CpuProfile &p) {
     for (const auto &f : kPrimFields)
         out += fmt::format("{} = {}\n", f.key, p.primitive.*(f.field));
     out += fmt::format("\n[measured]\nscale = {}\n", p.measured_scale);
+    if (p.memory.private_kib > 0)
+        out += fmt::format(
+            "\n[memory]\nline_bytes = {}\nprivate_kib = {}\nllc_kib = {}\nllc_ns = {}\ndram_ns = "
+            "{}\nsample_one_in = {}\n",
+            p.memory.line_bytes, p.memory.private_kib, p.memory.llc_kib, p.memory.llc_ns,
+            p.memory.dram_ns, p.memory.sample_one_in);
+    for (const CpuCluster &c : p.clusters)
+        out += fmt::format("\n[[cluster]]\nname = {}\ncpus = {}\nspeed = {}\n{}", quoted(c.name),
+                           c.cpus, c.speed,
+                           c.private_kib ? fmt::format("private_kib = {}\n", c.private_kib) : "");
+    if (!p.published.empty()) {
+        out += "\n[published]\n";
+        for (const auto &[k, v] : p.published)
+            out += fmt::format("{} = {}\n", k, v);
+    }
     if (!p.calibration.empty()) {
         out += "\n[calibration]\n";
         for (const auto &[k, v] : p.calibration)

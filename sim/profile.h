@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cache_model.h"
 #include "ss/work_meter.h"
 
 namespace locksim::sim {
@@ -49,6 +50,30 @@ struct PrimitiveCosts {
 //   40 ns allocation, and the same ratio is assumed elsewhere.
 inline constexpr int64_t kVfsNodePerAlloc = 25;
 
+// The memory hierarchy ([memory]): sizes and the latencies a unit pays beyond its [work_ns] price
+// (which is its price when its line is in the CPU's private cache). Absent: every unit costs its
+// [work_ns] price, hot or cold.
+struct MemoryProfile {
+    int64_t line_bytes = 64;
+    int64_t private_kib = 0;     // per CPU: the largest private level (L2)
+    int64_t llc_kib = 0;         // shared by all CPUs
+    double llc_ns = 0;           // a private miss served by the last level
+    double dram_ns = 0;          // a miss of both: load-to-use latency of memory
+    int64_t sample_one_in = 32;  // set sampling: one line in this many modelled (cache_model.h)
+    MemoryLatency latency() const;
+};
+
+// A cluster of identical CPUs ([[cluster]]): CPUs are numbered cluster by cluster, in file
+// order. `speed` divides the time of counted work (1.0: the [work_ns] prices; 0.5: twice
+// as long); memory latencies and primitives are the machine's.
+struct CpuCluster {
+    std::string name;
+    int cpus = 0;
+    double speed = 1.0;
+    int64_t private_kib = 0;  // its CPUs' private cache; 0: [memory]'s
+    int first_cpu = 0;
+};
+
 struct CpuProfile {
     std::string name;
     std::string description;
@@ -59,9 +84,19 @@ struct CpuProfile {
     PrimitiveCosts primitive;
     double measured_scale = 1.0;                     // `measured` model: host ns x scale
     std::map<std::string, std::string> calibration;  // written by calibrate, else empty
+    MemoryProfile memory;
+    std::vector<CpuCluster> clusters;  // empty: all CPUs alike
+    // [published]: the published figures the numbers were derived from (clock_ghz, l2_cycles,
+    // ...), kept so that a test can check the derivation; not used by the model.
+    std::map<std::string, double> published;
 
     // Simulated nanoseconds for the counted work.
     Time cost(const ss::WorkCounts &counts) const;
+    int64_t cost_ps(const ss::WorkCounts &counts) const;  // the same, picoseconds
+    // The cluster of a CPU (nullptr without clusters or beyond them), and by name.
+    const CpuCluster *cluster_of(int cpu) const;
+    const CpuCluster *find_cluster(std::string_view name) const;
+    int cluster_cpus() const;  // CPUs the clusters hold together
 };
 
 // Parses a profile; errors are locksim::UserError naming `source`, line and column.

@@ -81,6 +81,22 @@ SimPlatform::SimPlatform(SimConfig cfg) : cfg_(checked(std::move(cfg))) {
     for (int i = 0; i < cfg_.cpus; ++i)
         cpus_[static_cast<size_t>(i)].id = i;
     preempt_off_.keep = irqs_off_.keep = cfg_.keep_longest;
+    const CpuProfile &prof = cfg_.profile;
+    if (!prof.clusters.empty() && cfg_.cpus > prof.cluster_cpus())
+        throw UserError(fmt::format("profile '{}' has {} CPUs in its clusters, the machine {}",
+                                    prof.name, prof.cluster_cpus(), cfg_.cpus));
+    for (int i = 0; i < cfg_.cpus; ++i) {
+        const CpuCluster *c = prof.cluster_of(i);
+        speed_ppm_.push_back(c ? std::max<int64_t>(1, std::llround(c->speed * 1e6)) : 1'000'000);
+    }
+    if (cfg_.cost_model == CostModel::Counted && prof.memory.private_kib > 0) {
+        std::vector<int64_t> private_lines;
+        for (int i = 0; i < cfg_.cpus; ++i) {
+            const CpuCluster *c = prof.cluster_of(i);
+            private_lines.push_back(c ? c->private_kib * 1024 / prof.memory.line_bytes : 0);
+        }
+        caches_.emplace(prof.memory.latency(), private_lines);
+    }
 }
 
 SimPlatform::~SimPlatform() {
@@ -902,10 +918,29 @@ void SimPlatform::on_irq_end(void *self, uint64_t arg) {
 // ---------------------------------------------------------------- cost of work
 
 void SimPlatform::charge(Label label, const ss::WorkCounts &counts, Time host_ns) {
-    Time ns = cfg_.cost_model == CostModel::Counted
-                  ? cfg_.profile.cost(counts)
-                  : static_cast<Time>(static_cast<double>(host_ns) * cfg_.profile.measured_scale);
-    ndelay(ns, label);
+    if (cfg_.cost_model != CostModel::Counted) {
+        ndelay(static_cast<Time>(static_cast<double>(host_ns) * cfg_.profile.measured_scale),
+               label);
+        return;
+    }
+    const int cpu = cur_ ? cur_->cpu : 0;
+    int64_t ps = cfg_.profile.cost_ps(counts);
+    if (const int64_t speed = speed_ppm_[static_cast<size_t>(cpu)]; speed != 1'000'000)
+        ps = static_cast<int64_t>(static_cast<__int128>(ps) * 1'000'000 / speed);
+    if (caches_ && !counts.lines.empty()) {
+        MemoryTally t;
+        const int64_t stall = caches_->price(cpu, counts.lines, t);
+        ps += stall;
+        if (recording()) {
+            if (label.id() >= stall_.size()) stall_.resize(label.id() + 1);
+            MemoryTally &s = stall_[label.id()];
+            s.touches += t.touches;
+            s.llc_hits += t.llc_hits;
+            s.dram += t.dram;
+            s.stall_ps += t.stall_ps;
+        }
+    }
+    ndelay((ps + 500) / 1000, label);
 }
 
 void SimPlatform::ndelay(Time ns, Label label) {

@@ -50,6 +50,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -100,6 +101,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void might_sleep(Site site) override;
     void charge(Label label, const ss::WorkCounts &counts, Time host_ns) override;
     bool measures_host_time() override { return cfg_.cost_model == CostModel::Measured; }
+    bool models_memory() override { return caches_.has_value(); }
     void ndelay(Time ns, Label label) override;
     void preempt_disable(Site site) override;
     void preempt_enable(Site site) override;
@@ -263,6 +265,11 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     std::vector<uint8_t> op_used_;
     std::map<std::string, kernel::Histogram> wakeup_;
     std::vector<Time> compute_ns_;  // by label id; 0: never charged
+    // The memory hierarchy (counted model, a profile with [memory]); its tallies by label id.
+    std::optional<CacheHierarchy> caches_;
+    std::vector<MemoryTally> stall_;
+    // Counted work's speed by CPU, parts per million of the profile's prices (clusters).
+    std::vector<int64_t> speed_ppm_;
     // Tasks waiting in any run queue (an idle CPU looks for one to pull only when there is one).
     size_t queued_ = 0;
     // Live-bytes peaks for the operations' peak_live: every note_live_bytes() takes a sequence

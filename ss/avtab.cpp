@@ -172,8 +172,12 @@ AvtabNode *Avtab::insert_nonunique(const AvtabKey &key, const AvtabDatum &datum)
 AvtabNode *Avtab::search_node(const AvtabKey &key) const {
     if (!nslot_) return nullptr;
     uint16_t kind = key.specified & kKindMask;
-    for (AvtabNode *cur = htable_[avtab_hash(key, mask_)]; cur; cur = cur->next) {
+    const uint32_t h = avtab_hash(key, mask_);
+    touch_line(mem_line(MemRegion::AvtabSlots, gen_, h / 8));
+    uint64_t pos = uint64_t{h} << 12;
+    for (AvtabNode *cur = htable_[h]; cur; cur = cur->next) {
         count_work(Work::AvtabNode);
+        touch_line(mem_line(MemRegion::AvtabNode, gen_, pos++));
         int c = key_cmp(key, cur->key);
         if (c == 0 && (kind & cur->key.specified)) return cur;
         if (c < 0) break;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string_view>
 
 #include "ss/policydb.h"
 
@@ -22,7 +24,32 @@ struct GenOptions {
     bool mls = true;
     uint32_t version = 33;
     uint64_t seed = 1;
+    // The shape of the type -> attribute map, which sets context_struct_compute_av's length (one
+    // search of each avtab per (source attribute x target attribute) pair). 0 in domain_attrs:
+    // each type in one to six attributes and a quarter of the types domains (the first shape).
+    uint32_t domain_percent = 0;  // share of the types that are domains (process types)
+    uint32_t domain_attrs = 0;    // mean attributes of a domain (besides itself)
+    uint32_t domain_attrs_max = 0;
+    uint32_t type_attrs = 0;  // mean attributes of any other type
+    uint32_t type_attrs_max = 0;
+    uint32_t tail_percent = 0;  // share of types whose count is drawn from [max/2, max]
+    // The unconditional rule mix, percent (the rest are allow rules); 0/0: 14 % dontaudit,
+    // 7 % type_transition, 1 % auditallow.
+    uint32_t dontaudit_percent = 0;
+    uint32_t transition_percent = 0;
 };
+
+// A named shape of a published distribution policy: what `policy gen --preset` and a scenario's
+// `[policy.synthetic] preset` start from. `source` cites where the statistics come from.
+struct GenPreset {
+    std::string_view name;
+    std::string_view description;
+    std::string_view source;
+    GenOptions options;
+};
+std::span<const GenPreset> gen_presets();
+// The preset of that name; UserError listing the known names otherwise.
+const GenPreset &find_gen_preset(std::string_view name);
 
 Policydb policy_generate(const GenOptions &opt);
 

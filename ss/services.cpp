@@ -1,5 +1,6 @@
 #include "ss/services.h"
 
+#include <algorithm>
 #include <cerrno>
 
 #include "ss/avtab.h"
@@ -121,6 +122,13 @@ void te_rules_av(const Policydb &db, uint32_t stype, uint32_t ttype, uint32_t tc
     key.specified = AVTAB_AV;
     const Ebitmap &sattr = p.type_attr_map[stype - 1];
     const Ebitmap &tattr = p.type_attr_map[ttype - 1];
+    // The two maps' nodes (the policy's identity is its avtab's); the target's is walked again
+    // for every source attribute, from the cache after the first time.
+    for (uint32_t type : {stype, ttype}) {
+        uint64_t node = uint64_t{type} << 8;
+        for (const EbitmapNode *n = p.type_attr_map[type - 1].first(); n; n = n->next)
+            touch_line(mem_line(MemRegion::TypeAttrMap, p.te_avtab.generation(), node++));
+    }
     for (uint32_t i : sattr.bits()) {
         key.source_type = static_cast<uint16_t>(i + 1);
         for (uint32_t j : tattr.bits()) {
@@ -137,16 +145,22 @@ void te_rules_av_memo(TeRulesMemo &memo, const Policydb &db, uint32_t stype, uin
     auto &entries = memo.table(db.b().te_avtab, db.cond->te_cond_avtab);
     auto [it, fresh] = entries.try_emplace(TeRulesMemo::key(stype, ttype, tclass));
     TeRulesMemo::Entry &e = it->second;
+    WorkCounts *c = ThreadSlot<WorkCounts>::current;
     if (fresh) {
         AvDecision uncond;
+        e.work.record_lines = c && c->record_lines;
         WorkMeterScope meter(&e.work);
         te_rules_av(db, stype, ttype, tclass, uncond,
                     [&](const AvtabNode &n) { e.cond.push_back(&n); });
+        // A line read twice in one call hits the second time: once is enough for the caches.
+        std::sort(e.work.lines.begin(), e.work.lines.end());
+        e.work.lines.erase(std::unique(e.work.lines.begin(), e.work.lines.end()),
+                           e.work.lines.end());
         e.allowed = uncond.allowed;
         e.auditallow = uncond.auditallow;
         e.auditdeny = uncond.auditdeny;
     }
-    if (WorkCounts *c = ThreadSlot<WorkCounts>::current) *c += e.work;
+    if (c) *c += e.work;
     avd.allowed |= e.allowed;
     avd.auditallow |= e.auditallow;
     avd.auditdeny &= e.auditdeny;

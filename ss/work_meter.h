@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "ss/thread_slot.h"
 
@@ -46,22 +47,54 @@ inline constexpr std::array<std::string_view, kWorkKinds> kWorkNames = {
     "alloc",           "free",          "call",         "string_byte",
     "audit_call",      "avtab_toggle",  "syscall",      "vfs_node"};
 
+// The memory a unit of work reads, for a platform that models caches (sim/cache_model.h): a
+// cache line named by what it holds, not by its host address, so that a run's cache behaviour
+// does not depend on where the host's allocator put things. A line is (region, object, index):
+// the object is a table's identity (an avtab's generation), the index the line within it.
+enum class MemRegion : uint8_t {
+    AvtabSlots,   // an avtab's bucket array: 8 slot pointers to a 64-byte line
+    AvtabNode,    // an avtab node (24 bytes; taken as one line: a chain's nodes are scattered)
+    TypeAttrMap,  // one ebitmap node of a type's type_attr_map
+};
+
+inline uint64_t mem_line(MemRegion r, uint64_t object, uint64_t index) {
+    // Distinct (region, object, index) triples give distinct tags (an object below 2^24, an index
+    // below 2^36); only equality of tags matters to the cache model.
+    return (uint64_t{static_cast<uint8_t>(r)} << 60) | ((object & 0xffffff) << 36) |
+           (index & 0xfffffffff);
+}
+
 struct WorkCounts {
     std::array<uint64_t, kWorkKinds> n{};
+    // Lines touched, in order, when the platform models caches (record_lines); else empty.
+    bool record_lines = false;
+    std::vector<uint64_t> lines;
 
     uint64_t operator[](Work w) const { return n[static_cast<size_t>(w)]; }
     WorkCounts &operator+=(const WorkCounts &o) {
         for (size_t i = 0; i < kWorkKinds; ++i)
             n[i] += o.n[i];
+        if (record_lines) lines.insert(lines.end(), o.lines.begin(), o.lines.end());
         return *this;
     }
-    void clear() { n.fill(0); }
+    void clear() {
+        n.fill(0);
+        lines.clear();
+    }
 };
 
 inline void count_work([[maybe_unused]] Work w, [[maybe_unused]] uint64_t units = 1) {
 #ifndef LOCKSIM_NO_WORK_METER
     if (WorkCounts *c = ThreadSlot<WorkCounts>::current) [[unlikely]]
         c->n[static_cast<size_t>(w)] += units;
+#endif
+}
+
+// Records that the work being counted reads `line` (mem_line), where lines are recorded.
+inline void touch_line([[maybe_unused]] uint64_t line) {
+#ifndef LOCKSIM_NO_WORK_METER
+    if (WorkCounts *c = ThreadSlot<WorkCounts>::current) [[unlikely]]
+        if (c->record_lines) c->lines.push_back(line);
 #endif
 }
 

@@ -78,6 +78,10 @@ const std::vector<ParamSpec> &common_workload_params() {
          .doc = "pin each task to one CPU of `cpus` (or to CPU i % ncpus when cpus is empty)",
          .default_value = false},
         dur("start", "when the tasks start (simulated time)", 0),
+        text("cluster",
+             "run on this cluster of the CPU profile (its [[cluster]] name): task i is pinned to "
+             "the cluster's CPU i % n; empty: any CPU",
+             "", {}),
     };
     return common;
 }

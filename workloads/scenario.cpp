@@ -1,5 +1,7 @@
 #include "workloads/scenario.h"
 
+#include "ss/policy_gen.h"
+
 #include <fmt/core.h>
 
 #include <toml++/toml.h>
@@ -281,6 +283,21 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
 }
 
 void read_synthetic(TableReader &r, SyntheticPolicySpec &s) {
+    std::vector<std::string> presets;
+    for (const ss::GenPreset &p : ss::gen_presets())
+        presets.emplace_back(p.name);
+    if (auto v = r.get_choice("preset", presets)) {
+        // The preset's sizes unless the keys below say otherwise.
+        const ss::GenOptions &o = ss::find_gen_preset(*v).options;
+        s.preset = *v;
+        s.types = o.types;
+        s.booleans = o.booleans;
+        s.attributes = o.attributes;
+        s.rules = o.rules;
+        s.users = o.users;
+        s.roles = o.roles;
+        s.categories = o.categories;
+    }
     if (auto v = r.get_int("types", 4, 65000)) s.types = *v;
     if (auto v = r.get_int("booleans", 0, 65000)) s.booleans = *v;
     if (auto v = r.get_int("attributes", 0, 65000)) s.attributes = *v;

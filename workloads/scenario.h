@@ -37,6 +37,7 @@ struct MachineSpec {
 };
 
 struct SyntheticPolicySpec {
+    std::string preset;  // a distribution policy's shape (ss::gen_presets); "" for none
     int64_t types = 2000;
     int64_t booleans = 100;
     int64_t attributes = -1;  // -1: in proportion to types

@@ -23,12 +23,29 @@ void spawn_tasks(const WorkloadSpec &spec, WorkloadEnv &env, bool probe,
                  std::function<void(int index)> body) {
     const Params &p = spec.params;
     int tasks = static_cast<int>(spec.tasks == 0 ? env.cpus : spec.tasks);
-    const auto &cpus = p.get_int_list("cpus");
+    std::vector<int64_t> cpus = p.get_int_list("cpus");
     for (int64_t c : cpus)
         if (c >= env.cpus)
             throw UserError(fmt::format("workload '{}': cpu {} does not exist (the machine has {})",
                                         spec.label, c, env.cpus));
-    const bool pin = p.get_bool("pin");
+    bool pin = p.get_bool("pin");
+    if (const std::string &cluster = p.get_string("cluster"); !cluster.empty()) {
+        // Placement on a cluster: pinned round the cluster's CPUs (the scheduler pins to one CPU).
+        auto it = env.clusters.find(cluster);
+        if (it == env.clusters.end() || it->second.empty()) {
+            std::string known;
+            for (const auto &[name, list] : env.clusters)
+                if (!list.empty()) known += (known.empty() ? "" : ", ") + name;
+            throw UserError(fmt::format(
+                "workload '{}': no cluster '{}' on this machine ({})", spec.label, cluster,
+                known.empty() ? "its CPU profile has no [[cluster]]" : "clusters: " + known));
+        }
+        if (!cpus.empty())
+            throw UserError(
+                fmt::format("workload '{}': give 'cpus' or 'cluster', not both", spec.label));
+        cpus = it->second;
+        pin = true;
+    }
     const kernel::Time start = p.get_duration_ns("start");
     for (int i = 0; i < tasks; ++i) {
         kernel::TaskParams tp;

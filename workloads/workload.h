@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -36,6 +37,8 @@ struct WorkloadEnv {
     std::function<std::vector<uint8_t>()> policy_image;
     // Boolean values as committed so far, shared by every setsebool task.
     std::shared_ptr<std::vector<int>> bools;
+    // The CPU profile's clusters: name -> its CPUs on this machine (the `cluster` parameter).
+    std::map<std::string, std::vector<int64_t>> clusters;
 };
 
 // Throws UserError when the spec names things the policy lacks (an unknown boolean or user).

@@ -63,5 +63,53 @@ TEST(Generator, RefusesImpossibleSizes) {
     EXPECT_THROW(policy_generate(o), UserError);
 }
 
+// Mean attributes per type (itself included) over [first, last) and the largest count.
+std::pair<double, uint32_t> fan_out(const PolicyBase &b, uint32_t first, uint32_t last) {
+    double sum = 0;
+    uint32_t max = 0;
+    for (uint32_t t = first; t < last; ++t) {
+        uint32_t k = b.type_attr_map[t].cardinality();
+        sum += k;
+        max = std::max(max, k);
+    }
+    return {sum / (last - first), max};
+}
+
+TEST(GenPresets, KeepTheirTotalsAndFanOut) {
+    for (const GenPreset &p : gen_presets()) {
+        SCOPED_TRACE(std::string(p.name));
+        const GenOptions &o = p.options;
+        Policydb db = policy_generate(o);
+        PolicyInfo info = policy_info(db);
+        EXPECT_EQ(info.at("types"), o.types);
+        EXPECT_EQ(info.at("attributes"), o.attributes);
+        EXPECT_EQ(info.at("booleans"), o.booleans);
+        // Duplicate keys are dropped, so a few rules fewer than asked.
+        EXPECT_GT(info.at("avtab_entries"), o.rules * 95 / 100);
+        EXPECT_LE(info.at("avtab_entries"), o.rules);
+        EXPECT_EQ(info.at("cond_avtab_entries"), o.cond_rules);
+        const PolicyBase &b = *db.base;
+        const uint32_t ndomains = o.types / 100 * o.domain_percent;
+        auto [dmean, dmax] = fan_out(b, 0, ndomains);
+        auto [tmean, tmax] = fan_out(b, ndomains, o.types);
+        EXPECT_NEAR(dmean, o.domain_attrs + 1.0, 0.15 * (o.domain_attrs + 1.0));
+        EXPECT_NEAR(tmean, o.type_attrs + 1.0, 0.15 * (o.type_attrs + 1.0));
+        EXPECT_LE(dmax, o.domain_attrs_max + 1);
+        EXPECT_GE(dmax, o.domain_attrs_max / 2);
+        EXPECT_LE(tmax, o.type_attrs_max + 1);
+        EXPECT_FALSE(p.source.empty());
+    }
+}
+
+TEST(GenPresets, UnknownNameIsAUserError) {
+    EXPECT_EQ(find_gen_preset("fedora-27").options.types, 4793u);
+    try {
+        find_gen_preset("fedora-99");
+        FAIL() << "no error";
+    } catch (const UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("debian-refpolicy"), std::string::npos);
+    }
+}
+
 }  // namespace
 }  // namespace locksim::ss

@@ -1,0 +1,126 @@
+#include "sim/cache_model.h"
+
+#include <algorithm>
+
+namespace locksim::sim {
+namespace {
+
+inline uint64_t mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+}  // namespace
+
+bool TagCache::Gen::find(uint64_t tag) const {
+    if (tags.empty()) return false;
+    const uint64_t mask = tags.size() - 1;
+    for (uint64_t i = mix(tag) & mask;; i = (i + 1) & mask) {
+        if (epochs[i] != epoch) return false;
+        if (tags[i] == tag) return true;
+    }
+}
+
+void TagCache::Gen::insert(uint64_t tag) {
+    if ((size + 1) * 2 > tags.size()) grow();
+    const uint64_t mask = tags.size() - 1;
+    uint64_t i = mix(tag) & mask;
+    while (epochs[i] == epoch)
+        i = (i + 1) & mask;
+    tags[i] = tag;
+    epochs[i] = epoch;
+    ++size;
+}
+
+void TagCache::Gen::grow() {
+    std::vector<uint64_t> old_tags = std::move(tags);
+    std::vector<uint32_t> old_epochs = std::move(epochs);
+    const size_t n = std::max<size_t>(1024, old_tags.size() * 2);
+    tags.assign(n, 0);
+    epochs.assign(n, 0);
+    const uint32_t live = epoch;
+    epoch = 1;
+    size = 0;
+    for (size_t i = 0; i < old_tags.size(); ++i)
+        if (old_epochs[i] == live) insert(old_tags[i]);
+}
+
+TagCache::TagCache(uint64_t lines) : half_(std::max<uint64_t>(1, lines / 2)) {}
+
+bool TagCache::touch(uint64_t tag) {
+    Gen &cur = gens_[cur_];
+    if (cur.find(tag)) return true;
+    const bool held = gens_[1 - cur_].find(tag);
+    if (cur.size >= half_) {
+        // The current generation is full: it becomes the previous one, the oldest is dropped.
+        cur_ = 1 - cur_;
+        gens_[cur_].clear();
+    }
+    gens_[cur_].insert(tag);
+    return held;
+}
+
+namespace {
+
+int log2_of(int64_t n) {
+    int s = 0;
+    while ((int64_t{1} << (s + 1)) <= n)
+        ++s;
+    return s;
+}
+
+}  // namespace
+
+CacheHierarchy::CacheHierarchy(const MemoryLatency &lat, const std::vector<int64_t> &private_lines)
+    : lat_(lat),
+      shift_(log2_of(std::max<int64_t>(1, lat.sample))),
+      llc_(static_cast<uint64_t>(std::max<int64_t>(1, lat.llc_lines >> shift_))) {
+    if (!enabled()) return;
+    for (int64_t lines : private_lines)
+        private_.emplace_back(static_cast<uint64_t>(
+            std::max<int64_t>(2, (lines > 0 ? lines : lat.private_lines) >> shift_)));
+    seen_.assign(private_lines.size(), {0, 0});
+}
+
+int64_t CacheHierarchy::price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally) {
+    if (!enabled() || lines.empty()) return 0;
+    const auto c = static_cast<size_t>(cpu);
+    TagCache &mine = private_[c];
+    int64_t stall = 0;
+    uint64_t n = 0, llc = 0, dram = 0;
+    for (uint64_t tag : lines) {
+        if (!sampled(tag)) continue;
+        ++n;
+        if (mine.touch(tag)) continue;
+        if (llc_.touch(tag)) {
+            stall += lat_.llc_ps;
+            ++llc;
+        } else {
+            stall += lat_.dram_ps;
+            ++dram;
+        }
+    }
+    auto &[seen_lines, seen_stall] = seen_[c];
+    seen_lines += n;
+    seen_stall += stall;
+    const uint64_t all = lines.size();
+    if (n == 0) {
+        // No sampled line: the CPU's mean so far.
+        stall = seen_lines ? static_cast<int64_t>(static_cast<__int128>(seen_stall) * all /
+                                                  static_cast<int64_t>(seen_lines))
+                           : 0;
+    } else if (n < all) {
+        stall = static_cast<int64_t>(static_cast<__int128>(stall) * all / n);
+        llc = llc * all / n;
+        dram = dram * all / n;
+    }
+    tally.touches += all;
+    tally.llc_hits += llc;
+    tally.dram += dram;
+    tally.stall_ps += stall;
+    return stall;
+}
+
+}  // namespace locksim::sim

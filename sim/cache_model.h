@@ -1,0 +1,99 @@
+// The memory hierarchy of the counted cost model: each simulated CPU has a private cache, and
+// all share a last level. A unit of core work costs its profile price when the line it reads is
+// in the CPU's private cache, plus the last level's latency when only the last level holds it,
+// plus the memory latency when neither does (CpuProfile::memory).
+//
+// The model is approximate, deterministic and cheap:
+// - a cache is a set of line tags (ss::mem_line: a line named by what it holds, so the result
+//   does not depend on host addresses) with approximately LRU replacement: two generations of
+//   half the capacity each; a touch hits in either, moves the line to the current one, and the
+//   current generation becomes the previous one when full (so a line survives between half and
+//   all of the capacity in distinct lines touched after it; true LRU keeps it for exactly all);
+// - fully associative: no set conflicts;
+// - a private hit does not touch the last level; a private miss fills both (an inclusive
+//   hierarchy); lines written by other CPUs are not invalidated (the core's read paths write
+//   little; a lock word's transfers are priced by the lock model, PrimitiveCosts);
+// - prefetchers, TLBs and bandwidth limits are not modelled.
+// A call's lines are priced in the order it touched them, one touch per distinct line.
+//
+// Set sampling keeps the model's own cost small: with `sample` = N > 1 only the lines whose
+// tag falls in a fixed 1/N of the tag space are modelled, in caches of 1/N the size, and a
+// call's stall is its sampled lines' stall times (its lines / its sampled lines); a call with
+// no sampled line pays the CPU's mean stall per line so far. The sample is a function of the
+// tags only, so runs stay deterministic; the estimate's error shrinks with the lines a call
+// reads (tests/sim/cache_model_test.cpp compares it with the exact model).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace locksim::sim {
+
+// One cache: a set of line tags with two-generation LRU.
+class TagCache {
+  public:
+    explicit TagCache(uint64_t lines);
+    // True when `tag` was held; it is held afterwards either way.
+    bool touch(uint64_t tag);
+    uint64_t capacity() const { return half_ * 2; }
+
+  private:
+    // An open-addressing set, emptied in O(1) by bumping its epoch; grows with its contents up
+    // to the generation's size, so memory follows what a run touches, not the cache's size.
+    struct Gen {
+        std::vector<uint64_t> tags;
+        std::vector<uint32_t> epochs;
+        uint32_t epoch = 1;
+        uint64_t size = 0;
+        bool find(uint64_t tag) const;
+        void insert(uint64_t tag);
+        void grow();
+        void clear() {
+            ++epoch;
+            size = 0;
+        }
+    };
+    Gen gens_[2];
+    int cur_ = 0;
+    uint64_t half_;
+};
+
+struct MemoryLatency {
+    int64_t private_lines = 0;  // 0: the model is off
+    int64_t llc_lines = 0;
+    int64_t llc_ps = 0;   // added to a unit whose line only the last level holds
+    int64_t dram_ps = 0;  // added to a unit whose line no cache holds
+    int64_t sample = 1;   // model one line in `sample` (a power of two; 1: every line)
+};
+
+struct MemoryTally {
+    uint64_t touches = 0;
+    uint64_t llc_hits = 0;  // private misses the last level served
+    uint64_t dram = 0;      // misses of both
+    int64_t stall_ps = 0;
+};
+
+// The hierarchy of one simulated machine.
+class CacheHierarchy {
+  public:
+    // `private_lines`: each CPU's private cache, in lines (clusters may differ); the latency's
+    // private_lines is the default.
+    CacheHierarchy(const MemoryLatency &lat, const std::vector<int64_t> &private_lines);
+    bool enabled() const { return lat_.private_lines > 0; }
+    // The stall, picoseconds, of `cpu` reading `lines` (distinct tags, in order); adds to `tally`.
+    int64_t price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally);
+
+  private:
+    bool sampled(uint64_t tag) const {
+        return shift_ == 0 || (tag * 0x9e3779b97f4a7c15ull) >> (64 - shift_) == 0;
+    }
+    MemoryLatency lat_;
+    int shift_ = 0;  // log2(sample)
+    std::vector<TagCache> private_;
+    TagCache llc_;
+    // Per CPU: sampled lines priced and their stall, for calls without a sampled line.
+    std::vector<std::pair<uint64_t, int64_t>> seen_;
+};
+
+}  // namespace locksim::sim

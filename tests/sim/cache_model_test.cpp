@@ -1,0 +1,237 @@
+// The memory hierarchy of the counted model: its caches' replacement, its prices, how a compute
+// span pays them, clusters' speeds, and the shipped profiles' derivations from their figures.
+#include "sim/cache_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/profile.h"
+#include "sim/sim_platform.h"
+#include "sim_test_util.h"
+#include "util/error.h"
+
+using namespace locksim;
+using namespace locksim::kernel;
+using locksim::sim::CacheHierarchy;
+using locksim::sim::MemoryLatency;
+using locksim::sim::MemoryTally;
+using locksim::sim::SimPlatform;
+using locksim::sim::TagCache;
+using locksim::sim::testing::zero_config;
+
+TEST(TagCache, KeepsALineForAtLeastHalfItsCapacity) {
+    TagCache c(8);  // two generations of 4
+    EXPECT_FALSE(c.touch(100));
+    EXPECT_TRUE(c.touch(100));
+    // Four other lines: 100 is still held (between half and all of the capacity).
+    for (uint64_t t = 1; t <= 4; ++t)
+        EXPECT_FALSE(c.touch(t));
+    EXPECT_TRUE(c.touch(100));
+    // A full capacity of other lines, never 100: it is gone.
+    for (uint64_t t = 10; t < 18; ++t)
+        c.touch(t);
+    EXPECT_FALSE(c.touch(100));
+}
+
+TEST(TagCache, ALoopLargerThanTheCacheAlwaysMisses) {
+    TagCache c(64);
+    uint64_t hits = 0;
+    for (int round = 0; round < 4; ++round)
+        for (uint64_t t = 0; t < 256; ++t)
+            hits += c.touch(t);
+    EXPECT_EQ(hits, 0u);
+    TagCache big(1024);
+    for (int round = 0; round < 4; ++round)
+        for (uint64_t t = 0; t < 256; ++t)
+            hits += big.touch(t);
+    EXPECT_EQ(hits, 3u * 256);
+}
+
+TEST(CacheHierarchy, PricesPrivateHitsLastLevelHitsAndMemory) {
+    MemoryLatency lat{.private_lines = 16, .llc_lines = 1024, .llc_ps = 10'000, .dram_ps = 60'000};
+    CacheHierarchy h(lat, {0, 0});
+    std::vector<uint64_t> lines = {1, 2, 3};
+    MemoryTally t;
+    EXPECT_EQ(h.price(0, lines, t), 3 * 60'000);  // cold
+    EXPECT_EQ(h.price(0, lines, t), 0);           // in CPU 0's private cache
+    EXPECT_EQ(h.price(1, lines, t), 3 * 10'000);  // CPU 1 finds them in the last level
+    EXPECT_EQ(t.touches, 9u);
+    EXPECT_EQ(t.dram, 3u);
+    EXPECT_EQ(t.llc_hits, 3u);
+    EXPECT_EQ(t.stall_ps, 3 * 60'000 + 3 * 10'000);
+}
+
+namespace {
+
+sim::CpuProfile memory_profile() {
+    sim::CpuProfile p = sim::testing::zero_profile();
+    p.work_ps[static_cast<size_t>(ss::Work::AvtabNode)] = 1000;  // 1 ns when hot
+    p.memory.private_kib = 64;
+    p.memory.llc_kib = 1024;
+    p.memory.llc_ns = 10;
+    p.memory.dram_ns = 50;
+    p.memory.sample_one_in = 1;  // every line: exact prices
+    return p;
+}
+
+// The time of one compute span on `cpu` that visits `n` avtab nodes on distinct lines.
+std::vector<Time> spans(sim::SimConfig cfg, std::vector<int> cpus, uint64_t n) {
+    SimPlatform sim(cfg);
+    std::vector<Time> took;
+    for (size_t i = 0; i < cpus.size(); ++i)
+        sim.create_task({"t" + std::to_string(i), Sched::Other, 0, cpus[i], false}, [&, i, n] {
+            sleep_until(static_cast<Time>(i) * kMsec);
+            Time t0 = now();
+            compute("walk", [n] {
+                for (uint64_t k = 0; k < n; ++k) {
+                    ss::count_work(ss::Work::AvtabNode);
+                    ss::touch_line(ss::mem_line(ss::MemRegion::AvtabNode, 1, k));
+                }
+            });
+            took.push_back(now() - t0);
+        });
+    sim.run();
+    return took;
+}
+
+}  // namespace
+
+TEST(CacheCost, ColdThenHotThenFromTheLastLevel) {
+    auto cfg = zero_config(2, 10 * kMsec);
+    cfg.profile = memory_profile();
+    auto took = spans(cfg, {0, 0, 1}, 100);
+    ASSERT_EQ(took.size(), 3u);
+    EXPECT_EQ(took[0], 100 * (1 + 50));  // every line from memory
+    EXPECT_EQ(took[1], 100 * 1);         // the same CPU again: hot
+    EXPECT_EQ(took[2], 100 * (1 + 10));  // another CPU: the shared last level
+}
+
+TEST(CacheCost, WithoutAMemoryTableEveryUnitCostsItsPrice) {
+    auto cfg = zero_config(1, 10 * kMsec);
+    cfg.profile = memory_profile();
+    cfg.profile.memory = {};
+    auto took = spans(cfg, {0, 0}, 100);
+    EXPECT_EQ(took, (std::vector<Time>{100, 100}));
+}
+
+TEST(CacheCost, StallsAreReportedByLabelAndRunsRepeatExactly) {
+    auto run = [] {
+        auto cfg = zero_config(2, 10 * kMsec);
+        cfg.profile = memory_profile();
+        SimPlatform sim(cfg);
+        for (int i = 0; i < 2; ++i)
+            sim.create_task({"t" + std::to_string(i), Sched::Other, 0, i, false}, [] {
+                for (int rep = 0; rep < 3; ++rep)
+                    compute("walk", [rep] {
+                        for (uint64_t k = 0; k < 3000; k += 1 + rep) {
+                            ss::count_work(ss::Work::AvtabNode);
+                            ss::touch_line(ss::mem_line(ss::MemRegion::AvtabNode, 1, k));
+                        }
+                    });
+            });
+        return sim.run();
+    };
+    auto a = run();
+    auto b = run();
+    EXPECT_EQ(sim::testing::results_json(a), sim::testing::results_json(b));
+    const MemoryStall &s = a.memory_stall.at("walk");
+    EXPECT_GT(s.dram, 0u);
+    EXPECT_GT(s.llc_hits, 0u);
+    EXPECT_EQ(s.stall_ns, static_cast<Time>(s.dram * 50 + s.llc_hits * 10));
+    EXPECT_LT(s.stall_ns, a.compute_ns.at("walk"));
+}
+
+// Set sampling: a call's estimate from a 1/32 sample stays near the exact model's stall on
+// working sets larger than the caches, and every run gives the same estimate.
+TEST(CacheHierarchy, SampledEstimateFollowsTheExactModel) {
+    MemoryLatency lat{
+        .private_lines = 4096, .llc_lines = 65536, .llc_ps = 10'000, .dram_ps = 60'000};
+    auto total = [&](int64_t sample) {
+        MemoryLatency l = lat;
+        l.sample = sample;
+        CacheHierarchy h(l, {0, 0});
+        MemoryTally t;
+        for (uint64_t call = 0; call < 400; ++call) {
+            std::vector<uint64_t> lines;
+            for (uint64_t k = 0; k < 2000; ++k)
+                lines.push_back(
+                    ss::mem_line(ss::MemRegion::AvtabNode, 1, (call * 7919 + k * 104729) % 100000));
+            h.price(static_cast<int>(call % 2), lines, t);
+        }
+        return t.stall_ps;
+    };
+    const double exact = static_cast<double>(total(1));
+    EXPECT_NEAR(static_cast<double>(total(32)) / exact, 1.0, 0.15);
+    EXPECT_EQ(total(32), total(32));
+}
+
+TEST(Clusters, ALittleCpuRunsCountedWorkAtItsSpeed) {
+    auto cfg = zero_config(2, 10 * kMsec);
+    cfg.profile = memory_profile();
+    cfg.profile.memory = {};
+    cfg.profile.clusters = {{"big", 1, 1.0, 0, 0}, {"little", 1, 0.25, 0, 1}};
+    auto took = spans(cfg, {0, 1}, 100);
+    EXPECT_EQ(took, (std::vector<Time>{100, 400}));
+    cfg.cpus = 3;  // more CPUs than the clusters hold
+    EXPECT_THROW(SimPlatform{cfg}, UserError);
+}
+
+// Every shipped profile with [published] figures keeps the derivation its text states: the
+// private and last-level sizes, the extra latency of a last-level hit and of memory beyond a
+// private hit, a chain node as a private hit plus a 3-cycle compare, the lock line's transfer,
+// and a little cluster's speed as its clock ratio times its work per cycle.
+TEST(ProfileDerivation, ShippedProfilesFollowTheirPublishedFigures) {
+    int checked = 0;
+    for (const std::string &name : sim::list_profiles()) {
+        sim::CpuProfile p = sim::find_profile(name);
+        if (p.published.empty()) continue;
+        SCOPED_TRACE(name);
+        ++checked;
+        auto fig = [&](const char *k) {
+            EXPECT_TRUE(p.published.count(k)) << k;
+            return p.published.count(k) ? p.published.at(k) : 0.0;
+        };
+        const double ghz = fig("clock_ghz");
+        const double l2_ns = fig("l2_cycles") / ghz;
+        EXPECT_EQ(p.memory.private_kib, static_cast<int64_t>(fig("l2_kib")));
+        EXPECT_EQ(p.memory.llc_kib, static_cast<int64_t>(fig("l3_kib")));
+        EXPECT_NEAR(p.memory.llc_ns, (fig("l3_cycles") - fig("l2_cycles")) / ghz, 0.1);
+        EXPECT_NEAR(p.memory.dram_ns, fig("dram_ns") - l2_ns, 0.1);
+        const double node_ns = (fig("l2_cycles") + 3) / ghz;
+        EXPECT_NEAR(p.work_ps[static_cast<size_t>(ss::Work::AvtabNode)] / 1000.0, node_ns, 0.1);
+        EXPECT_NEAR(static_cast<double>(p.primitive.cacheline_transfer),
+                    fig("core_to_core_cycles") / ghz, 1.0);
+        for (const sim::CpuCluster &c : p.clusters) {
+            if (c.speed == 1.0) continue;
+            EXPECT_NEAR(c.speed, fig("little_clock_ghz") / ghz * fig("little_work_per_cycle"),
+                        0.01);
+            EXPECT_EQ(c.private_kib, static_cast<int64_t>(fig("little_l2_kib")));
+        }
+    }
+    EXPECT_GE(checked, 3);
+}
+
+TEST(ProfileFormat, MemoryClustersAndFiguresRoundTripAndBadOnesAreNamed) {
+    sim::CpuProfile p = sim::find_profile("phone-big-little");
+    sim::CpuProfile back = sim::parse_profile(sim::format_profile(p), "rt.toml");
+    EXPECT_EQ(back.memory.latency().llc_ps, p.memory.latency().llc_ps);
+    ASSERT_EQ(back.clusters.size(), 2u);
+    EXPECT_EQ(back.clusters[1].first_cpu, 4);
+    EXPECT_EQ(back.clusters[1].private_kib, 128);
+    EXPECT_EQ(back.published, p.published);
+    const std::string base = "name = \"x\"\nderivation = \"d\"\n[work_ns]\n";
+    std::string work;
+    for (auto k : ss::kWorkNames)
+        work += std::string(k) + " = 1\n";
+    try {
+        (void)sim::parse_profile(base + work + "[memory]\nprivate_kib = 1\n", "m.toml");
+        FAIL() << "accepted [memory] without llc_kib";
+    } catch (const UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("m.toml:"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("llc_kib"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(
+        (void)sim::parse_profile(base + work + "[[cluster]]\nname = \"a\"\ncpus = 0\n", "c.toml"),
+        UserError);
+}
