@@ -1,4 +1,4 @@
-// The results file (results.json, schema "locksim/results/2"): what `run`, `compare` and `sweep`
+// The results file (results.json, schema "locksim/results/3"): what `run`, `compare` and `sweep`
 // write, and what `pick`, `merge` and `report` read. analysis/ sees results only through this
 // file's content, never through an engine.
 //
@@ -20,7 +20,7 @@
 
 namespace locksim::analysis {
 
-inline constexpr const char *kResultsSchema = "locksim/results/2";
+inline constexpr const char *kResultsSchema = "locksim/results/3";
 
 // What was open when a run ended, for one metric.
 struct Censoring {

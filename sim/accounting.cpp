@@ -333,4 +333,43 @@ kernel::RunResults SimPlatform::collect() {
     return r;
 }
 
+// ---------------------------------------------------------------- cost of work
+
+void SimPlatform::charge(Label label, const ss::WorkCounts &counts, Time host_ns) {
+    if (cfg_.cost_model != CostModel::Counted) {
+        ndelay(static_cast<Time>(static_cast<double>(host_ns) * cfg_.profile.measured_scale),
+               label);
+        return;
+    }
+    const int cpu = cur_ ? cur_->cpu : 0;
+    int64_t ps = cfg_.profile.cost_ps(counts);
+    if (const int64_t speed = speed_ppm_[static_cast<size_t>(cpu)]; speed != 1'000'000)
+        ps = static_cast<int64_t>(static_cast<__int128>(ps) * 1'000'000 / speed);
+    if (caches_ && !counts.lines.empty()) {
+        MemoryTally t;
+        const int64_t stall = caches_->price(cpu, counts.lines, t);
+        ps += stall;
+        if (recording()) {
+            if (label.id() >= stall_.size()) stall_.resize(label.id() + 1);
+            MemoryTally &s = stall_[label.id()];
+            s.touches += t.touches;
+            s.llc_hits += t.llc_hits;
+            s.dram += t.dram;
+            s.stall_ps += t.stall_ps;
+        }
+    }
+    ndelay((ps + 500) / 1000, label);
+}
+
+void SimPlatform::ndelay(Time ns, Label label) {
+    Task *t = cur_;
+    if (!t || ns <= 0) return;
+    if (recording()) {
+        if (label.id() >= compute_ns_.size()) compute_ns_.resize(label.id() + 1, 0);
+        compute_ns_[label.id()] += ns;
+    }
+    if (OpFrame *f = frame(t)) f->parts.compute_ns += ns;
+    advance(ns);
+}
+
 }  // namespace locksim::sim

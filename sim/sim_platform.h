@@ -161,7 +161,8 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
         kernel::AllocKind kind;
     };
 
-    // --- engine glue (sched.cpp) ---
+    // --- engine glue (run.cpp; the handlers of ticks, timers and interrupts in sched.cpp, irq.cpp)
+    // ---
     static void on_cpu_event(void *self, uint64_t arg);
     static void on_timer(void *self, uint64_t arg);
     static void on_tick(void *self, uint64_t arg);
@@ -201,7 +202,8 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void try_preempt(Cpu &c);
     void preempt_self();
     void tick(Cpu &c);
-    // CFS (sched.cpp).
+    // CFS (fair.cpp).
+    static int64_t nice_weight(int nice);
     void update_curr(Cpu &c);
     void update_min_vruntime(Cpu &c);
     Time sched_slice(const Cpu &c, const Task *t) const;
@@ -210,7 +212,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void check_preempt_tick(Cpu &c);
     void task_tick_rr(Cpu &c);
     void load_balance(Cpu &c);
-    // Interrupt load (sched.cpp).
+    // Interrupt load and interrupt state (irq.cpp; timer_fire in sched.cpp).
     void deliver_irq(Cpu &c, size_t source);
     void timer_fire(Task *t, Cpu &c);
     void irqs_on_work(Cpu &c);
