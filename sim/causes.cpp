@@ -52,7 +52,7 @@ void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time fro
             consider(holder->ioff, true, to);
         else
             consider(holder->last_ioff, true, holder->last_ioff_end);
-        const bool kernel_code = cfg_.preempt != PreemptModel::Full && !op.empty();
+        const bool kernel_code = !fully_preemptible(cfg_.preempt) && !op.empty();
         if (sec && (end >= to || !kernel_code)) {
             d.kind = irq ? "irqs_off" : "preempt_off";
             d.label = sec->label.name();

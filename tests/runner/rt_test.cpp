@@ -37,4 +37,8 @@ TEST(PreemptRt, RwlockWorstPreemptOffFallsBelowAFifth) {
     // The non-RT worst section is the rwlock's own; on RT it is not.
     EXPECT_NE(full.preempt_off_worst_site.find("lock"), std::string::npos);
     EXPECT_EQ(rt.violations, 0u);
+    // PREEMPT_RT is fully preemptible: no wake-up waits for kernel code as such, only for what
+    // still holds preemption or interrupts off, or for another task.
+    EXPECT_EQ(rt.probe_worst_cause.find("non-preemptible kernel code"), std::string::npos)
+        << rt.probe_worst_cause;
 }
