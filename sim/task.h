@@ -30,7 +30,9 @@ inline uint64_t cpu_event_arg(uint64_t number, int cpu) {
 inline int event_cpu(uint64_t arg) {
     return static_cast<int>(arg & ((uint64_t{1} << kEventCpuBits) - 1));
 }
-inline uint64_t event_number(uint64_t arg) { return arg >> kEventCpuBits; }
+inline uint64_t event_number(uint64_t arg) {
+    return arg >> kEventCpuBits;
+}
 
 struct HeldLock {
     Lock *lock;
@@ -65,8 +67,9 @@ enum class Act : uint8_t { Idle, Switching, Span, Spinning, Executing };
 struct Task {
     int id = 0;
     kernel::TaskParams params;
-    int rank = 0;  // SCHED_FIFO / SCHED_RR priority, 0 for SCHED_OTHER; raised by priority inheritance
-    int normal_rank = 0;  // rank without inheritance (normal_prio)
+    int rank =
+        0;  // SCHED_FIFO / SCHED_RR priority, 0 for SCHED_OTHER; raised by priority inheritance
+    int normal_rank = 0;            // rank without inheritance (normal_prio)
     Lock *pi_blocked_on = nullptr;  // the rt_mutex-based lock the task waits for (locks.h)
     // CFS (SCHED_OTHER): load weight, virtual runtime, run time in total and at the pick.
     int64_t weight = 1024;
