@@ -19,15 +19,51 @@
 
 namespace locksim::sim {
 
+namespace {
+
+const char *kind_name(DelayKind k) {
+    switch (k) {
+        case DelayKind::Task:
+            return "task";
+        case DelayKind::KernelCode:
+            return "kernel_code";
+        case DelayKind::PreemptOff:
+            return "preempt_off";
+        case DelayKind::IrqsOff:
+            return "irqs_off";
+        case DelayKind::Overdue:
+            return "overdue";
+    }
+    return "";
+}
+
+bool same_site(const Site &a, const Site &b) {
+    return std::string_view(a.what) == b.what && a.where.line() == b.where.line() &&
+           std::string_view(a.where.file_name()) == b.where.file_name();
+}
+
+kernel::WakeupDelay describe(const DelayNote &n) {
+    return {.kind = kind_name(n.kind),
+            .cpu = n.cpu,
+            .task = n.holder->params.name,
+            .label = std::string(n.label.name()),
+            .site = n.site.str(),
+            .start = n.start,
+            .length = n.length,
+            .delayed_ns = n.delayed_ns};
+}
+
+}  // namespace
+
 void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time from, Time to) {
     if (!holder || holder == q || to <= from) return;
-    kernel::WakeupDelay d;
+    DelayNote d;
     d.cpu = c.id;
-    d.task = holder->params.name;
+    d.holder = holder;
     const Label op = holder->ops.empty() ? holder->last_op : holder->ops.back().label;
     if (holder->rank >= q->rank) {
-        d.kind = "task";
-        d.label = op.name();
+        d.kind = DelayKind::Task;
+        d.label = op;
         d.start = from;
         d.length = d.delayed_ns = to - from;
     } else {
@@ -54,15 +90,15 @@ void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time fro
             consider(holder->last_ioff, true, holder->last_ioff_end);
         const bool kernel_code = !fully_preemptible(cfg_.preempt) && !op.empty();
         if (sec && (end >= to || !kernel_code)) {
-            d.kind = irq ? "irqs_off" : "preempt_off";
-            d.label = sec->label.name();
-            d.site = sec->site.str();
+            d.kind = irq ? DelayKind::IrqsOff : DelayKind::PreemptOff;
+            d.label = sec->label;
+            d.site = sec->site;
             d.start = sec->start;
             d.length = end - sec->start;
             d.delayed_ns = std::min(end, to) - std::max(sec->start, from);
         } else if (kernel_code) {
-            d.kind = "kernel_code";
-            d.label = op.name();
+            d.kind = DelayKind::KernelCode;
+            d.label = op;
             d.start = from;
             d.length = d.delayed_ns = to - from;
         } else {
@@ -73,14 +109,13 @@ void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time fro
     // One section or task seen over several stretches (switches that did not run the probe)
     // stays one entry.
     if (!q->delays.empty()) {
-        kernel::WakeupDelay &back = q->delays.back();
-        if (back.kind == d.kind && back.task == d.task && back.cpu == d.cpu &&
-            back.site == d.site && back.label == d.label &&
-            (d.kind == "task" || d.kind == "kernel_code" || back.start == d.start)) {
+        DelayNote &back = q->delays.back();
+        const bool stretch = d.kind == DelayKind::Task || d.kind == DelayKind::KernelCode;
+        if (back.kind == d.kind && back.holder == d.holder && back.cpu == d.cpu &&
+            same_site(back.site, d.site) && back.label == d.label &&
+            (stretch || back.start == d.start)) {
             back.delayed_ns += d.delayed_ns;
-            back.length = d.kind == "task" || d.kind == "kernel_code"
-                              ? back.length + d.length
-                              : std::max(back.length, d.length);
+            back.length = stretch ? back.length + d.length : std::max(back.length, d.length);
             return;
         }
     }
@@ -94,14 +129,14 @@ void SimPlatform::note_timer_held(Task *q, Time due) {
     const bool open = h->irqs_off;
     const Section &s = open ? h->ioff : h->last_ioff;
     const Time end = open ? now : h->last_ioff_end;
-    q->delays.push_back(kernel::WakeupDelay{.kind = "irqs_off",
-                                            .cpu = q->timer_cpu,
-                                            .task = h->params.name,
-                                            .label = std::string(s.label.name()),
-                                            .site = s.site.str(),
-                                            .start = s.start,
-                                            .length = end - s.start,
-                                            .delayed_ns = now - std::max(due, s.start)});
+    q->delays.push_back(DelayNote{.kind = DelayKind::IrqsOff,
+                                  .cpu = q->timer_cpu,
+                                  .holder = h,
+                                  .label = s.label,
+                                  .site = s.site,
+                                  .start = s.start,
+                                  .length = end - s.start,
+                                  .delayed_ns = now - std::max(due, s.start)});
 }
 
 void SimPlatform::note_probe_waits(Cpu &c, const Task *next) {
@@ -119,13 +154,20 @@ void SimPlatform::note_probe_waits(Cpu &c, const Task *next) {
 }
 
 void SimPlatform::finish_wakeup(Task *t, Time due, Time late, bool open_at_end) {
+    const bool traced = recorder_ && warm_;
+    auto &worst = wakeup_worst_[t->params.name];
+    const size_t keep = std::max<size_t>(cfg_.keep_longest, 1);
+    const bool kept = worst.size() < keep || late > worst.back().late;
+    if (!traced && !kept) return;
     kernel::WakeupRecord r{.probe = t->params.name,
                            .cpu = t->cpu,
                            .due = due,
                            .late = late,
-                           .open_at_end = open_at_end,
-                           .delays = std::move(t->delays)};
-    if (recorder_ && warm_) {
+                           .open_at_end = open_at_end};
+    r.delays.reserve(t->delays.size());
+    for (const DelayNote &n : t->delays)
+        r.delays.push_back(describe(n));
+    if (traced) {
         // Every later wake-up was due at or after the earliest one still waiting.
         Time horizon = engine_.now();
         for (const auto &o : tasks_)
@@ -133,9 +175,7 @@ void SimPlatform::finish_wakeup(Task *t, Time due, Time late, bool open_at_end) 
                 horizon = std::min(horizon, o->probe_due);
         recorder_->probe_wakeup(t->id, r, horizon);
     }
-    auto &worst = wakeup_worst_[t->params.name];
-    const size_t keep = std::max<size_t>(cfg_.keep_longest, 1);
-    if (worst.size() >= keep && late <= worst.back().late) return;
+    if (!kept) return;
     auto pos = std::upper_bound(worst.begin(), worst.end(), late,
                                 [](Time l, const kernel::WakeupRecord &e) { return l > e.late; });
     worst.insert(pos, std::move(r));

@@ -473,12 +473,12 @@ void SimPlatform::sleep_until(Time t_abs, Site site) {
     } else {
         maybe_preempt();  // an overdue target returns at once (and counts, as in cyclictest)
         if (t->params.probe && engine_.now() > expected)  // the probe itself was still late
-            t->delays.push_back(kernel::WakeupDelay{.kind = "overdue",
-                                                    .cpu = t->cpu,
-                                                    .task = t->params.name,
-                                                    .start = expected,
-                                                    .length = engine_.now() - expected,
-                                                    .delayed_ns = engine_.now() - expected});
+            t->delays.push_back(DelayNote{.kind = DelayKind::Overdue,
+                                          .cpu = t->cpu,
+                                          .holder = t,
+                                          .start = expected,
+                                          .length = engine_.now() - expected,
+                                          .delayed_ns = engine_.now() - expected});
     }
     t->probe_due = -1;
     // A wake-up due after the duration is new work: not counted.

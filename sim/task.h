@@ -64,6 +64,22 @@ enum class TaskState : uint8_t { New, Runnable, Running, Blocked, Dead };
 // spinning for a lock, or running host code of its task in zero simulated time.
 enum class Act : uint8_t { Idle, Switching, Span, Spinning, Executing };
 
+struct Task;
+
+// One stretch of a probe's wake-up as the simulator notes it, without strings: it becomes a
+// kernel::WakeupDelay only for a wake-up that is kept or traced (causes.cpp).
+enum class DelayKind : uint8_t { Task, KernelCode, PreemptOff, IrqsOff, Overdue };
+struct DelayNote {
+    DelayKind kind = DelayKind::Task;
+    int cpu = 0;
+    const Task *holder = nullptr;  // the task that held the CPU (the probe itself when overdue)
+    Label label;
+    Site site;
+    Time start = 0;
+    Time length = 0;
+    Time delayed_ns = 0;
+};
+
 struct Task {
     int id = 0;
     kernel::TaskParams params;
@@ -108,7 +124,7 @@ struct Task {
     bool timer_sleep = false;  // blocked in sleep_until (it wakes by itself)
     // A probe's wake-up in progress: what delayed it so far; since when it waits in a run queue
     // (-1: not waiting there); the task whose IRQs-off section holds its timer.
-    std::vector<kernel::WakeupDelay> delays;
+    std::vector<DelayNote> delays;
     Time wait_since = -1;
     Task *timer_held_by = nullptr;
     std::mt19937_64 rng;
