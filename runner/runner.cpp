@@ -116,7 +116,8 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
                           .cpus = irq.cpus,
                           .period = kernel::kSec / irq.rate,
                           .handler = irq.handler_ns,
-                          .softirq = irq.softirq_ns});
+                          .softirq = irq.softirq_ns,
+                          .thread_priority = irq.priority});
     return c;
 }
 
@@ -239,7 +240,8 @@ json scenario_json(const Scenario &s) {
                                   {"cpus", irq.cpus},
                                   {"rate", irq.rate},
                                   {"handler_ns", irq.handler_ns},
-                                  {"softirq_ns", irq.softirq_ns}});
+                                  {"softirq_ns", irq.softirq_ns},
+                                  {"priority", irq.priority}});
     return {{"name", s.name},           {"description", s.description},
             {"file", s.file},           {"duration_ns", s.duration_ns},
             {"warmup_ns", s.warmup_ns}, {"drain_ns", s.drain_ns},

@@ -1,8 +1,10 @@
 // Configuration of the simulated platform (sim/sim_platform.h).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,13 +28,21 @@ inline bool fully_preemptible(PreemptModel m) {
 }
 
 // A device interrupt arriving every `period` on each of `cpus` (empty: every CPU): its hard
-// handler costs `handler`, the softirq work raised by it `softirq` (0: none).
+// handler costs `handler`, the softirq work raised by it `softirq` (0: none), and `work` (set by
+// open_softirq) is code that softirq runs, once per interrupt. Under PREEMPT_RT every kind but
+// the timer is a threaded interrupt whose thread runs at SCHED_FIFO `thread_priority`.
 struct IrqSource {
     std::string kind;  // what the results call it (timer, network, block)
     std::vector<int> cpus;
     Time period = 0;
     Time handler = 0;
     Time softirq = 0;
+    int thread_priority = 50;  // MAX_RT_PRIO / 2, as setup_irq_thread's sched_set_fifo gives
+    std::function<void()> work;
+    bool threaded(PreemptModel m) const { return m == PreemptModel::Rt && kind != "timer"; }
+    bool hits(int cpu) const {
+        return cpus.empty() || std::find(cpus.begin(), cpus.end(), cpu) != cpus.end();
+    }
 };
 
 struct SimConfig {

@@ -2,7 +2,8 @@
 //
 // One waiter queue per lock, FIFO, with hand-off: a release grants the lock to the waiters at
 // the head, so no later arrival can barge in. That is the behaviour of the queued spinlock and
-// the queued rwlock (whose readers queue behind a waiting writer), of an rwsem with writer
+// the queued rwlock (whose readers queue behind a waiting writer, except in interrupt context,
+// where they wait only for a writer holding it), of an rwsem with writer
 // fairness, and of a mutex in hand-off mode. Spinning waiters keep their CPU with preemption
 // off (and interrupts off under the _irq variants, which disable them before spinning, as
 // spin_lock_irq does); sleeping waiters block. A grant to a spinner costs a cache-line transfer.
@@ -74,7 +75,11 @@ void LockTable::acquire(kernel::LockObject *obj, LockMode mode, const Site &site
                 t->rcu_nesting));
     else if (preempt_ == PreemptModel::Voluntary)
         ops_.cond_resched(site);  // mutex_lock / down_read / down_write begin with might_sleep
-    if (can_take(l, mode)) {
+    // queued_read_lock_slowpath: a reader in interrupt context waits only for a writer holding
+    // the lock, not for those queued (it may have interrupted a reader they wait for).
+    const bool irq_reader =
+        t->irq_context && !l.rt && l.kind == kernel::LockKind::Rwlock && mode == LockMode::Shared;
+    if (can_take(l, mode) || (irq_reader && !l.writer)) {
         take(l, t, mode, site, false);
         Time transfer = pull_line(l, t->cpu);
         ops_.advance((l.spins() ? pc_.spin_acquire : pc_.sem_acquire) + transfer);
@@ -98,7 +103,10 @@ void LockTable::acquire(kernel::LockObject *obj, LockMode mode, const Site &site
         ops_.block_current();
         return;
     }
-    l.waiters.push_back(Waiter{t, mode});
+    if (irq_reader)  // first in line when the writer leaves
+        l.waiters.insert(l.waiters.begin() + static_cast<std::ptrdiff_t>(l.head), Waiter{t, mode});
+    else
+        l.waiters.push_back(Waiter{t, mode});
     ops_.trace_event("{} waits for {}", t->params.name, l.name);
     if (l.rt) {
         t->pi_blocked_on = &l;
@@ -208,12 +216,22 @@ void LockTable::adjust_prio_chain(Task *owner) {
     constexpr int kMaxLockDepth = 1024;
     for (int depth = 0; owner && depth < kMaxLockDepth; ++depth) {
         int prio = owner->normal_rank;
+        const Task *donor = nullptr;
+        const Lock *donor_lock = nullptr;
         if (pi_)
             for (const HeldLock &h : owner->held)
-                if (h.lock->rt && h.lock->writer == owner && h.lock->has_waiters())
-                    prio = std::max(prio, h.lock->waiters[next_waiter(*h.lock)].task->rank);
+                if (h.lock->rt && h.lock->writer == owner && h.lock->has_waiters()) {
+                    const Task *top = h.lock->waiters[next_waiter(*h.lock)].task;
+                    if (top->rank > prio) {
+                        prio = top->rank;
+                        donor = top;
+                        donor_lock = h.lock;
+                    }
+                }
         if (prio == owner->rank) return;
         ops_.set_prio(owner, prio);
+        owner->pi_donor = donor;
+        owner->pi_donor_lock = donor_lock;
         const Lock *next = owner->pi_blocked_on;
         owner = next ? next->writer : nullptr;
     }

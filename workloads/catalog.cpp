@@ -13,6 +13,7 @@
     X(login_workload)        \
     X(avc_pressure_workload) \
     X(new_contexts_workload) \
+    X(netrx_workload)        \
     X(probe_workload)
 
 namespace locksim {

@@ -226,6 +226,7 @@ void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
         if (!handler) r.fail("[[machine.irq]] needs a 'handler' (the hard handler's cost)");
         irq.handler_ns = *handler;
         irq.softirq_ns = r.get_duration("softirq", 0).value_or(0);
+        irq.priority = static_cast<int>(r.get_int("priority", 1, 99).value_or(50));
         Params p;
         read_params(r,
                     {{.name = "cpus",
@@ -458,6 +459,20 @@ void read_workloads(TableReader &top, Scenario &s) {
             r.fail_at(r.node("kind")->source(),
                       fmt::format("unknown workload '{}'{} (see 'locksim list workloads')", *kind,
                                   hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+        }
+        if (!info->irq_kind.empty()) {
+            for (const ParamSpec &c : common_workload_params())
+                if (const toml::node *n = r.node(c.name))
+                    r.fail_at(n->source(),
+                              fmt::format("workload '{}' runs in the {} interrupts' softirq work: "
+                                          "it has no tasks, so '{}' does not apply",
+                                          *kind, info->irq_kind, c.name));
+            if (std::none_of(s.machine.irqs.begin(), s.machine.irqs.end(),
+                             [&](const IrqSpec &i) { return i.kind == info->irq_kind; }))
+                r.fail(
+                    fmt::format("workload '{}' needs a [[machine.irq]] of kind \"{}\" (its "
+                                "work arrives with those interrupts)",
+                                *kind, info->irq_kind));
         }
         WorkloadSpec w;
         w.kind = *kind;

@@ -18,12 +18,15 @@ enum class PreemptionModel { None, Voluntary, Full, Rt };
 
 // A device interrupt source: `rate` interrupts per second on each of `cpus` (empty: all), each
 // a hard handler of `handler_ns` followed by `softirq_ns` of softirq work ([[machine.irq]]).
+// Under preemption "rt" a network or block source is a threaded interrupt whose thread runs at
+// SCHED_FIFO `priority`.
 struct IrqSpec {
     std::string kind;  // timer | network | block
     std::vector<int> cpus;
     int64_t rate = 0;
     int64_t handler_ns = 0;
     int64_t softirq_ns = 0;
+    int priority = 50;
 };
 
 struct MachineSpec {
