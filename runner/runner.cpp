@@ -111,6 +111,14 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     c.preempt_rcu = s.machine.preempt_rcu;
     c.rt_mutex_pi = s.machine.rt_mutex_pi;
     c.hz = s.machine.hz;
+    if (s.machine.spinlock == "byte") {
+        if (c.profile.memory.private_kib <= 0)
+            throw UserError(fmt::format(
+                "{}: 'machine.spinlock = \"byte\"' needs a profile that models caches ([memory]); "
+                "'{}' has none",
+                s.file, c.profile.name));
+        c.spinlock = sim::SpinlockImpl::Byte;
+    }
     for (const IrqSpec &irq : s.machine.irqs)
         c.irqs.push_back({.kind = irq.kind,
                           .cpus = irq.cpus,

@@ -268,6 +268,7 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
     const auto pi = r.get<bool>("rt_mutex_pi");
     if (pi) m.rt_mutex_pi = *pi;
     if (auto v = r.get_int("hz", 10, 10000)) m.hz = static_cast<int>(*v);
+    if (auto v = r.get_choice("spinlock", {"queued", "byte"})) m.spinlock = *v;
     if (const toml::node *n = r.node("irq")) read_irqs(r, *n, m);
     r.finish();
     const bool rt = m.preemption == PreemptionModel::Rt;

@@ -33,6 +33,9 @@ struct MachineSpec {
     bool preempt_rcu = true;
     bool rt_mutex_pi = true;  // with preemption = rt: rt_mutex priority inheritance
     int hz = 250;
+    // queued (v4.2 on) | byte (2.6.9's test-and-test-and-set lock): how spinners move the lock
+    // word's line, with a profile that models caches (sim/locks.h)
+    std::string spinlock = "queued";
     std::vector<IrqSpec> irqs;
 };
 
