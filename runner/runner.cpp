@@ -84,6 +84,9 @@ CoreConfig core_config(const CoreVariants &v) {
     c.avc_lock = v.avc_lock == "spinlock" ? AvcLock::Spinlock
                  : v.avc_lock == "rwlock" ? AvcLock::Rwlock
                                           : AvcLock::Rcu;
+    c.file_hook = v.file_hook == "nested" ? FileHook::Nested
+                  : v.file_hook == "flat" ? FileHook::Flat
+                                          : FileHook::None;
     c.avc_slots = static_cast<uint32_t>(v.avc_slots);
     c.avc_threshold = static_cast<uint32_t>(v.avc_threshold);
     c.sid_string_cache = static_cast<uint32_t>(v.sid_string_cache);

@@ -350,6 +350,7 @@ void read_core(TableReader &r, CoreVariants &c) {
     if (auto v = choice("avc_audit")) c.avc_audit_always = *v == "always";
     if (auto v = choice("avc_slow_path")) c.avc_slow_path_inline = *v == "inline";
     if (auto v = choice("avc_lock")) c.avc_lock = *v;
+    if (auto v = choice("file_hook")) c.file_hook = *v;
     if (auto v = integer("sid_string_cache")) c.sid_string_cache = *v;
     if (auto v = choice("sidtab")) c.sidtab = *v;
     if (auto v = integer("avc_slots")) {

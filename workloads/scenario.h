@@ -65,6 +65,7 @@ struct CoreVariants {
     bool avc_audit_always = false;     // call the audit path on every check (pre-2007)
     bool avc_slow_path_inline = true;  // avc_has_perm_noaudit inlined
     std::string avc_lock = "rcu";      // rcu | spinlock (2.6.9) | rwlock (KaiGai 2004)
+    std::string file_hook = "none";    // none | nested (2.6.22) | flat (Nakamura 2007)
     int64_t sid_string_cache = 256;    // SID -> context string cache entries; 0 = off
     std::string sidtab = "hash";       // hash (5.6 on) | linear (5.1 - 5.5) | legacy (before 5.1)
     int64_t avc_slots = 512;
