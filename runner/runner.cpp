@@ -76,6 +76,15 @@ std::vector<RunJob> plan_runs(const std::vector<Scenario> &points) {
     return jobs;
 }
 
+void check_machine_profile(const Scenario &point, const sim::CpuProfile &profile) {
+    if (point.machine.spinlock == "byte" && profile.memory.private_kib <= 0)
+        throw UserError(fmt::format(
+            "{}: 'machine.spinlock = \"byte\"' needs a profile that models caches ([memory]); "
+            "'{}' has none",
+            point.machine.spinlock_at.empty() ? point.file : point.machine.spinlock_at,
+            profile.name));
+}
+
 CoreConfig core_config(const CoreVariants &v) {
     CoreConfig c;
     c.level_check = v.mls_isvalid_bitwise ? ss::LevelCheck::BitByBit : ss::LevelCheck::Contains;
@@ -114,14 +123,8 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     c.preempt_rcu = s.machine.preempt_rcu;
     c.rt_mutex_pi = s.machine.rt_mutex_pi;
     c.hz = s.machine.hz;
-    if (s.machine.spinlock == "byte") {
-        if (c.profile.memory.private_kib <= 0)
-            throw UserError(fmt::format(
-                "{}: 'machine.spinlock = \"byte\"' needs a profile that models caches ([memory]); "
-                "'{}' has none",
-                s.file, c.profile.name));
-        c.spinlock = sim::SpinlockImpl::Byte;
-    }
+    check_machine_profile(s, c.profile);
+    if (s.machine.spinlock == "byte") c.spinlock = sim::SpinlockImpl::Byte;
     for (const IrqSpec &irq : s.machine.irqs)
         c.irqs.push_back({.kind = irq.kind,
                           .cpus = irq.cpus,

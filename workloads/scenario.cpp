@@ -268,7 +268,11 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
     const auto pi = r.get<bool>("rt_mutex_pi");
     if (pi) m.rt_mutex_pi = *pi;
     if (auto v = r.get_int("hz", 10, 10000)) m.hz = static_cast<int>(*v);
-    if (auto v = r.get_choice("spinlock", {"queued", "byte"})) m.spinlock = *v;
+    if (auto v = r.get_choice("spinlock", {"queued", "byte"})) {
+        m.spinlock = *v;
+        const toml::source_position at = r.node("spinlock")->source().begin;
+        m.spinlock_at = fmt::format("{}:{}:{}", r.file(), at.line, at.column);
+    }
     if (const toml::node *n = r.node("irq")) read_irqs(r, *n, m);
     r.finish();
     const bool rt = m.preemption == PreemptionModel::Rt;

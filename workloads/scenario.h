@@ -36,6 +36,7 @@ struct MachineSpec {
     // queued (v4.2 on) | byte (2.6.9's test-and-test-and-set lock): how spinners move the lock
     // word's line, with a profile that models caches (sim/locks.h)
     std::string spinlock = "queued";
+    std::string spinlock_at;  // file:line:column of the key, for errors found with the profile
     std::vector<IrqSpec> irqs;
 };
 
