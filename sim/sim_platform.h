@@ -306,7 +306,8 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     std::set<std::string> violation_keys_;
     std::vector<std::string> trace_;
     TraceRecorder *recorder_ = nullptr;
-    LockTable locks_{*this, cfg_.profile.primitive, cfg_.preempt, cfg_.rt_mutex_pi};
+    LockTable locks_{*this, cfg_.profile.primitive, cfg_.preempt, cfg_.rt_mutex_pi,
+                     lock_line_model(cfg_)};
     RcuState rcu_{*this, engine_, cfg_, jiffy_};
 };
 

@@ -269,6 +269,11 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
     const auto pi = r.get<bool>("rt_mutex_pi");
     if (pi) m.rt_mutex_pi = *pi;
     if (auto v = r.get_int("hz", 10, 10000)) m.hz = static_cast<int>(*v);
+    if (auto v = r.get_choice("spinlock", {"queued", "byte"})) {
+        m.spinlock = *v;
+        const toml::source_position at = r.node("spinlock")->source().begin;
+        m.spinlock_at = fmt::format("{}:{}:{}", r.file(), at.line, at.column);
+    }
     if (const toml::node *n = r.node("irq")) read_irqs(r, *n, m);
     r.finish();
     const bool rt = m.preemption == PreemptionModel::Rt;
@@ -350,6 +355,7 @@ void read_core(TableReader &r, CoreVariants &c) {
     if (auto v = choice("avc_audit")) c.avc_audit_always = *v == "always";
     if (auto v = choice("avc_slow_path")) c.avc_slow_path_inline = *v == "inline";
     if (auto v = choice("avc_lock")) c.avc_lock = *v;
+    if (auto v = choice("file_hook")) c.file_hook = *v;
     if (auto v = integer("sid_string_cache")) c.sid_string_cache = *v;
     if (auto v = choice("sidtab")) c.sidtab = *v;
     if (auto v = integer("avc_slots")) {
