@@ -129,7 +129,7 @@ class Platform {
     virtual void charge(Label label, const ss::WorkCounts &counts, Time host_ns) = 0;
     virtual bool measures_host_time() = 0;
     // Whether charge() wants the cache lines the work read (WorkCounts::lines).
-    virtual bool models_memory() { return false; }
+    virtual int memory_sample_shift() { return -1; }
     virtual void ndelay(Time ns, Label label) = 0;  // busy work of a known length
 
     // --- preemption and interrupts ---
@@ -283,7 +283,7 @@ struct ComputeScope {
                {},     ss::ThreadSlot<ss::WorkCounts>::current,
                tl_span} {
         if (span.timed) span.t0 = std::chrono::steady_clock::now();
-        span.counts.record_lines = p.models_memory();
+        span.counts.line_shift = p.memory_sample_shift();
         tl_span = &span;
         ss::ThreadSlot<ss::WorkCounts>::current = &span.counts;
     }

@@ -347,9 +347,9 @@ void SimPlatform::charge(Label label, const ss::WorkCounts &counts, Time host_ns
     int64_t ps = cfg_.profile.cost_ps(counts);
     if (const int64_t speed = speed_ppm_[static_cast<size_t>(cpu)]; speed != 1'000'000)
         ps = static_cast<int64_t>(static_cast<__int128>(ps) * 1'000'000 / speed);
-    if (caches_ && !counts.lines.empty()) {
+    if (caches_ && counts.line_touches > 0) {
         MemoryTally t;
-        const int64_t stall = caches_->price(cpu, counts.lines, t);
+        const int64_t stall = caches_->price_sampled(cpu, counts.lines, counts.line_touches, t);
         ps += stall;
         if (recording()) {
             if (label.id() >= stall_.size()) stall_.resize(label.id() + 1);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ss/work_meter.h"
+
 namespace locksim::sim {
 namespace {
 
@@ -85,13 +87,24 @@ CacheHierarchy::CacheHierarchy(const MemoryLatency &lat, const std::vector<int64
 }
 
 int64_t CacheHierarchy::price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally) {
-    if (!enabled() || lines.empty()) return 0;
+    return price_lines<true>(cpu, lines, lines.size(), tally);
+}
+
+int64_t CacheHierarchy::price_sampled(int cpu, std::span<const uint64_t> sampled, uint64_t touches,
+                                      MemoryTally &tally) {
+    return price_lines<false>(cpu, sampled, touches, tally);
+}
+
+template <bool Filter>
+int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, uint64_t touches,
+                                    MemoryTally &tally) {
+    if (!enabled() || touches == 0) return 0;
     const auto c = static_cast<size_t>(cpu);
     TagCache &mine = private_[c];
     int64_t stall = 0;
     uint64_t n = 0, llc = 0, dram = 0;
     for (uint64_t tag : lines) {
-        if (!sampled(tag)) continue;
+        if (Filter && !ss::line_sampled(tag, shift_)) continue;
         ++n;
         if (mine.touch(tag)) continue;
         if (llc_.touch(tag)) {
@@ -105,7 +118,7 @@ int64_t CacheHierarchy::price(int cpu, std::span<const uint64_t> lines, MemoryTa
     auto &[seen_lines, seen_stall] = seen_[c];
     seen_lines += n;
     seen_stall += stall;
-    const uint64_t all = lines.size();
+    const uint64_t all = touches;
     if (n == 0) {
         // No sampled line: the CPU's mean so far.
         stall = seen_lines ? static_cast<int64_t>(static_cast<__int128>(seen_stall) * all /

@@ -83,11 +83,16 @@ class CacheHierarchy {
     bool enabled() const { return lat_.private_lines > 0; }
     // The stall, picoseconds, of `cpu` reading `lines` (distinct tags, in order); adds to `tally`.
     int64_t price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally);
+    // The same for a call that read `touches` lines, of which `sampled` are those the model
+    // samples (ss::line_sampled with sample_shift()), in order: what ss::WorkCounts records.
+    int64_t price_sampled(int cpu, std::span<const uint64_t> sampled, uint64_t touches,
+                          MemoryTally &tally);
+    int sample_shift() const { return shift_; }
 
   private:
-    bool sampled(uint64_t tag) const {
-        return shift_ == 0 || (tag * 0x9e3779b97f4a7c15ull) >> (64 - shift_) == 0;
-    }
+    template <bool Filter>
+    int64_t price_lines(int cpu, std::span<const uint64_t> lines, uint64_t touches,
+                        MemoryTally &tally);
     MemoryLatency lat_;
     int shift_ = 0;  // log2(sample)
     std::vector<TagCache> private_;

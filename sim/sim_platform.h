@@ -105,7 +105,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void might_sleep(Site site) override;
     void charge(Label label, const ss::WorkCounts &counts, Time host_ns) override;
     bool measures_host_time() override { return cfg_.cost_model == CostModel::Measured; }
-    bool models_memory() override { return caches_.has_value(); }
+    int memory_sample_shift() override { return caches_ ? caches_->sample_shift() : -1; }
     void ndelay(Time ns, Label label) override;
     void preempt_disable(Site site) override;
     void preempt_enable(Site site) override;

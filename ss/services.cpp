@@ -148,14 +148,24 @@ void te_rules_av_memo(TeRulesMemo &memo, const Policydb &db, uint32_t stype, uin
     WorkCounts *c = ThreadSlot<WorkCounts>::current;
     if (fresh) {
         AvDecision uncond;
-        e.work.record_lines = c && c->record_lines;
-        WorkMeterScope meter(&e.work);
-        te_rules_av(db, stype, ttype, tclass, uncond,
-                    [&](const AvtabNode &n) { e.cond.push_back(&n); });
-        // A line read twice in one call hits the second time: once is enough for the caches.
-        std::sort(e.work.lines.begin(), e.work.lines.end());
-        e.work.lines.erase(std::unique(e.work.lines.begin(), e.work.lines.end()),
-                           e.work.lines.end());
+        // Every line is recorded first: a line read twice in one call hits the second time, so
+        // the entry keeps each once, and then only those the caller's sampling models.
+        e.work.line_shift = c && c->records_lines() ? 0 : -1;
+        {
+            WorkMeterScope meter(&e.work);
+            te_rules_av(db, stype, ttype, tclass, uncond,
+                        [&](const AvtabNode &n) { e.cond.push_back(&n); });
+        }
+        if (e.work.records_lines()) {
+            auto &lines = e.work.lines;
+            std::sort(lines.begin(), lines.end());
+            lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+            e.work.line_touches = lines.size();
+            const int shift = e.work.line_shift = c->line_shift;
+            lines.erase(std::remove_if(lines.begin(), lines.end(),
+                                       [shift](uint64_t l) { return !line_sampled(l, shift); }),
+                        lines.end());
+        }
         e.allowed = uncond.allowed;
         e.auditallow = uncond.auditallow;
         e.auditdeny = uncond.auditdeny;

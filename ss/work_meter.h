@@ -64,21 +64,34 @@ inline uint64_t mem_line(MemRegion r, uint64_t object, uint64_t index) {
            (index & 0xfffffffff);
 }
 
+// Whether the cache model, sampling one line in 2^shift, models line `tag` (a fixed function of
+// the tag, so the sample and the runs are deterministic).
+inline bool line_sampled(uint64_t tag, int shift) {
+    return shift == 0 || (tag * 0x9e3779b97f4a7c15ull) >> (64 - shift) == 0;
+}
+
 struct WorkCounts {
     std::array<uint64_t, kWorkKinds> n{};
-    // Lines touched, in order, when the platform models caches (record_lines); else empty.
-    bool record_lines = false;
+    // Lines, when the platform models caches (line_shift >= 0, its sampling): every line touched
+    // is counted in line_touches, and the sampled ones are listed in `lines`, in order.
+    int line_shift = -1;
+    uint64_t line_touches = 0;
     std::vector<uint64_t> lines;
 
+    bool records_lines() const { return line_shift >= 0; }
     uint64_t operator[](Work w) const { return n[static_cast<size_t>(w)]; }
     WorkCounts &operator+=(const WorkCounts &o) {
         for (size_t i = 0; i < kWorkKinds; ++i)
             n[i] += o.n[i];
-        if (record_lines) lines.insert(lines.end(), o.lines.begin(), o.lines.end());
+        if (records_lines()) {
+            line_touches += o.line_touches;
+            lines.insert(lines.end(), o.lines.begin(), o.lines.end());
+        }
         return *this;
     }
     void clear() {
         n.fill(0);
+        line_touches = 0;
         lines.clear();
     }
 };
@@ -94,7 +107,10 @@ inline void count_work([[maybe_unused]] Work w, [[maybe_unused]] uint64_t units 
 inline void touch_line([[maybe_unused]] uint64_t line) {
 #ifndef LOCKSIM_NO_WORK_METER
     if (WorkCounts *c = ThreadSlot<WorkCounts>::current) [[unlikely]]
-        if (c->record_lines) c->lines.push_back(line);
+        if (c->records_lines()) {
+            ++c->line_touches;
+            if (line_sampled(line, c->line_shift)) c->lines.push_back(line);
+        }
 #endif
 }
 
