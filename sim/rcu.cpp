@@ -288,17 +288,19 @@ void RcuState::dereferenced(const void *, const Site &site) {
                 site.str(), t->params.name));
 }
 
-void RcuState::published(const void *old_p, const void *new_p) {
-    if (new_p) published_[new_p] = kStillPublished;
-    if (old_p && old_p != new_p) published_[old_p] = ++seq_;
+void RcuState::set_publication(const void *p, uint64_t publication) {
+    if (uint64_t *word = ops_.rcu_publication(p))
+        *word = publication;
+    else
+        published_[p] = publication;
 }
 
-void RcuState::freeing(const void *p, const Site &site) {
-    if (published_.empty()) return;
-    auto pub = published_.find(p);
-    if (pub == published_.end()) return;
-    const uint64_t cutoff = pub->second;
-    published_.erase(pub);
+void RcuState::published(const void *old_p, const void *new_p) {
+    if (new_p) set_publication(new_p, kStillPublished);
+    if (old_p && old_p != new_p) set_publication(old_p, ++seq_);
+}
+
+void RcuState::freeing(uint64_t cutoff, const Site &site) {
     if (cutoff == 0) return;
     // Readers that began before the object was unpublished may still use it.
     const auto &tasks = ops_.tasks();

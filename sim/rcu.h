@@ -46,9 +46,9 @@ class RcuState {
     void call(std::function<void()> callback);
     void dereferenced(const void *p, const Site &site);
     void published(const void *old_p, const void *new_p);
-    // An accounted allocation is freed: reports a free of an object readers may still hold or
-    // that is still published, and forgets its publication.
-    void freeing(const void *p, const Site &site);
+    // An accounted allocation with this publication word is freed: reports a free of an object
+    // readers may still hold or that is still published.
+    void freeing(uint64_t publication, const Site &site);
 
     // From the scheduler. `cpu` passed a quiescent state (a context switch, going idle).
     void report_qs(int cpu);
@@ -115,10 +115,11 @@ class RcuState {
     // Read sections in the order they began (rcu_start_seq, task); entries of sections that
     // ended are dropped lazily from the front.
     std::deque<std::pair<uint64_t, Task *>> readers_;
-    // Publication: object -> 0 never published, kStillPublished while reachable, else the seq_
-    // at which it was unpublished. An address keeps its record until an accounted allocation
-    // there is freed.
+    // Publication of an object: 0 never published, kStillPublished while reachable, else the
+    // seq_ at which it was unpublished. An accounted allocation keeps it in its record (freed
+    // with it); other objects' are kept here by address.
     std::unordered_map<const void *, uint64_t> published_;
+    void set_publication(const void *p, uint64_t publication);
     kernel::RcuStats stats_;
 };
 
