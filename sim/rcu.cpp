@@ -59,6 +59,7 @@ RcuState::GracePeriod *RcuState::request_gp(bool expedited) {
         GracePeriod *g = gps_.back().get();
         g->id = ++gp_ids_;
         g->expedited = exp;
+        g->callbacks = std::move(spare_callbacks_);
         return g;
     };
     if (expedited && cfg_.userspace_rcu_gp < 0) {  // liburcu has no expedited grace period
@@ -147,10 +148,15 @@ void RcuState::complete_gp(GracePeriod &g) {
     for (Task *t : g.waiters)
         ops_.wake(t, -1, cfg_.profile.primitive.wakeup);
     if (!g.callbacks.empty()) {
-        for (auto &cb : g.callbacks)
-            callbacks_ready_.push_back(std::move(cb));
+        if (callbacks_ready_.empty())
+            callbacks_ready_.swap(g.callbacks);
+        else
+            for (auto &cb : g.callbacks)
+                callbacks_ready_.push_back(std::move(cb));
         kick_callback_task();
     }
+    g.callbacks.clear();
+    spare_callbacks_ = std::move(g.callbacks);
     bool was_normal = &g == normal_gp_;
     auto it = std::find_if(gps_.begin(), gps_.end(), [&](const auto &p) { return p.get() == &g; });
     gps_.erase(it);  // g is gone from here on

@@ -109,6 +109,8 @@ class RcuState {
     uint64_t gp_ids_ = 0;
     std::vector<uint8_t> exp_ipi_pending_;  // by CPU: delivered at local_irq_enable
     std::vector<std::function<void()>> callbacks_ready_;
+    // The storage of a completed grace period's callback list, reused by the next one.
+    std::vector<std::function<void()>> spare_callbacks_;
     size_t callbacks_head_ = 0;
     Task *cb_task_ = nullptr;
     bool cb_task_waiting_ = false;
