@@ -46,9 +46,10 @@ class AllocationTable {
     };
     struct AddressHash {
         size_t operator()(const void *p) const {
-            // Objects are 16-byte aligned; the buckets take the low bits.
-            const auto x = reinterpret_cast<uintptr_t>(p) >> 4;
-            return x ^ (x >> 17);
+            // The buckets take the low bits, and objects of one size sit at a regular stride:
+            // a multiplication folded down spreads every bit of the address over them.
+            const uint64_t x = (reinterpret_cast<uintptr_t>(p) >> 4) * 0x9e3779b97f4a7c15u;
+            return static_cast<size_t>(x ^ (x >> 32));
         }
     };
     using Set = boost::intrusive::unordered_set<
