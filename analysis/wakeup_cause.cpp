@@ -18,6 +18,17 @@ std::string describe_cause(const kernel::WakeupRecord &w) {
     if (d->kind == "task")
         return fmt::format("task {} of higher or equal priority ({}) ran on CPU {} for {}", d->task,
                            op, d->cpu, held);
+    if (d->kind == "irq")
+        return fmt::format("interrupt handlers on CPU {} held off its switch-in for {}", d->cpu,
+                           held);
+    if (d->kind == "softirq")
+        return fmt::format("softirq work ({}) ran on CPU {} for {}, ahead of every task", op,
+                           d->cpu, held);
+    if (d->kind == "pi_chain")
+        return fmt::format(
+            "task {} ({}) ran on CPU {} for {} at a priority inherited from {} (rt_mutex priority "
+            "inheritance)",
+            d->task, op, d->cpu, held, d->via);
     if (d->kind == "overdue")
         return fmt::format(
             "overdue: due {} before the probe went to sleep for it (the probe was "

@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/duration_warnings.h"
+#include "runner/runner.h"
 #include "sim/profile.h"
 #include "ss/policydb.h"
 #include "workloads/scenario.h"
@@ -30,6 +31,8 @@ void check(const CheckArgs &args) {
             ss::policydb_read_file(path);
         for (const auto &name : profiles)
             sim::find_profile(name);
+        for (const Scenario &p : points)
+            check_machine_profile(p, sim::find_profile(p.machine.profile));
         fmt::print("{}: ok ({} strategies, {} workloads, {} seeds, {} sweep points)\n", file,
                    s.strategies.size(), s.workloads.size(), s.seeds.size(), points.size());
         print_duration_warnings(file, expected_counts(s));

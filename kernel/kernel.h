@@ -145,6 +145,15 @@ class Platform {
     // CONFIG_PREEMPT_RT: spinlock_t and rwlock_t are sleeping rt_mutex-based locks, and their _irq
     // forms leave interrupts on; raw_spinlock_t is unchanged.
     virtual bool preempt_rt() const { return false; }
+    // open_softirq: `action` runs once for each interrupt of the machine's sources of kind
+    // `irq_kind` ("network", "block", "timer"), in the context the kernel runs that softirq work
+    // in: softirq context on the interrupted CPU, or under PREEMPT_RT the interrupt's thread.
+    // False where the platform has no such interrupt source (the real-thread platform has none).
+    virtual bool open_softirq(std::string_view irq_kind, std::function<void()> action) {
+        (void)irq_kind;
+        (void)action;
+        return false;
+    }
 
     // --- locks ---
     virtual LockObject *lock_create(LockKind kind, std::string_view name) = 0;
@@ -198,6 +207,9 @@ using Loc = SourceLocation;
 
 inline void create_task(TaskParams params, std::function<void()> body) {
     current().create_task(std::move(params), std::move(body));
+}
+inline bool open_softirq(std::string_view irq_kind, std::function<void()> action) {
+    return current().open_softirq(irq_kind, std::move(action));
 }
 inline bool kthread_should_stop() {
     return current().should_stop();

@@ -183,6 +183,7 @@ void to_json(nlohmann::json &j, const WakeupDelay &v) {
          {"task", v.task},        {"label", v.label},
          {"site", v.site},        {"start_ns", v.start},
          {"length_ns", v.length}, {"delayed_ns", v.delayed_ns}};
+    if (!v.via.empty()) j["via"] = v.via;
 }
 
 void to_json(nlohmann::json &j, const WakeupRecord &v) {
@@ -203,6 +204,7 @@ void from_json(const nlohmann::json &j, WakeupDelay &v) {
     j.at("start_ns").get_to(v.start);
     j.at("length_ns").get_to(v.length);
     j.at("delayed_ns").get_to(v.delayed_ns);
+    v.via = j.value("via", std::string());
 }
 
 void from_json(const nlohmann::json &j, WakeupRecord &v) {

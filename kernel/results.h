@@ -152,9 +152,13 @@ struct CpuStats {
 //     order); `label` is its innermost operation, `site` is empty;
 //   "overdue": the wake-up was due before the probe went to sleep for it (the probe itself was
 //     still late: its previous wake-up, or its start, says why); `task` is the probe.
-// A priority-inheritance chain (a higher-priority task waiting, through rt_mutex owners, for the
-// task that holds the CPU) would be one more kind with the chain's tasks in order; the record is a
-// list of stretches so that such a kind adds entries without changing the others.
+//   "irq": hard interrupt work (the interrupt load's handlers, and their softirq time where it
+//     runs inline) held off the switch to the probe; `task` is the probe, `label` "hardirq";
+//   "softirq": softirq work ran on the probe's CPU (in softirq context, which outranks every
+//     task); `task` is the CPU's softirq task, `label` the operation it ran;
+//   "pi_chain": a task that outranked the probe only through priority inheritance ran: a
+//     higher-priority task waits for an rt_mutex it holds (PREEMPT_RT); `via` names that waiter
+//     and the lock.
 struct WakeupDelay {
     std::string kind;
     int cpu = 0;
@@ -164,6 +168,7 @@ struct WakeupDelay {
     Time start = 0;       // when the section began (kernel_code, task: when the stretch began)
     Time length = 0;      // the section's whole length (kernel_code, task: the stretch's)
     Time delayed_ns = 0;  // the part of the wake-up's lateness this stretch accounts for
+    std::string via;      // pi_chain: the waiter that lent its priority, and the lock
 };
 
 // One probe wake-up with what delayed it. `delays` in time order, empty when nothing held the

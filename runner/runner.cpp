@@ -76,6 +76,15 @@ std::vector<RunJob> plan_runs(const std::vector<Scenario> &points) {
     return jobs;
 }
 
+void check_machine_profile(const Scenario &point, const sim::CpuProfile &profile) {
+    if (point.machine.spinlock == "byte" && profile.memory.private_kib <= 0)
+        throw UserError(fmt::format(
+            "{}: 'machine.spinlock = \"byte\"' needs a profile that models caches ([memory]); "
+            "'{}' has none",
+            point.machine.spinlock_at.empty() ? point.file : point.machine.spinlock_at,
+            profile.name));
+}
+
 CoreConfig core_config(const CoreVariants &v) {
     CoreConfig c;
     c.level_check = v.mls_isvalid_bitwise ? ss::LevelCheck::BitByBit : ss::LevelCheck::Contains;
@@ -84,6 +93,9 @@ CoreConfig core_config(const CoreVariants &v) {
     c.avc_lock = v.avc_lock == "spinlock" ? AvcLock::Spinlock
                  : v.avc_lock == "rwlock" ? AvcLock::Rwlock
                                           : AvcLock::Rcu;
+    c.file_hook = v.file_hook == "nested" ? FileHook::Nested
+                  : v.file_hook == "flat" ? FileHook::Flat
+                                          : FileHook::None;
     c.avc_slots = static_cast<uint32_t>(v.avc_slots);
     c.avc_threshold = static_cast<uint32_t>(v.avc_threshold);
     c.sid_string_cache = static_cast<uint32_t>(v.sid_string_cache);
@@ -111,12 +123,15 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     c.preempt_rcu = s.machine.preempt_rcu;
     c.rt_mutex_pi = s.machine.rt_mutex_pi;
     c.hz = s.machine.hz;
+    check_machine_profile(s, c.profile);
+    if (s.machine.spinlock == "byte") c.spinlock = sim::SpinlockImpl::Byte;
     for (const IrqSpec &irq : s.machine.irqs)
         c.irqs.push_back({.kind = irq.kind,
                           .cpus = irq.cpus,
                           .period = kernel::kSec / irq.rate,
                           .handler = irq.handler_ns,
-                          .softirq = irq.softirq_ns});
+                          .softirq = irq.softirq_ns,
+                          .thread_priority = irq.priority});
     return c;
 }
 
@@ -239,7 +254,8 @@ json scenario_json(const Scenario &s) {
                                   {"cpus", irq.cpus},
                                   {"rate", irq.rate},
                                   {"handler_ns", irq.handler_ns},
-                                  {"softirq_ns", irq.softirq_ns}});
+                                  {"softirq_ns", irq.softirq_ns},
+                                  {"priority", irq.priority}});
     return {{"name", s.name},           {"description", s.description},
             {"file", s.file},           {"duration_ns", s.duration_ns},
             {"warmup_ns", s.warmup_ns}, {"drain_ns", s.drain_ns},

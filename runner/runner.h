@@ -13,6 +13,7 @@
 #include "analysis/results_file.h"
 #include "kernel/results.h"
 #include "sim/chrome_trace.h"
+#include "sim/profile.h"
 #include "strategies/security_server.h"
 #include "workloads/scenario.h"
 
@@ -24,6 +25,10 @@ std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec);
 
 // The core variants of a scenario as the strategies take them.
 CoreConfig core_config(const CoreVariants &v);
+
+// What a point's machine asks of its CPU profile: `machine.spinlock = "byte"` needs one that
+// models caches. UserError naming the key's place.
+void check_machine_profile(const Scenario &point, const sim::CpuProfile &profile);
 
 // One unit of work: a sweep point, a strategy of it, a seed.
 struct RunJob {

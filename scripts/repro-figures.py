@@ -17,16 +17,19 @@ def avc_call_cost(runs):
     for r in runs:
         p = r["point"]
         key = (p["machine.profile"], p["workload.syscalls.checks"], p["core.avc_audit"],
-               p["core.avc_slow_path"])
+               p["core.avc_slow_path"], p["core.file_hook"])
         rows[key] = rw(r)["latency_ns"]["mean"]
-    print("profile     avc_audit avc_slow_path  without  with  added  overhead")
+    # Before: 2.6.22 (audit always, avc_has_perm_noaudit out of line, the nested hook); after:
+    # all three changes of the 2007 patch.
+    print("profile     avc_audit avc_slow_path file_hook  without  with  added  overhead")
     for prof in ["x86-modern", "arm-xscale", "sh4"]:
-        base = rows[(prof, "false", "always", "outline")]
+        base = rows[(prof, "false", "always", "outline", "nested")]
         for audit in ["always", "needed"]:
             for path in ["outline", "inline"]:
-                m = rows[(prof, "true", audit, path)]
-                print(f"{prof:11s} {audit:9s} {path:13s} {base:7.0f} {m:6.0f} {m - base:6.0f}"
-                      f"  {100 * (m - base) / base:6.1f} %")
+                for hook in ["nested", "flat"]:
+                    m = rows[(prof, "true", audit, path, hook)]
+                    print(f"{prof:11s} {audit:9s} {path:13s} {hook:9s} {base:7.0f} {m:6.0f}"
+                          f" {m - base:6.0f}  {100 * (m - base) / base:6.1f} %")
 
 
 def kaigai(runs):

@@ -296,6 +296,8 @@ kernel::RunResults SimPlatform::collect() {
                 {"sched_wakeup_granularity_ns", std::to_string(wakeup_gran_)}};
     if (cfg_.preempt == PreemptModel::Rt)
         r.config["rt_mutex_pi"] = cfg_.rt_mutex_pi ? "true" : "false";
+    if (lock_line_model(cfg_) != LineModel::Flat)
+        r.config["spinlock"] = cfg_.spinlock == SpinlockImpl::Byte ? "byte" : "queued";
     for (size_t i = 0; i < cfg_.irqs.size(); ++i) {
         const IrqSource &src = cfg_.irqs[i];
         r.config[fmt::format("irq.{}", i)] = fmt::format(

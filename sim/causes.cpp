@@ -12,6 +12,8 @@
 //    voluntary), or its priority (higher, or equal and ahead in FIFO order).
 // What is left of the lateness is the wake-up path's own cost (timer interrupt, IPI, context
 // switch, idle exit), which no stretch accounts for.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -31,6 +33,12 @@ const char *kind_name(DelayKind k) {
             return "preempt_off";
         case DelayKind::IrqsOff:
             return "irqs_off";
+        case DelayKind::Softirq:
+            return "softirq";
+        case DelayKind::Irq:
+            return "irq";
+        case DelayKind::PiChain:
+            return "pi_chain";
         case DelayKind::Overdue:
             return "overdue";
     }
@@ -50,7 +58,10 @@ kernel::WakeupDelay describe(const DelayNote &n) {
             .site = n.site.str(),
             .start = n.start,
             .length = n.length,
-            .delayed_ns = n.delayed_ns};
+            .delayed_ns = n.delayed_ns,
+            .via = n.booster
+                       ? fmt::format("{} waiting for {}", n.booster->params.name, n.lock->name)
+                       : std::string()};
 }
 
 }  // namespace
@@ -62,7 +73,16 @@ void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time fro
     d.holder = holder;
     const Label op = holder->ops.empty() ? holder->last_op : holder->ops.back().label;
     if (holder->rank >= q->rank) {
+        // Softirq context, a task running at a priority it inherited through rt_mutex (it would
+        // not outrank the probe on its own), or a task of higher or equal priority.
         d.kind = DelayKind::Task;
+        if (holder->irq_context) {
+            d.kind = DelayKind::Softirq;
+        } else if (holder->normal_rank < q->rank && holder->pi_donor) {
+            d.kind = DelayKind::PiChain;
+            d.booster = holder->pi_donor;
+            d.lock = holder->pi_donor_lock;
+        }
         d.label = op;
         d.start = from;
         d.length = d.delayed_ns = to - from;
@@ -106,20 +126,42 @@ void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time fro
         }
         if (d.delayed_ns <= 0) return;
     }
-    // One section or task seen over several stretches (switches that did not run the probe)
-    // stays one entry.
+    // One section seen over several stretches (switches that did not run the probe, softirq
+    // work interrupting it) stays one entry; so does a task or kernel code over consecutive
+    // stretches.
+    const bool stretch = d.kind != DelayKind::PreemptOff && d.kind != DelayKind::IrqsOff;
+    for (auto it = q->delays.rbegin(); it != q->delays.rend(); ++it) {
+        DelayNote &e = *it;
+        if (e.kind == d.kind && e.holder == d.holder && e.cpu == d.cpu &&
+            same_site(e.site, d.site) && e.label == d.label && (stretch || e.start == d.start)) {
+            e.delayed_ns += d.delayed_ns;
+            e.length = stretch ? e.length + d.length : std::max(e.length, d.length);
+            return;
+        }
+        if (stretch) break;  // only the latest entry continues a stretch
+    }
+    q->delays.push_back(std::move(d));
+}
+
+void SimPlatform::note_irq_delay(Task *q, const Cpu &c, Time from, Time length) {
+    static const Label kHardirq("hardirq");
+    if (length <= 0) return;
     if (!q->delays.empty()) {
         DelayNote &back = q->delays.back();
-        const bool stretch = d.kind == DelayKind::Task || d.kind == DelayKind::KernelCode;
-        if (back.kind == d.kind && back.holder == d.holder && back.cpu == d.cpu &&
-            same_site(back.site, d.site) && back.label == d.label &&
-            (stretch || back.start == d.start)) {
-            back.delayed_ns += d.delayed_ns;
-            back.length = stretch ? back.length + d.length : std::max(back.length, d.length);
+        if (back.kind == DelayKind::Irq && back.cpu == c.id) {
+            back.length += length;
+            back.delayed_ns += length;
             return;
         }
     }
-    q->delays.push_back(std::move(d));
+    q->delays.push_back(DelayNote{.kind = DelayKind::Irq,
+                                  .cpu = c.id,
+                                  .holder = q,
+                                  .label = kHardirq,
+                                  .site = {},
+                                  .start = from,
+                                  .length = length,
+                                  .delayed_ns = length});
 }
 
 void SimPlatform::note_timer_held(Task *q, Time due) {

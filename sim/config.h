@@ -1,8 +1,10 @@
 // Configuration of the simulated platform (sim/sim_platform.h).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,14 +27,30 @@ inline bool fully_preemptible(PreemptModel m) {
     return m == PreemptModel::Full || m == PreemptModel::Rt;
 }
 
+// How waiters spin on a spinning lock's word, for the lock-line model (sim/locks.h), which
+// applies only with a profile that models caches ([memory]). Queued: the queued spinlock and
+// queued rwlock (v4.2 on; v6.x kernel/locking/qspinlock.c, qrwlock.c): one waiter spins on the
+// lock word, the rest on their own MCS nodes. Byte: the test-and-test-and-set byte lock of
+// 2.6.9 (include/asm-ia64/spinlock.h, asm-i386/spinlock.h) and its rwlock: every waiter spins
+// on the lock word and all retry the atomic when it is released.
+enum class SpinlockImpl : uint8_t { Queued, Byte };
+
 // A device interrupt arriving every `period` on each of `cpus` (empty: every CPU): its hard
-// handler costs `handler`, the softirq work raised by it `softirq` (0: none).
+// handler costs `handler`, the softirq work raised by it `softirq` (0: none), and `work` (set by
+// open_softirq) is code that softirq runs, once per interrupt. Under PREEMPT_RT every kind but
+// the timer is a threaded interrupt whose thread runs at SCHED_FIFO `thread_priority`.
 struct IrqSource {
     std::string kind;  // what the results call it (timer, network, block)
     std::vector<int> cpus;
     Time period = 0;
     Time handler = 0;
     Time softirq = 0;
+    int thread_priority = 50;  // MAX_RT_PRIO / 2, as setup_irq_thread's sched_set_fifo gives
+    std::function<void()> work;
+    bool threaded(PreemptModel m) const { return m == PreemptModel::Rt && kind != "timer"; }
+    bool hits(int cpu) const {
+        return cpus.empty() || std::find(cpus.begin(), cpus.end(), cpu) != cpus.end();
+    }
 };
 
 struct SimConfig {
@@ -50,6 +68,7 @@ struct SimConfig {
     // it prevents; the kernel has no such switch.
     bool rt_mutex_pi = true;
     int hz = 250;
+    SpinlockImpl spinlock = SpinlockImpl::Queued;
     // RCU as user space has it (liburcu, for comparing with the real-thread platform): when
     // >= 0, a normal grace period waits only for readers that predate it, not for every CPU to
     // pass a quiescent state, and ends this long after the last of them left instead of at

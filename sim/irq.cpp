@@ -115,31 +115,239 @@ void SimPlatform::on_irq(void *self, uint64_t arg) {
     p->deliver_irq(c, source);
 }
 
-// The hard handler, then the softirq work it raised (irq_exit -> invoke_softirq), after any
-// interrupt work already in progress on the CPU. Whatever the CPU was doing ends that much
-// later; an act started meanwhile starts after it (start_act).
+// Where a source's work runs (v6.12, kernel/irq/manage.c, kernel/softirq.c). Without
+// PREEMPT_RT: the hard handler in hard interrupt context, then its softirq at irq exit on the
+// same CPU: as CPU time taken from whatever runs there (the running span ends that much later),
+// or, when open_softirq gave it code, by the CPU's softirq task, which interrupts the running
+// task in place. Under PREEMPT_RT every device interrupt but the timer is threaded: the hard
+// part only wakes the interrupt's thread (priced as a wake-up), and the thread runs the handler
+// and the softirq work it raises (at its local_bh_enable). The timer's handler stays in hard
+// interrupt context and its softirq work goes to ksoftirqd (SCHED_OTHER; the dedicated ktimers
+// thread came after v6.12). After the duration no new softirq work is raised (as no task starts
+// new work): handler and softirq time go on in hard interrupt context.
 void SimPlatform::deliver_irq(Cpu &c, size_t source) {
     const IrqSource &src = cfg_.irqs[source];
     const Time now = engine_.now();
-    const Time cost = src.handler + src.softirq;
+    const bool rt = cfg_.preempt == PreemptModel::Rt;
+    const bool threaded = !stop_ && src.threaded(cfg_.preempt);
+    const bool deferred =
+        !threaded && !stop_ && (rt ? src.softirq > 0 || src.work : static_cast<bool>(src.work));
+    const Time hard = threaded ? cfg_.profile.primitive.wakeup : src.handler;
+    const Time soft = threaded || deferred ? 0 : src.softirq;
+    const Time cost = hard + soft;
     c.irq_until = std::max(now, c.irq_until) + cost;
     if (recording()) {
-        c.stats.irq_ns += src.handler;
-        c.stats.softirq_ns += src.softirq;
+        c.stats.irq_ns += hard;
+        c.stats.softirq_ns += soft;
     }
     trace_event("cpu{} irq {}", c.id, src.kind);
+    if (c.act == Act::Switching && c.curr->params.probe && c.curr->probe_due >= 0)
+        note_irq_delay(c.curr, c, now, cost);
     if (c.act == Act::Span || c.act == Act::Switching) {
         ++c.gen;
         c.act_end += cost;
         engine_.schedule(c.act_end, on_cpu_event, this, cpu_event_arg(c.gen, c.id));
     }
     engine_.schedule(c.irq_until, on_irq_end, this, static_cast<uint64_t>(c.id));
+    if (threaded) {
+        ++c.thread_raised[source];
+        wake_irq_thread(c.irq_threads[source], c.id);
+    } else if (deferred) {
+        (rt ? c.ksoftirqd_raised : c.softirq_raised).push_back(source);
+        if (rt) wake_irq_thread(c.ksoftirqd, c.id);
+    }
 }
 
 void SimPlatform::on_irq_end(void *self, uint64_t arg) {
     auto *p = static_cast<SimPlatform *>(self);
     Cpu &c = p->cpus_[arg];
+    if (p->engine_.now() < c.irq_until) return;  // more interrupt work follows; its end comes
+    p->enter_softirq(c);
     if (c.need_resched) p->try_preempt(c);
+}
+
+// ---------------------------------------------------------------- softirq and interrupt threads
+
+bool SimPlatform::open_softirq(std::string_view irq_kind, std::function<void()> action) {
+    if (started_) throw std::logic_error("open_softirq after the run started");
+    bool any = false;
+    for (IrqSource &src : cfg_.irqs)
+        if (src.kind == irq_kind) {
+            src.work = action;
+            any = true;
+        }
+    return any;
+}
+
+// The kernel threads a CPU's interrupt sources need, made at the start of the run. They live
+// as long as the machine: the end of the run does not wait for them.
+void SimPlatform::start_irq_threads() {
+    const bool rt = cfg_.preempt == PreemptModel::Rt;
+    auto daemon = [this](std::string name, kernel::Sched policy, int prio, int cpu,
+                         std::function<void()> body) {
+        Task *t = create_kthread({std::move(name), policy, prio, cpu, false}, std::move(body));
+        t->daemon = true;
+        --live_;
+        return t;
+    };
+    for (Cpu &c : cpus_) {
+        c.thread_raised.assign(cfg_.irqs.size(), 0);
+        c.irq_threads.assign(cfg_.irqs.size(), nullptr);
+        for (size_t i = 0; i < cfg_.irqs.size(); ++i) {
+            const IrqSource &src = cfg_.irqs[i];
+            if (!src.hits(c.id)) continue;
+            if (src.threaded(cfg_.preempt)) {
+                c.irq_threads[i] =
+                    daemon(fmt::format("irq/{}-{}/{}", i, src.kind, c.id), kernel::Sched::Fifo,
+                           src.thread_priority, c.id, [this, &c, i] { irq_thread_body(c, i); });
+            } else if (rt && (src.softirq > 0 || src.work) && !c.ksoftirqd) {
+                c.ksoftirqd = daemon(fmt::format("ksoftirqd/{}", c.id), kernel::Sched::Other, 0,
+                                     c.id, [this, &c] { ksoftirqd_body(c); });
+            } else if (!rt && src.work && !c.softirq_task) {
+                Task *s = daemon(fmt::format("softirq/{}", c.id), kernel::Sched::Fifo, 99, c.id,
+                                 [this, &c] { softirq_task_body(c); });
+                s->rank = s->normal_rank = kIrqContextRank;  // above every task
+                s->irq_context = true;
+                c.softirq_task = s;
+            }
+        }
+    }
+}
+
+void SimPlatform::wake_irq_thread(Task *t, int cpu) {
+    if (!t || !t->irq_idle) return;
+    t->irq_idle = false;
+    wake(t, cpu, 0);
+}
+
+// The current interrupt thread sleeps until an interrupt has work for it.
+void SimPlatform::irq_thread_wait() {
+    cur_->irq_idle = true;
+    block_current();
+}
+
+// One interrupt's softirq work: its time, then its code.
+void SimPlatform::softirq_work(Cpu &c, const IrqSource &src) {
+    if (recording()) c.stats.softirq_ns += src.softirq;
+    advance(src.softirq);
+    if (src.work) src.work();
+}
+
+// irq_thread_fn under PREEMPT_RT: the handler with softirqs disabled, so that the softirq work it
+// raises runs at its local_bh_enable, in the thread.
+void SimPlatform::irq_thread_body(Cpu &c, size_t source) {
+    static const Site bh{"irq_forced_thread_fn", {}};
+    const IrqSource &src = cfg_.irqs[source];
+    while (true) {
+        while (c.thread_raised[source] == 0)
+            irq_thread_wait();
+        --c.thread_raised[source];
+        local_bh_disable(bh);
+        if (recording()) c.stats.irq_ns += src.handler;
+        advance(src.handler);
+        softirq_work(c, src);
+        local_bh_enable(bh);
+    }
+}
+
+void SimPlatform::ksoftirqd_body(Cpu &c) {
+    static const Site bh{"run_ksoftirqd", {}};
+    while (true) {
+        while (c.ksoftirqd_raised.empty())
+            irq_thread_wait();
+        const size_t source = c.ksoftirqd_raised.front();
+        c.ksoftirqd_raised.erase(c.ksoftirqd_raised.begin());
+        local_bh_disable(bh);
+        softirq_work(c, cfg_.irqs[source]);
+        local_bh_enable(bh);
+    }
+}
+
+// Without PREEMPT_RT: the softirq task runs raised work at irq exit (or at the local_bh_enable
+// that ends a softirq-disabled section) on top of the task it interrupts, which keeps its CPU,
+// preempt count and sections, and goes on when the work is done: no context switch, no
+// quiescent state, and the interrupted task cannot be moved meanwhile. The softirq count is
+// held throughout (a preempt-off section of the softirq task); a reader of a queued rwlock in
+// this context does not queue behind a waiting writer (locks.h). Simplified: a task spinning
+// for a lock is interrupted like any other, and a softirq task that sleeps (reported as
+// sleeping in atomic context) keeps the task it interrupted waiting until it is done.
+void SimPlatform::softirq_task_body(Cpu &c) {
+    static const Site site{"__do_softirq", {}};
+    Task *s = cur_;
+    while (true) {
+        while (!c.softirq_raised.empty()) {
+            const size_t source = c.softirq_raised.front();
+            c.softirq_raised.erase(c.softirq_raised.begin());
+            softirq_work(c, cfg_.irqs[source]);
+        }
+        if (s->preempt_count > 0) {
+            --s->preempt_count;
+            close_section(s, s->poff, false, site);
+            rcu_.deferred_qs(s);
+        }
+        s->irq_idle = true;
+        s->state = TaskState::Blocked;
+        if (Task *back = std::exchange(c.interrupted, nullptr)) {
+            resume_interrupted(c, back);
+        } else {
+            c.curr = nullptr;
+            schedule(c);
+        }
+        suspend_current();
+    }
+}
+
+// Starts the softirq task on `c` when work is raised and the running task allows it (interrupts
+// on, softirqs not disabled). Returns true when it interrupted the current task (which must then
+// suspend itself).
+bool SimPlatform::enter_softirq(Cpu &c) {
+    static const Site site{"__do_softirq", {}};
+    Task *s = c.softirq_task;
+    Task *t = c.curr;
+    if (!s || !s->irq_idle || c.softirq_raised.empty() || t == s) return false;
+    if (t && (t->irqs_off || t->bh_disabled > 0)) return false;
+    s->irq_idle = false;
+    preempt_inc(s, site);
+    if (!t) {
+        wake(s, c.id, 0);
+        return false;
+    }
+    const Time now = engine_.now();
+    if (probes_waiting_ > 0) note_probe_waits(c, s);
+    const bool executing = c.act == Act::Executing;
+    if (c.act == Act::Span || c.act == Act::Switching)
+        t->remaining += std::max<Time>(0, c.act_end - now);
+    c.interrupted_spinning = c.act == Act::Spinning;
+    update_curr(c);
+    c.interrupted = t;
+    c.interrupted_at = now;
+    c.curr = c.last = s;
+    s->state = TaskState::Running;
+    s->cpu = c.id;
+    s->exec_start = now;
+    trace_event("cpu{} softirq interrupts {}", c.id, t->params.name);
+    if (recorder_) recorder_->cpu_switch(c.id, now, s->id, s->params.name);
+    start_act(c, Act::Switching, 0);
+    return executing;
+}
+
+void SimPlatform::resume_interrupted(Cpu &c, Task *t) {
+    const Time now = engine_.now();
+    if (probes_waiting_ > 0) note_probe_waits(c, t);
+    if (t->params.probe && t->probe_due >= 0)  // softirq work held off its switch-in
+        note_delay(t, c.curr, c, c.interrupted_at, now);
+    c.curr = c.last = t;
+    t->exec_start = now;
+    trace_event("cpu{} back to {}", c.id, t->params.name);
+    if (recorder_) recorder_->cpu_switch(c.id, now, t->id, t->params.name);
+    if (std::exchange(c.interrupted_spinning, false)) {
+        c.act = Act::Spinning;
+        ++c.gen;
+    } else {
+        start_act(c, Act::Span, std::exchange(t->remaining, 0));
+    }
+    // The irq return is a preemption point for what woke meanwhile.
+    if (Task *b = best_queued(c); b && wakeup_preempts(c, b)) request_resched(c, c.id);
 }
 
 }  // namespace locksim::sim

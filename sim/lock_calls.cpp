@@ -22,22 +22,29 @@ void SimPlatform::lock_release(kernel::LockObject *lock, LockMode mode, Site sit
     locks_.release(lock, mode, site);
 }
 
-// Without PREEMPT_RT the softirq count is part of preempt_count: a preempt-off section. Under
-// PREEMPT_RT (kernel/softirq.c, __local_bh_disable_ip) a task takes the per-CPU softirq lock
-// and rcu_read_lock(): it stays preemptible, inside an RCU read section (the per-CPU lock is not
-// modelled).
+// Without PREEMPT_RT the softirq count is part of preempt_count: a preempt-off section, and
+// softirq work raised meanwhile on this CPU runs at the local_bh_enable that ends it, before
+// preemption comes back on (__local_bh_enable_ip). Under PREEMPT_RT (kernel/softirq.c,
+// __local_bh_disable_ip) a task takes the per-CPU softirq lock and rcu_read_lock(): it stays
+// preemptible, inside an RCU read section (the per-CPU lock is not modelled).
 void SimPlatform::local_bh_disable(Site site) {
-    if (cfg_.preempt == PreemptModel::Rt)
+    if (cfg_.preempt == PreemptModel::Rt) {
         rcu_.read_lock(site);
-    else
-        preempt_disable(site);
+        return;
+    }
+    preempt_disable(site);
+    if (cur_) ++cur_->bh_disabled;
 }
 
 void SimPlatform::local_bh_enable(Site site) {
-    if (cfg_.preempt == PreemptModel::Rt)
+    if (cfg_.preempt == PreemptModel::Rt) {
         rcu_.read_unlock(site);
-    else
-        preempt_enable(site);
+        return;
+    }
+    if (Task *t = cur_;
+        t && t->bh_disabled > 0 && --t->bh_disabled == 0 && enter_softirq(cpu_of(t)))
+        suspend_current();  // back when the softirq work is done
+    preempt_enable(site);
 }
 
 }  // namespace locksim::sim

@@ -2,10 +2,12 @@
 //
 // One waiter queue per lock, FIFO, with hand-off: a release grants the lock to the waiters at
 // the head, so no later arrival can barge in. That is the behaviour of the queued spinlock and
-// the queued rwlock (whose readers queue behind a waiting writer), of an rwsem with writer
+// the queued rwlock (whose readers queue behind a waiting writer, except in interrupt context,
+// where they wait only for a writer holding it), of an rwsem with writer
 // fairness, and of a mutex in hand-off mode. Spinning waiters keep their CPU with preemption
 // off (and interrupts off under the _irq variants, which disable them before spinning, as
-// spin_lock_irq does); sleeping waiters block. A grant to a spinner costs a cache-line transfer.
+// spin_lock_irq does); sleeping waiters block. A grant to a spinner costs a cache-line transfer
+// (with caches, the traffic of the lock-line model too: locks.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -74,7 +76,11 @@ void LockTable::acquire(kernel::LockObject *obj, LockMode mode, const Site &site
                 t->rcu_nesting));
     else if (preempt_ == PreemptModel::Voluntary)
         ops_.cond_resched(site);  // mutex_lock / down_read / down_write begin with might_sleep
-    if (can_take(l, mode)) {
+    // queued_read_lock_slowpath: a reader in interrupt context waits only for a writer holding
+    // the lock, not for those queued (it may have interrupted a reader they wait for).
+    const bool irq_reader =
+        t->irq_context && !l.rt && l.kind == kernel::LockKind::Rwlock && mode == LockMode::Shared;
+    if (can_take(l, mode) || (irq_reader && !l.writer)) {
         take(l, t, mode, site, false);
         Time transfer = pull_line(l, t->cpu);
         ops_.advance((l.spins() ? pc_.spin_acquire : pc_.sem_acquire) + transfer);
@@ -98,8 +104,13 @@ void LockTable::acquire(kernel::LockObject *obj, LockMode mode, const Site &site
         ops_.block_current();
         return;
     }
-    l.waiters.push_back(Waiter{t, mode});
+    if (irq_reader)  // first in line when the writer leaves
+        l.waiters.insert(l.waiters.begin() + static_cast<std::ptrdiff_t>(l.head), Waiter{t, mode});
+    else
+        l.waiters.push_back(Waiter{t, mode});
     ops_.trace_event("{} waits for {}", t->params.name, l.name);
+    // Its failed atomic on the word (the waiter spins meanwhile: the time is the line's).
+    if (bounces(l)) pull_line(l, t->cpu);
     if (l.rt) {
         t->pi_blocked_on = &l;
         adjust_prio_chain(l.writer);
@@ -114,7 +125,11 @@ void LockTable::acquire(kernel::LockObject *obj, LockMode mode, const Site &site
 bool LockTable::try_acquire(kernel::LockObject *obj, LockMode mode, const Site &site) {
     auto &l = static_cast<Lock &>(*obj);
     Task *t = ops_.current();
-    if (!can_take(l, mode)) return false;
+    if (!can_take(l, mode)) {
+        // The failed trylock's atomic still takes the line.
+        if (t && bounces(l)) ops_.advance(pull_line(l, t->cpu));
+        return false;
+    }
     if (t && l.spins()) ops_.preempt_inc(t, site);
     take(l, t, mode, site, true);
     if (t) ops_.advance(pull_line(l, t->cpu) + (l.spins() ? pc_.spin_acquire : pc_.sem_acquire));
@@ -126,11 +141,28 @@ Time LockTable::pull_line(Lock &l, int cpu) {
         l.last_cpu = cpu;
         return 0;
     }
+    return transfer_line(l, cpu, 1);
+}
+
+Time LockTable::transfer_line(Lock &l, int cpu, int n) {
     const Time now = ops_.now();
     const Time start = std::max(now, l.line_free_at);
-    l.line_free_at = start + pc_.cacheline_transfer;
+    l.line_free_at = start + n * pc_.cacheline_transfer;
     l.last_cpu = cpu;
     return l.line_free_at - now;
+}
+
+void LockTable::spinners_reread(Lock &l, bool freed) {
+    if (!l.has_waiters()) return;
+    if (line_ == LineModel::Queued) {
+        // Only the next spinner on the word (the pending waiter or the queue's head).
+        transfer_line(l, l.waiters[l.head].task->cpu, 1);
+        return;
+    }
+    // Byte: every spinner re-reads; when the word was free each also fails its atomic.
+    const int each = freed ? 2 : 1;
+    for (size_t i = l.head; i < l.waiters.size(); ++i)
+        transfer_line(l, l.waiters[i].task->cpu, each);
 }
 
 size_t LockTable::next_waiter(const Lock &l) const {
@@ -193,7 +225,10 @@ void LockTable::grant(Lock &l, const Waiter &w, Time now, int waker_cpu) {
     t->held.push_back(HeldLock{&l, w.mode, now, Site{"granted", {}}});
     if (ops_.recording()) ++stats(l).acquisitions[side(w.mode)];
     ops_.trace_event("{} gets {}", t->params.name, l.name);
-    if (l.spins()) {
+    if (bounces(l)) {
+        // It re-reads the word its copy of which the release invalidated, then takes it.
+        ops_.end_spin(t, pc_.spin_acquire + transfer_line(l, t->cpu, 2));
+    } else if (l.spins()) {
         ops_.end_spin(t, pc_.spin_acquire + pull_line(l, t->cpu));
     } else {
         ops_.wake(t, waker_cpu, 0);
@@ -208,12 +243,22 @@ void LockTable::adjust_prio_chain(Task *owner) {
     constexpr int kMaxLockDepth = 1024;
     for (int depth = 0; owner && depth < kMaxLockDepth; ++depth) {
         int prio = owner->normal_rank;
+        const Task *donor = nullptr;
+        const Lock *donor_lock = nullptr;
         if (pi_)
             for (const HeldLock &h : owner->held)
-                if (h.lock->rt && h.lock->writer == owner && h.lock->has_waiters())
-                    prio = std::max(prio, h.lock->waiters[next_waiter(*h.lock)].task->rank);
+                if (h.lock->rt && h.lock->writer == owner && h.lock->has_waiters()) {
+                    const Task *top = h.lock->waiters[next_waiter(*h.lock)].task;
+                    if (top->rank > prio) {
+                        prio = top->rank;
+                        donor = top;
+                        donor_lock = h.lock;
+                    }
+                }
         if (prio == owner->rank) return;
         ops_.set_prio(owner, prio);
+        owner->pi_donor = donor;
+        owner->pi_donor_lock = donor_lock;
         const Lock *next = owner->pi_blocked_on;
         owner = next ? next->writer : nullptr;
     }
@@ -249,8 +294,14 @@ void LockTable::release(kernel::LockObject *obj, LockMode mode, const Site &site
         grant(l, Waiter{w, LockMode::Exclusive}, ops_.now(), t ? t->cpu : -1);
     }
     bool woke_sleeper = l.has_waiters() && !l.spins();
-    const Time transfer = t ? pull_line(l, t->cpu) : 0;  // the release writes the lock word
+    // The release writes the lock word; spinners hold it shared, so it has to be fetched even
+    // when this CPU wrote it last.
+    const bool spinners = bounces(l) && l.has_waiters();
+    Time transfer = 0;
+    if (t) transfer = spinners ? transfer_line(l, t->cpu, 1) : pull_line(l, t->cpu);
+    const size_t waiting = l.waiters.size() - l.head;
     grant_waiters(l);
+    if (spinners) spinners_reread(l, l.waiters.size() - l.head < waiting);
     if (l.rt) {
         adjust_prio_chain(t);         // the releasing owner loses what it inherited
         adjust_prio_chain(l.writer);  // the new owner inherits from the waiters left

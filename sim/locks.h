@@ -16,6 +16,30 @@
 // rcu_read_lock() across an RT lock's section (SimPlatform, as rt_spin_lock does); migrate_disable
 // is not modelled.
 //
+// The lock word's cache line. Every model moves it to the CPU that writes the word (an atomic
+// acquire or a release on another CPU than the line's last owner costs the profile's
+// `cacheline_transfer`), one transfer at a time, so CPUs hammering one word serialise on it.
+// With a profile that models caches ([memory]) spinning waiters bounce it too (LineModel;
+// SpinlockImpl in config.h names the kernels), as buses do:
+// - a waiter that finds the lock taken has made one failed atomic on the word: a transfer;
+// - a spinner reads the word in its own cache until the holder's release invalidates the
+//   copies; the release's store then waits for the line, behind the transfers in flight;
+// - the waiter served next re-reads the word and takes it with an atomic: two transfers;
+// - Byte (2.6.9's test-and-test-and-set lock: ia64 cmpxchg4.acq then ld4 spinning in
+//   ia64_spinlock_contention; i386 `lock decb` then `cmpb` spinning; rwlocks by fetchadd or
+//   `lock subl`): every other spinner also re-reads the word and, once it was free, retries
+//   the atomic and fails: two transfers each (one when the release freed nothing). The next
+//   release waits behind them, so the hand-off slows as the spinners grow;
+// - Queued (v6.x qspinlock: the pending waiter or the MCS queue's head spins on the word, the
+//   others on their own node; qrwlock's waiters queue on its wait_lock, a qspinlock): only the
+//   next spinner on the word re-reads it: one transfer, whatever the queue's length.
+// Simplified: the waiter served next is still the queue's head (a byte lock has no order: the
+// fastest CPU wins, and that is not modelled); one price for every transfer (no distance, no
+// bus arbitration); the re-reads that each failed atomic causes in the other spinners' caches
+// are not counted (up to spinners^2 transfers a hand-off on an invalidating bus, Anderson
+// 1990), so Byte's slowdown is a lower bound; the MCS node hand-off (a write to the next
+// waiter's node) is not priced.
+//
 // The table talks to the scheduler only through SchedOps (sched_ops.h).
 #pragma once
 
@@ -60,6 +84,16 @@ struct Lock : kernel::LockObject {
     bool has_waiters() const { return head < waiters.size(); }
 };
 
+// How spinning waiters move the lock word's line (above). Flat: only acquires and releases move
+// it (profiles without caches).
+enum class LineModel : uint8_t { Flat, Queued, Byte };
+
+// The model a configuration gets: the spinners' traffic only with a profile that models caches.
+inline LineModel lock_line_model(const SimConfig &c) {
+    if (c.profile.memory.private_kib <= 0) return LineModel::Flat;
+    return c.spinlock == SpinlockImpl::Byte ? LineModel::Byte : LineModel::Queued;
+}
+
 struct LockClass {
     std::string name;
     kernel::LockStats stats;
@@ -68,8 +102,9 @@ struct LockClass {
 
 class LockTable {
   public:
-    LockTable(SchedOps &ops, const PrimitiveCosts &costs, PreemptModel preempt, bool pi)
-        : ops_(ops), pc_(costs), preempt_(preempt), pi_(pi) {}
+    LockTable(SchedOps &ops, const PrimitiveCosts &costs, PreemptModel preempt, bool pi,
+              LineModel line = LineModel::Flat)
+        : ops_(ops), pc_(costs), preempt_(preempt), pi_(pi), line_(line) {}
 
     kernel::LockObject *create(kernel::LockKind kind, std::string_view name);
     void acquire(kernel::LockObject *lock, LockMode mode, const Site &site);
@@ -101,6 +136,13 @@ class LockTable {
     // transfer, queued behind transfers to other CPUs still in flight (one owner at a time,
     // so CPUs hammering one lock word serialise). Returns the time `cpu` spends on it.
     Time pull_line(Lock &l, int cpu);
+    // `n` transfers of the line to `cpu`, queued behind those in flight; the time `cpu` waits.
+    Time transfer_line(Lock &l, int cpu, int n);
+    // Spinning waiters bounce the line (LineModel other than Flat).
+    bool bounces(const Lock &l) const { return line_ != LineModel::Flat && l.spins(); }
+    // After a release: the spinners left re-read the word, and under Byte retry the atomic
+    // when `freed` (the release let someone in).
+    void spinners_reread(Lock &l, bool freed);
     void lockdep_check(Task *t, Lock &l, const Site &site);
     kernel::LockStats &stats(const Lock &l) { return classes_[static_cast<size_t>(l.cls)].stats; }
 
@@ -108,6 +150,7 @@ class LockTable {
     const PrimitiveCosts &pc_;
     PreemptModel preempt_;
     bool pi_;
+    LineModel line_;
     std::vector<std::unique_ptr<Lock>> locks_;
     std::vector<LockClass> classes_;
     std::unordered_map<std::string, int> class_ids_;

@@ -79,7 +79,13 @@ void SimPlatform::spin_current() {
 }
 
 void SimPlatform::end_spin(Task *t, Time cost) {
-    start_act(cpu_of(t), Act::Span, cost);
+    Cpu &c = cpu_of(t);
+    if (c.interrupted == t) {  // granted while softirq work runs on top of it (irq.cpp)
+        c.interrupted_spinning = false;
+        t->remaining += cost;
+        return;
+    }
+    start_act(c, Act::Span, cost);
 }
 
 void SimPlatform::suspend_current() {
@@ -101,10 +107,10 @@ kernel::RunResults SimPlatform::run() {
     ss::TeRulesMemoScope te_memo_scope(cfg_.cost_model == CostModel::Counted ? &te_memo : nullptr);
     for (Cpu &c : cpus_)
         engine_.schedule(jiffy_, on_tick, this, static_cast<uint64_t>(c.id));
+    start_irq_threads();
     for (size_t i = 0; i < cfg_.irqs.size(); ++i)
         for (const Cpu &c : cpus_)
-            if (cfg_.irqs[i].cpus.empty() ||
-                std::count(cfg_.irqs[i].cpus.begin(), cfg_.irqs[i].cpus.end(), c.id))
+            if (cfg_.irqs[i].hits(c.id))
                 engine_.schedule(cfg_.irqs[i].period, on_irq, this, cpu_event_arg(i, c.id));
     engine_.schedule(cfg_.duration, on_stop, this, 0);
     warm_ = !(cfg_.warmup > 0 && cfg_.warmup < cfg_.duration);
@@ -126,8 +132,8 @@ kernel::RunResults SimPlatform::run() {
     for (auto &t : tasks_) {
         // Censored, not stuck: a task inside an operation (its work in flight outlasted the
         // drain), one asleep until a time (it wakes by itself), the RCU callback task waiting
-        // for a grace period.
-        if (t->state == TaskState::Dead || !t->ops.empty() || t->timer_sleep ||
+        // for a grace period, an interrupt's kernel thread (it lives as long as the machine).
+        if (t->state == TaskState::Dead || !t->ops.empty() || t->timer_sleep || t->daemon ||
             t.get() == rcu_.callback_task())
             continue;
         std::string waiting;

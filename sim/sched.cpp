@@ -270,6 +270,8 @@ void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
     if (recorder_) recorder_->cpu_switch(c.id, engine_.now(), next->id, next->params.name);
     Time cost = cfg_.profile.primitive.context_switch + extra + wake_extra +
                 (was_idle ? cfg_.profile.primitive.idle_exit : 0);
+    if (next->params.probe && next->probe_due >= 0 && c.irq_until > engine_.now())
+        note_irq_delay(next, c, engine_.now(), c.irq_until - engine_.now());
     start_act(c, Act::Switching, cost);
 }
 
@@ -398,6 +400,9 @@ void SimPlatform::preempt_self() {
 // rt_mutex_setprio: a runnable task that now outranks the task running on its CPU preempts
 // it; a running one that no longer outranks a queued task yields at its next preemption point.
 void SimPlatform::set_prio(Task *t, int rank) {
+    // The probes waiting behind a running task were held by it at its old priority until now.
+    if (probes_waiting_ > 0 && t->state == TaskState::Running && cpu_of(t).curr == t)
+        note_probe_waits(cpu_of(t), nullptr);
     t->rank = rank;
     const int from = cur_ ? cur_->cpu : -1;
     Cpu &c = cpu_of(t);

@@ -35,7 +35,11 @@
 //    that CPU waits for local_irq_enable (several of one source while they are off: one).
 //    Their time is counted per CPU (CpuStats::irq_ns, softirq_ns), not as preempt-off or
 //    irqs-off sections of the tasks. Simplified: a handler arriving during softirq work runs
-//    after it, not inside it (the CPU time is the same).
+//    after it, not inside it (the CPU time is the same). Softirq work that runs code
+//    (open_softirq: the network receive path's checks) runs in a per-CPU softirq task that
+//    interrupts the running task in place, with the softirq count held; under PREEMPT_RT
+//    device interrupts are threaded (a SCHED_FIFO thread per source and CPU runs the handler
+//    and its softirq work) and the timer's softirq work goes to ksoftirqd (irq.cpp).
 //  - Locks (locks.h) and RCU (rcu.h) are classes of their own that reach the scheduler through
 //    the narrow SchedOps interface (sched_ops.h); tasks and CPUs are in task.h.
 //  - Self-checks become violations in the results (kind strings in results.h).
@@ -117,6 +121,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     bool preempt_rt() const override { return cfg_.preempt == PreemptModel::Rt; }
     void local_bh_disable(Site site) override;
     void local_bh_enable(Site site) override;
+    bool open_softirq(std::string_view irq_kind, std::function<void()> action) override;
     void rcu_read_lock(Site site) override { rcu_.read_lock(site); }
     void rcu_read_unlock(Site site) override { rcu_.read_unlock(site); }
     void synchronize_rcu(bool expedited, Site site) override { rcu_.synchronize(expedited, site); }
@@ -214,16 +219,28 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void irqs_on_work(Cpu &c);
     void irq_off(Task *t, const Site &site);
     void irq_on(Task *t, const Site &site);
+    // Softirq context and interrupt threads (irq.cpp).
+    void start_irq_threads();
+    void wake_irq_thread(Task *t, int cpu);
+    void irq_thread_wait();
+    void softirq_work(Cpu &c, const IrqSource &src);
+    void irq_thread_body(Cpu &c, size_t source);
+    void ksoftirqd_body(Cpu &c);
+    void softirq_task_body(Cpu &c);
+    bool enter_softirq(Cpu &c);
+    void resume_interrupted(Cpu &c, Task *t);
 
     // --- probe wake-up causes (causes.cpp) ---
     // The stretch [from, to] in which `holder` ran on `c` while probe `q` waited: appended to
     // q's delays as what kept it waiting (nothing when `holder` was preemptible and of lower
     // priority: the wait was then the wake-up path's own cost).
     void note_delay(Task *q, const Task *holder, const Cpu &c, Time from, Time to);
+    // Hard interrupt work on `c` held off the switch to probe `q` for `length` from `from`.
+    void note_irq_delay(Task *q, const Cpu &c, Time from, Time length);
     // The timer of probe `q`, due at `due`, waited from then to now for holder's IRQs-off section.
     void note_timer_held(Task *q, Time due);
-    // Before `next` is switched in on `c`: the probes waiting in c's run queue were held by the
-    // task that ran there until now.
+    // Before `next` is switched in on `c` (nullptr: before the running task's priority changes):
+    // the probes waiting in c's run queue were held by the task that ran there until now.
     void note_probe_waits(Cpu &c, const Task *next);
     // A probe's wake-up is over (it runs, or the run ended with it still waiting).
     void finish_wakeup(Task *t, Time due, Time late, bool open_at_end);
@@ -285,7 +302,8 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     std::set<std::string> violation_keys_;
     std::vector<std::string> trace_;
     TraceRecorder *recorder_ = nullptr;
-    LockTable locks_{*this, cfg_.profile.primitive, cfg_.preempt, cfg_.rt_mutex_pi};
+    LockTable locks_{*this, cfg_.profile.primitive, cfg_.preempt, cfg_.rt_mutex_pi,
+                     lock_line_model(cfg_)};
     RcuState rcu_{*this, engine_, cfg_, jiffy_};
 };
 

@@ -21,6 +21,9 @@ using kernel::Site;
 
 struct Lock;  // sim/locks.h
 
+// The softirq task's priority: above every SCHED_FIFO task (softirq context runs before any).
+inline constexpr int kIrqContextRank = 100;
+
 // An engine event about one CPU carries the CPU in the low bits of its argument and a number
 // (the CPU's activity generation, a grace period's id) above them.
 inline constexpr int kEventCpuBits = 16;
@@ -68,7 +71,16 @@ struct Task;
 
 // One stretch of a probe's wake-up as the simulator notes it, without strings: it becomes a
 // kernel::WakeupDelay only for a wake-up that is kept or traced (causes.cpp).
-enum class DelayKind : uint8_t { Task, KernelCode, PreemptOff, IrqsOff, Overdue };
+enum class DelayKind : uint8_t {
+    Task,
+    KernelCode,
+    PreemptOff,
+    IrqsOff,
+    Overdue,
+    Softirq,
+    PiChain,
+    Irq
+};
 struct DelayNote {
     DelayKind kind = DelayKind::Task;
     int cpu = 0;
@@ -78,6 +90,9 @@ struct DelayNote {
     Time start = 0;
     Time length = 0;
     Time delayed_ns = 0;
+    // PiChain: the waiter whose priority the holder inherited, and the lock it waits for.
+    const Task *booster = nullptr;
+    const Lock *lock = nullptr;
 };
 
 struct Task {
@@ -87,6 +102,9 @@ struct Task {
         0;  // SCHED_FIFO / SCHED_RR priority, 0 for SCHED_OTHER; raised by priority inheritance
     int normal_rank = 0;            // rank without inheritance (normal_prio)
     Lock *pi_blocked_on = nullptr;  // the rt_mutex-based lock the task waits for (locks.h)
+    // While boosted: the waiter whose priority it inherited, and the lock that waiter waits for.
+    const Task *pi_donor = nullptr;
+    const Lock *pi_donor_lock = nullptr;
     // CFS (SCHED_OTHER): load weight, virtual runtime, run time in total and at the pick.
     int64_t weight = 1024;
     int64_t vruntime = 0;
@@ -127,6 +145,13 @@ struct Task {
     std::vector<DelayNote> delays;
     Time wait_since = -1;
     Task *timer_held_by = nullptr;
+    // Interrupt context (irq.cpp): the per-CPU softirq task runs with it; `bh_disabled` counts
+    // local_bh_disable nesting without PREEMPT_RT (softirq work waits for local_bh_enable);
+    // `irq_idle`: an interrupt's kernel thread waiting for work.
+    bool irq_context = false;
+    int bh_disabled = 0;
+    bool irq_idle = false;
+    bool daemon = false;  // lives as long as the machine: the end of a run does not wait for it
     std::mt19937_64 rng;
 };
 
@@ -143,8 +168,18 @@ struct Cpu {
     bool tick_pending = false;
     std::vector<Task *> pending_timers;
     std::vector<size_t> pending_irqs;  // interrupt sources waiting for local_irq_enable
-    Time irq_until = 0;                // interrupt work (hard handler and softirq) ends
-    int64_t min_vruntime = 0;          // CFS: never decreases
+    // Softirq work (irq.cpp): sources whose raised work waits, per kind of context that runs it
+    // (the softirq task without PREEMPT_RT; ksoftirqd and each interrupt's thread under it).
+    std::vector<size_t> softirq_raised, ksoftirqd_raised;
+    std::vector<int> thread_raised;     // per source: interrupts its thread has yet to handle
+    std::vector<Task *> irq_threads;    // per source: its thread on this CPU (PREEMPT_RT)
+    Task *softirq_task = nullptr;       // runs raised work in softirq context (not PREEMPT_RT)
+    Task *ksoftirqd = nullptr;          // PREEMPT_RT: the timer's softirq work
+    Task *interrupted = nullptr;        // the task the softirq task interrupted
+    Time interrupted_at = 0;            // ... since then
+    bool interrupted_spinning = false;  // ... while it spun for a lock not yet granted
+    Time irq_until = 0;                 // interrupt work (hard handler and softirq) ends
+    int64_t min_vruntime = 0;           // CFS: never decreases
     uint64_t ticks = 0;
     uint64_t next_balance = 0;  // in ticks
     Time busy_since = 0;

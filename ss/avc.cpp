@@ -142,14 +142,16 @@ namespace {
     ++avc.stats.audits;
 }
 
-// The pre-2007 avc_audit: always called, decides inside.
+// The pre-2007 avc_audit: always called, decides inside; the audit work only for a record.
 [[gnu::noinline]] uint32_t avc_audit_call(AvcCache &avc, uint32_t requested, const AvDecision &avd,
                                           int result) {
     count_work(Work::Call);
-    count_work(Work::AuditCall);
     uint32_t denied;
     uint32_t audited = avc_audit_required(requested, avd, result, &denied);
-    if (audited) ++avc.stats.audits;
+    if (audited) {
+        count_work(Work::AuditCall);
+        ++avc.stats.audits;
+    }
     return audited;
 }
 

@@ -30,7 +30,7 @@ enum class Work : uint8_t {
     Free,             // one deallocation
     Call,             // one out-of-line call on a hot path (for profiles where calls are costly)
     StringByte,       // one byte of a context string produced or parsed
-    AuditCall,        // one call into the audit path
+    AuditCall,        // the audit path's work for one record (the call itself is a Call)
     AvtabToggle,      // one conditional avtab node enabled or disabled by a boolean change
     Syscall,          // the rest of one simple system call (entry, fd lookup, VFS, exit): counted
                       // by workloads that model the system call around the security checks

@@ -345,19 +345,17 @@ int Avc::has_perm(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_t reques
                   ss::AvDecision *avd) {
     static const Label kAudit("avc_audit");
     int rc = has_perm_noaudit(ssid, tsid, tclass, requested, 0, avd);
-    bool call_audit = cfg_.audit == ss::AvcAudit::Always;
-    if (!call_audit) {
-        uint32_t denied;
-        call_audit = ss::avc_audit_required(requested, *avd, rc, &denied) != 0;
-    }
-    if (call_audit) {
-        // Before 2007 avc_audit was always called and decided inside; since, only when a
-        // record is due.
+    uint32_t denied;
+    const bool due = ss::avc_audit_required(requested, *avd, rc, &denied) != 0;
+    if (due || cfg_.audit == ss::AvcAudit::Always) {
+        // Before 2007 avc_audit was always called and decided inside (2.6.22: a few tests on
+        // the decision, then an early return when nothing is to be logged); since, only when
+        // a record is due. The audit work is the record's.
         kernel::compute(kAudit, [&] {
             count_work(Work::Call);
-            count_work(Work::AuditCall);
+            if (due) count_work(Work::AuditCall);
         });
-        ++n_.audits;
+        if (due) ++n_.audits;
     }
     return rc;
 }

@@ -41,11 +41,26 @@ enum class AvcLock : uint8_t {
     Rwlock,    // one global rwlock: readers on lookup, the writer on update (KaiGai's 2004 variant)
 };
 
+// The read/write check from the LSM hook (strategies/file_hook.h). None: avc_has_perm alone (the
+// hook's own work not modelled); Nested: 2.6.22's selinux_file_permission -> file_has_perm ->
+// inode_has_perm -> avc_has_perm; Flat: the same checks written out in selinux_file_permission
+// (Nakamura's 2007 tuning).
+enum class FileHook : uint8_t { None, Nested, Flat };
+
+// A read or write on an open file: the task's SID, the SID the file was opened with (its
+// file_security_struct), the inode's SID and class, the permissions (file_mask_to_av), and the
+// fd class and its `use` permission, checked when the file was opened by another domain.
+struct FileCheck {
+    uint32_t tsid = 0, fsid = 0, isid = 0, tclass = 0, av = 0;
+    uint32_t fd_class = 0, fd_use = 0;
+};
+
 // The seed optimisations and AVC sizing a scenario selects (see workloads/scenario.h).
 struct CoreConfig {
     ss::LevelCheck level_check = ss::LevelCheck::Contains;
     ss::AvcConfig avc;
     AvcLock avc_lock = AvcLock::Rcu;
+    FileHook file_hook = FileHook::None;
     uint32_t avc_slots = 512;  // a power of two
     uint32_t avc_threshold = 512;
     uint32_t sid_string_cache = 256;
@@ -89,6 +104,9 @@ class SecurityServer {
     virtual int avc_has_perm(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_t requested,
                              ss::AvDecision *avd = nullptr) = 0;
     virtual int compute_av(uint32_t ssid, uint32_t tsid, uint32_t tclass, ss::AvDecision *avd) = 0;
+    // security_file_permission on a read or write: the hook CoreConfig::file_hook names, then
+    // avc_has_perm. 0 or -EACCES.
+    virtual int file_permission(const FileCheck &check) = 0;
     virtual int context_to_sid(std::string_view context, uint32_t *sid) = 0;
     virtual int sid_to_context(uint32_t sid, std::string *out) = 0;
     virtual int transition_sid(uint32_t ssid, uint32_t tsid, uint32_t tclass,

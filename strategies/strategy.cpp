@@ -6,6 +6,7 @@
 
 #include "kernel/op_names.h"
 #include "ss/conditional.h"
+#include "strategies/file_hook.h"
 #include "strategies/sidtab_lock.h"
 #include "util/error.h"
 
@@ -30,6 +31,7 @@ StrategyBase::StrategyBase(std::string name, ss::PolicyState initial, const Core
       name_(std::move(name)),
       rcu_published_(rcu_published),
       avc_(*this, core, platform_),
+      file_hook_(core.file_hook),
       notifier_(platform_) {
     initial.config.level_check = core.level_check;
     if (!initial.sidtab) throw std::invalid_argument("policy state without a SID table");
@@ -106,6 +108,13 @@ int StrategyBase::avc_has_perm(uint32_t ssid, uint32_t tsid, uint32_t tclass, ui
                                ss::AvDecision *avd) {
     ss::AvDecision local;
     return avc_.has_perm(ssid, tsid, tclass, requested, avd ? avd : &local);
+}
+
+int StrategyBase::file_permission(const FileCheck &check) {
+    return selinux_file_permission(
+        file_hook_, check, [this](uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_t av) {
+            return avc_has_perm(ssid, tsid, tclass, av, nullptr);
+        });
 }
 
 int StrategyBase::compute_av(uint32_t ssid, uint32_t tsid, uint32_t tclass, ss::AvDecision *avd) {

@@ -43,6 +43,7 @@ class StrategyBase : public SecurityServer {
     int avc_has_perm(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_t requested,
                      ss::AvDecision *avd) final;
     int compute_av(uint32_t ssid, uint32_t tsid, uint32_t tclass, ss::AvDecision *avd) final;
+    int file_permission(const FileCheck &check) final;
     int context_to_sid(std::string_view context, uint32_t *sid) final;
     int sid_to_context(uint32_t sid, std::string *out) final;
     int transition_sid(uint32_t ssid, uint32_t tsid, uint32_t tclass, std::string_view objname,
@@ -135,6 +136,7 @@ class StrategyBase : public SecurityServer {
     kernel::RcuPointer<PolicyVersion> policy_;
     RcuReclaimer reclaim_;
     Avc avc_;
+    FileHook file_hook_;
     PolicyNotifier notifier_;
 };
 

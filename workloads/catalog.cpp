@@ -13,6 +13,7 @@
     X(login_workload)        \
     X(avc_pressure_workload) \
     X(new_contexts_workload) \
+    X(netrx_workload)        \
     X(probe_workload)
 
 namespace locksim {
@@ -109,6 +110,10 @@ const std::vector<ParamSpec> &core_params() {
              {"inline", "outline"}),
         text("avc_lock", "AVC chains: RCU (2.6.10 on), one global spinlock (2.6.9), one rwlock",
              "rcu", {"rcu", "spinlock", "rwlock"}),
+        text("file_hook",
+             "the read/write check from the LSM hook: none (avc_has_perm alone), nested "
+             "(2.6.22: file_has_perm -> inode_has_perm), flat (written out, Nakamura 2007)",
+             "none", {"none", "nested", "flat"}),
         count("sid_string_cache", "SID -> context string cache entries; 0 = off", 256, 0,
               1'000'000),
         text("sidtab",

@@ -27,6 +27,10 @@ struct WorkloadInfo {
     // This workload's own defaults for common parameters (a probe runs one FIFO task per CPU).
     std::vector<std::pair<std::string, ParamValue>> common_defaults = {};
     Spawner spawn = nullptr;
+    // Non-empty: the workload runs in the softirq work of the machine's interrupts of this kind
+    // (kernel::open_softirq). It has no tasks of its own, so the common parameters do not apply,
+    // and the scenario must have a [[machine.irq]] of that kind.
+    std::string irq_kind = {};
 };
 
 const std::vector<WorkloadInfo> &workload_catalog();

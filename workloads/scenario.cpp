@@ -226,6 +226,7 @@ void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
         if (!handler) r.fail("[[machine.irq]] needs a 'handler' (the hard handler's cost)");
         irq.handler_ns = *handler;
         irq.softirq_ns = r.get_duration("softirq", 0).value_or(0);
+        irq.priority = static_cast<int>(r.get_int("priority", 1, 99).value_or(50));
         Params p;
         read_params(r,
                     {{.name = "cpus",
@@ -268,6 +269,11 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
     const auto pi = r.get<bool>("rt_mutex_pi");
     if (pi) m.rt_mutex_pi = *pi;
     if (auto v = r.get_int("hz", 10, 10000)) m.hz = static_cast<int>(*v);
+    if (auto v = r.get_choice("spinlock", {"queued", "byte"})) {
+        m.spinlock = *v;
+        const toml::source_position at = r.node("spinlock")->source().begin;
+        m.spinlock_at = fmt::format("{}:{}:{}", r.file(), at.line, at.column);
+    }
     if (const toml::node *n = r.node("irq")) read_irqs(r, *n, m);
     r.finish();
     const bool rt = m.preemption == PreemptionModel::Rt;
@@ -349,6 +355,7 @@ void read_core(TableReader &r, CoreVariants &c) {
     if (auto v = choice("avc_audit")) c.avc_audit_always = *v == "always";
     if (auto v = choice("avc_slow_path")) c.avc_slow_path_inline = *v == "inline";
     if (auto v = choice("avc_lock")) c.avc_lock = *v;
+    if (auto v = choice("file_hook")) c.file_hook = *v;
     if (auto v = integer("sid_string_cache")) c.sid_string_cache = *v;
     if (auto v = choice("sidtab")) c.sidtab = *v;
     if (auto v = integer("avc_slots")) {
@@ -458,6 +465,20 @@ void read_workloads(TableReader &top, Scenario &s) {
             r.fail_at(r.node("kind")->source(),
                       fmt::format("unknown workload '{}'{} (see 'locksim list workloads')", *kind,
                                   hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+        }
+        if (!info->irq_kind.empty()) {
+            for (const ParamSpec &c : common_workload_params())
+                if (const toml::node *n = r.node(c.name))
+                    r.fail_at(n->source(),
+                              fmt::format("workload '{}' runs in the {} interrupts' softirq work: "
+                                          "it has no tasks, so '{}' does not apply",
+                                          *kind, info->irq_kind, c.name));
+            if (std::none_of(s.machine.irqs.begin(), s.machine.irqs.end(),
+                             [&](const IrqSpec &i) { return i.kind == info->irq_kind; }))
+                r.fail(
+                    fmt::format("workload '{}' needs a [[machine.irq]] of kind \"{}\" (its "
+                                "work arrives with those interrupts)",
+                                *kind, info->irq_kind));
         }
         WorkloadSpec w;
         w.kind = *kind;

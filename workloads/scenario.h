@@ -18,12 +18,15 @@ enum class PreemptionModel { None, Voluntary, Full, Rt };
 
 // A device interrupt source: `rate` interrupts per second on each of `cpus` (empty: all), each
 // a hard handler of `handler_ns` followed by `softirq_ns` of softirq work ([[machine.irq]]).
+// Under preemption "rt" a network or block source is a threaded interrupt whose thread runs at
+// SCHED_FIFO `priority`.
 struct IrqSpec {
     std::string kind;  // timer | network | block
     std::vector<int> cpus;
     int64_t rate = 0;
     int64_t handler_ns = 0;
     int64_t softirq_ns = 0;
+    int priority = 50;
 };
 
 struct MachineSpec {
@@ -33,6 +36,10 @@ struct MachineSpec {
     bool preempt_rcu = true;
     bool rt_mutex_pi = true;  // with preemption = rt: rt_mutex priority inheritance
     int hz = 250;
+    // queued (v4.2 on) | byte (2.6.9's test-and-test-and-set lock): how spinners move the lock
+    // word's line, with a profile that models caches (sim/locks.h)
+    std::string spinlock = "queued";
+    std::string spinlock_at;  // file:line:column of the key, for errors found with the profile
     std::vector<IrqSpec> irqs;
 };
 
@@ -62,6 +69,7 @@ struct CoreVariants {
     bool avc_audit_always = false;     // call the audit path on every check (pre-2007)
     bool avc_slow_path_inline = true;  // avc_has_perm_noaudit inlined
     std::string avc_lock = "rcu";      // rcu | spinlock (2.6.9) | rwlock (KaiGai 2004)
+    std::string file_hook = "none";    // none | nested (2.6.22) | flat (Nakamura 2007)
     int64_t sid_string_cache = 256;    // SID -> context string cache entries; 0 = off
     std::string sidtab = "hash";       // hash (5.6 on) | linear (5.1 - 5.5) | legacy (before 5.1)
     int64_t avc_slots = 512;

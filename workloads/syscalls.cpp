@@ -1,6 +1,7 @@
 // syscalls: what ordinary processes make the security server do. Each task is a process of one
 // of the policy's domains; between two system calls it spends `think` in user space. The mix:
-//   read_write: file_permission on an open file (one AVC check, almost always a hit);
+//   read_write: file_permission on an open file (one AVC check, almost always a hit), from
+//               the LSM hook as core.file_hook says (strategies/file_hook.h);
 //   open_stat:  path walk and open (search on the directory, getattr and open on the file);
 //   socket:     socket creation: the new socket's SID (security_transition_sid with the
 //               kernel's socket defaults, which validates the resulting context, MLS range
@@ -22,7 +23,7 @@ namespace {
 
 struct SyscallsSetup {
     std::vector<uint32_t> domain_sids, object_sids;
-    uint32_t file = 0, dir = 0, sock = 0, peer = 0;
+    uint32_t file = 0, dir = 0, sock = 0, peer = 0, fd = 0, fd_use = 0;
     uint32_t rw = 0, search = 0, getattr_open = 0, sock_create = 0, peer_recv = 0;
     int64_t w_rw = 0, w_open = 0, w_sock = 0, w_recv = 0;
     kernel::Time think = 0;
@@ -30,40 +31,6 @@ struct SyscallsSetup {
     int64_t syscall_work = 0;
     bool checks = true;
 };
-
-std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &types, int64_t n,
-                                bool domains, const std::string &label) {
-    std::vector<uint32_t> sids;
-    // Spread the picks over the whole type list, deterministically.
-    size_t step = std::max<size_t>(1, types.size() / static_cast<size_t>(n));
-    for (size_t i = 0; i < types.size() && sids.size() < static_cast<size_t>(n); i += step) {
-        std::string ctx =
-            domains ? env.facts.domain_context(types[i]) : env.facts.object_context(types[i]);
-        if (!ctx.empty()) sids.push_back(setup_sid(env, ctx, label));
-    }
-    if (sids.empty())
-        sids.push_back(setup_sid(env, env.facts.some_domain_context({"unconfined_t"}), label));
-    return sids;
-}
-
-// The SIDs of the named types, each with a valid context; UserError naming the workload when a
-// name is not a type or has no valid context.
-std::vector<uint32_t> named_sids(WorkloadEnv &env, const std::vector<std::string> &types,
-                                 bool domains, const std::string &label) {
-    std::vector<uint32_t> sids;
-    for (const auto &name : types) {
-        const ss::TypeDatum *t = env.facts.state().p().types.find(name);
-        if (!t || t->attribute)
-            throw UserError(fmt::format("workload '{}': the policy has no type '{}'", label, name));
-        std::string ctx =
-            domains ? env.facts.domain_context(t->value) : env.facts.object_context(t->value);
-        if (ctx.empty())
-            throw UserError(
-                fmt::format("workload '{}': no valid context for type '{}'", label, name));
-        sids.push_back(setup_sid(env, ctx, label));
-    }
-    return sids;
-}
 
 }  // namespace
 
@@ -83,6 +50,8 @@ static void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
     s->sock = env.facts.class_value("tcp_socket");
     if (!s->sock) s->sock = env.facts.class_value("unix_stream_socket");
     s->rw = env.facts.perms("file", {"read", "write"});
+    s->fd = env.facts.class_value("fd");
+    s->fd_use = s->fd ? env.facts.perms("fd", {"use"}) : 0;
     s->search = env.facts.perms("dir", {"search"});
     s->getattr_open = env.facts.perms("file", {"getattr", "open"});
     s->sock_create = env.facts.perms(s->sock ? "tcp_socket" : "unix_stream_socket", {"create"});
@@ -119,7 +88,15 @@ static void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
             const int64_t r = static_cast<int64_t>(draw(static_cast<size_t>(total)));
             if (r < s->w_rw) {
                 kernel::OpScope op(kRw);
-                if (body()) server.avc_has_perm(self, obj, s->file, s->rw);
+                // The task opened the file itself: no descriptor check (core.file_hook).
+                if (body())
+                    server.file_permission({.tsid = self,
+                                            .fsid = self,
+                                            .isid = obj,
+                                            .tclass = s->file,
+                                            .av = s->rw,
+                                            .fd_class = s->fd,
+                                            .fd_use = s->fd_use});
             } else if (r < s->w_rw + s->w_open) {
                 kernel::OpScope op(kOpen);
                 if (body()) {

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "util/error.h"
 #include "workloads/catalog.h"
 
@@ -77,6 +79,38 @@ uint32_t setup_sid(WorkloadEnv &env, const std::string &context, const std::stri
         throw UserError(
             fmt::format("workload '{}': the policy has no valid context '{}'", workload, context));
     return sid;
+}
+
+std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &types, int64_t n,
+                                bool domains, const std::string &label) {
+    std::vector<uint32_t> sids;
+    // Spread the picks over the whole type list, deterministically.
+    size_t step = std::max<size_t>(1, types.size() / static_cast<size_t>(n));
+    for (size_t i = 0; i < types.size() && sids.size() < static_cast<size_t>(n); i += step) {
+        std::string ctx =
+            domains ? env.facts.domain_context(types[i]) : env.facts.object_context(types[i]);
+        if (!ctx.empty()) sids.push_back(setup_sid(env, ctx, label));
+    }
+    if (sids.empty())
+        sids.push_back(setup_sid(env, env.facts.some_domain_context({"unconfined_t"}), label));
+    return sids;
+}
+
+std::vector<uint32_t> named_sids(WorkloadEnv &env, const std::vector<std::string> &types,
+                                 bool domains, const std::string &label) {
+    std::vector<uint32_t> sids;
+    for (const auto &name : types) {
+        const ss::TypeDatum *t = env.facts.state().p().types.find(name);
+        if (!t || t->attribute)
+            throw UserError(fmt::format("workload '{}': the policy has no type '{}'", label, name));
+        std::string ctx =
+            domains ? env.facts.domain_context(t->value) : env.facts.object_context(t->value);
+        if (ctx.empty())
+            throw UserError(
+                fmt::format("workload '{}': no valid context for type '{}'", label, name));
+        sids.push_back(setup_sid(env, ctx, label));
+    }
+    return sids;
 }
 
 void spawn_workload(const WorkloadSpec &spec, WorkloadEnv &env) {

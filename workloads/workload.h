@@ -52,6 +52,14 @@ void spawn_tasks(const WorkloadSpec &spec, WorkloadEnv &env, bool probe,
                  std::function<void(int index)> body);
 // A SID for a context string, made at setup; throws UserError naming the workload on failure.
 uint32_t setup_sid(WorkloadEnv &env, const std::string &context, const std::string &workload);
+// Up to n SIDs of the given types (domains or objects), spread over the list, each with a valid
+// context (at least one: an unconfined domain's).
+std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &types, int64_t n,
+                                bool domains, const std::string &label);
+// The SIDs of the named types, each with a valid context; UserError naming the workload when a
+// name is not a type or has no valid context.
+std::vector<uint32_t> named_sids(WorkloadEnv &env, const std::vector<std::string> &types,
+                                 bool domains, const std::string &label);
 // Draws from [0, n) on the calling task's random stream.
 inline size_t draw(size_t n) {
     return static_cast<size_t>(kernel::get_random_below(n));

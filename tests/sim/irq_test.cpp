@@ -3,6 +3,9 @@
 // where only explicit work costs time.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "sim/sim_platform.h"
 #include "sim_test_util.h"
 #include "util/error.h"
@@ -134,4 +137,129 @@ TEST(Irq, LoadThatLeavesNoTimeIsAUserError) {
     EXPECT_THROW(SimPlatform{cfg}, UserError);
     cfg.irqs[0].softirq = 39 * kUsec;
     EXPECT_NO_THROW(SimPlatform{cfg});
+}
+
+namespace {
+
+// One network source on CPU 0 with a 2 us handler and 3 us of softirq time every `period`.
+locksim::sim::SimConfig network_config(int cpus, Time duration, Time period) {
+    auto cfg = zero_config(cpus, duration);
+    cfg.irqs = {{.kind = "network",
+                 .cpus = {0},
+                 .period = period,
+                 .handler = 2 * kUsec,
+                 .softirq = 3 * kUsec}};
+    return cfg;
+}
+
+}  // namespace
+
+// Code given to a source's softirq (open_softirq) runs once per interrupt in softirq context on
+// the CPU the interrupt hit, on top of the running task, even inside its preempt-off section:
+// handler, softirq time and the code's own 5 us come out of the task's second.
+TEST(Irq, SoftirqCodeRunsOnTopOfTheInterruptedTask) {
+    SimPlatform sim(network_config(1, 1 * kSec, 100 * kUsec));
+    int runs = 0;
+    std::set<std::string> where;
+    ASSERT_TRUE(sim.open_softirq("network", [&] {
+        ++runs;
+        where.insert(std::string(current_task().name));
+        ndelay(5 * kUsec);
+    }));
+    EXPECT_FALSE(sim.open_softirq("block", [] {}));
+    Time work = 0;
+    sim.create_task({"hog", Sched::Other, 0, 0, false}, [&] {
+        while (!kthread_should_stop()) {
+            preempt_disable();
+            ndelay(25 * kUsec);
+            preempt_enable();
+            work += 25 * kUsec;
+        }
+    });
+    auto r = sim.run();
+    EXPECT_EQ(runs, 9999);  // at 100 us, 200 us, ... 999.9 ms; none raised after the duration
+    EXPECT_EQ(where, std::set<std::string>{"softirq/0"});
+    EXPECT_GE(work, 900 * kMsec);
+    EXPECT_LE(work, 900 * kMsec + 25 * kUsec);
+    EXPECT_TRUE(r.violations.empty());
+    // The hog's sections went on across the softirq work: none was cut short.
+    EXPECT_GE(r.preempt_off.longest.front().length, 25 * kUsec);
+}
+
+// Softirq work raised while softirqs are disabled on the CPU runs at the local_bh_enable that
+// ends the section, before the task goes on.
+TEST(Irq, SoftirqWaitsForLocalBhEnable) {
+    SimPlatform sim(network_config(1, 10 * kMsec, 100 * kUsec));
+    int runs = 0, in_section = -1, after = -1;
+    sim.open_softirq("network", [&] { ++runs; });
+    sim.create_task({"t", Sched::Other, 0, 0, false}, [&] {
+        local_bh_disable();
+        ndelay(950 * kUsec);  // interrupts at 100 ... 900 us raise their work meanwhile
+        in_section = runs;
+        local_bh_enable();
+        after = runs;
+    });
+    sim.run();
+    EXPECT_EQ(in_section, 0);
+    EXPECT_EQ(after, 9);
+}
+
+// Under PREEMPT_RT the network interrupt is threaded: its code runs in the interrupt's SCHED_FIFO
+// thread, which a higher-priority task preempts. Without RT the softirq work delays that task,
+// and its wake-up names softirq work as the cause.
+TEST(Irq, ThreadedUnderRtSoAProbePreemptsTheWork) {
+    auto probe_late = [](locksim::sim::PreemptModel model, std::string *who, std::string *cause) {
+        auto cfg = network_config(1, 1 * kMsec, 100 * kUsec);
+        cfg.preempt = model;
+        SimPlatform sim(cfg);
+        sim.open_softirq("network", [who] {
+            *who = std::string(current_task().name);
+            ndelay(90 * kUsec);
+        });
+        sim.create_task({"probe", Sched::Fifo, 99, 0, true},
+                        [] { sleep_until(150 * kUsec); });  // inside the first interrupt's work
+        auto r = sim.run();
+        EXPECT_TRUE(r.violations.empty());
+        if (!r.wakeup_worst.empty() && r.wakeup_worst.front().cause())
+            *cause = r.wakeup_worst.front().cause()->kind;
+        return r.wakeup_latency.at("probe").max();
+    };
+    std::string who, cause;
+    // 100 us: 2 us handler, 3 us softirq time, 90 us of code: until 195 us.
+    EXPECT_EQ(probe_late(locksim::sim::PreemptModel::Full, &who, &cause), 45 * kUsec);
+    EXPECT_EQ(who, "softirq/0");
+    EXPECT_EQ(cause, "softirq");
+    cause.clear();
+    EXPECT_EQ(probe_late(locksim::sim::PreemptModel::Rt, &who, &cause), 0);
+    EXPECT_EQ(who, "irq/0-network/0");
+}
+
+// A queued rwlock's reader in softirq context waits only for a writer holding the lock, not for
+// one queued: the softirq work interrupted a reader that the queued writer waits for, so queuing
+// behind the writer would never end (queued_read_lock_slowpath's in_interrupt() case).
+TEST(Irq, SoftirqReaderPassesAQueuedWriter) {
+    auto cfg = network_config(2, 1 * kMsec, 150 * kUsec);
+    SimPlatform sim(cfg);
+    RwLock lock("policy_rwlock", sim);
+    Time softirq_in = -1, writer_in = -1;
+    sim.open_softirq("network", [&] {
+        read_lock(lock);
+        if (softirq_in < 0) softirq_in = now();
+        read_unlock(lock);
+    });
+    sim.create_task({"reader", Sched::Other, 0, 0, false}, [&] {
+        read_lock(lock);
+        ndelay(200 * kUsec);  // the interrupt at 150 us comes inside
+        read_unlock(lock);
+    });
+    sim.create_task({"writer", Sched::Other, 0, 1, false}, [&] {
+        ndelay(10 * kUsec);
+        write_lock_irq(lock);
+        writer_in = now();
+        write_unlock_irq(lock);
+    });
+    auto r = sim.run();
+    EXPECT_TRUE(r.violations.empty());
+    EXPECT_EQ(softirq_in, 155 * kUsec);  // after the handler and the softirq time
+    EXPECT_EQ(writer_in, 205 * kUsec);   // the reader's 200 us, plus the 5 us of interrupt work
 }

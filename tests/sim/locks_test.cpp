@@ -157,3 +157,60 @@ TEST(Locks, CacheLineTransferIsChargedAcrossCpus) {
     EXPECT_EQ(t0, 0);    // first touch: the line is local
     EXPECT_EQ(t1, 100);  // the line moves from CPU 0
 }
+
+namespace {
+
+// One holder keeps a spinlock for 10 us while `spinners` CPUs queue on it; each then takes it
+// and lets it go at once. The mean hand-off from the holder's release to the last waiter in,
+// with a 100 ns line transfer, under the lock-line model `impl` (caches on) or without caches.
+Time mean_handoff(int spinners, sim::SpinlockImpl impl, bool caches) {
+    auto cfg = zero_config(spinners + 1, 10 * kMsec);
+    cfg.profile.primitive.cacheline_transfer = 100;
+    if (caches) {
+        cfg.profile.memory.private_kib = 256;
+        cfg.profile.memory.llc_kib = 1024;
+    }
+    cfg.spinlock = impl;
+    SimPlatform sim(cfg);
+    Spinlock lock("l", sim);
+    Time released = -1, last_in = -1;
+    sim.create_task({"holder", Sched::Other, 0, 0, false}, [&] {
+        spin_lock(lock);
+        ndelay(10 * kUsec);
+        released = now();
+        spin_unlock(lock);
+    });
+    for (int i = 1; i <= spinners; ++i)
+        sim.create_task({"w" + std::to_string(i), Sched::Other, 0, i, false}, [&] {
+            ndelay(kUsec);
+            spin_lock(lock);
+            last_in = std::max(last_in, now());
+            spin_unlock(lock);
+        });
+    auto r = sim.run();
+    EXPECT_TRUE(r.violations.empty());
+    return (last_in - released) / spinners;
+}
+
+}  // namespace
+
+// 2.6.9's byte lock: every spinner re-reads the word and retries its atomic at each release,
+// and the next release waits for that traffic: the hand-off slows as the spinners grow. The
+// queued lock's hand-off does not grow; without caches the model is the flat one.
+TEST(Locks, SpinnersBounceTheLineOfAByteLock) {
+    using sim::SpinlockImpl;
+    std::vector<Time> byte, queued;
+    for (int n : {1, 2, 4, 8, 16}) {
+        byte.push_back(mean_handoff(n, SpinlockImpl::Byte, true));
+        queued.push_back(mean_handoff(n, SpinlockImpl::Queued, true));
+        EXPECT_EQ(mean_handoff(n, SpinlockImpl::Byte, false), 100) << n;  // one transfer
+    }
+    for (size_t i = 1; i < byte.size(); ++i) {
+        EXPECT_GT(byte[i], byte[i - 1]) << i;
+        EXPECT_LE(queued[i], 4 * 100) << i;  // release, re-read + atomic, the next re-read
+    }
+    EXPECT_GT(byte.back(), 4 * queued.back());
+    // Alone, a waiter costs the same under both: the release's transfer, its re-read and atomic.
+    EXPECT_EQ(byte.front(), 300);
+    EXPECT_EQ(queued.front(), 300);
+}

@@ -134,3 +134,33 @@ TEST(RtLocks, SleepChecksFollowPreemptRtRules) {
               }),
               1u);
 }
+
+// A probe held off by a task that outranks it only through priority inheritance: the wake-up's
+// cause is the chain (pi_chain), naming the waiter that lent the priority and its lock. The
+// low-priority reader holds the lock from 0 to 100 us; the high-priority writer asks at 20 us,
+// boosting it to 90 above the probe (70), due at 50 us; the reader ends at 100 us (the hog
+// never got in), the writer takes and drops the lock, and the probe runs: 50 us late.
+TEST(RtLocks, WakeupHeldByAnInheritedPriorityNamesTheChain) {
+    SimPlatform sim(rt_config(1));
+    Spinlock lock("avc_lock", sim);
+    sim.create_task({"low_reader", Sched::Fifo, 10, 0, false}, [&] {
+        spin_lock(lock);
+        ndelay(100 * kUsec);
+        spin_unlock(lock);
+    });
+    sim.create_task({"high_writer", Sched::Fifo, 90, 0, false}, [&] {
+        sleep_until(20 * kUsec);
+        spin_lock(lock);
+        spin_unlock(lock);
+    });
+    sim.create_task({"probe", Sched::Fifo, 70, 0, true}, [&] { sleep_until(50 * kUsec); });
+    auto r = sim.run();
+    ASSERT_EQ(r.wakeup_worst.size(), 1u);
+    const WakeupRecord &w = r.wakeup_worst.front();
+    EXPECT_EQ(w.late, 50 * kUsec);
+    ASSERT_NE(w.cause(), nullptr);
+    EXPECT_EQ(w.cause()->kind, "pi_chain");
+    EXPECT_EQ(w.cause()->task, "low_reader");
+    EXPECT_EQ(w.cause()->via, "high_writer waiting for avc_lock");
+    EXPECT_EQ(w.cause()->delayed_ns, 50 * kUsec);
+}
