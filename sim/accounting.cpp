@@ -10,6 +10,11 @@
 
 namespace locksim::sim {
 
+uint64_t *SimPlatform::rcu_publication(const void *p) {
+    Allocation *a = allocs_.find(p);
+    return a ? &a->rcu_publication : nullptr;
+}
+
 kernel::OpStats &SimPlatform::op_stats(Label l) {
     size_t i = l.id();
     if (i >= op_stats_.size()) {
@@ -187,10 +192,11 @@ void *SimPlatform::mem_alloc(size_t bytes, kernel::AllocKind kind, Site site) {
                 t->rcu_nesting));
     else if (t && sleeps && cfg_.preempt == PreemptModel::Voluntary)
         cond_resched(site);  // a blocking allocation's might_sleep (slab_pre_alloc_hook)
-    void *p = ::operator new(bytes ? bytes : 1);
     auto n = static_cast<int64_t>(bytes);
-    Allocation &a = allocs_[p];
-    a = Allocation{n, kind};
+    Allocation &a = allocs_.allocate(bytes);
+    a.bytes = n;
+    a.kind = kind;
+    void *p = a.object();
     mem_.live_bytes += n;
     if (sleeps) {
         ++mem_.allocs_sleeping;
@@ -211,12 +217,12 @@ void *SimPlatform::mem_alloc(size_t bytes, kernel::AllocKind kind, Site site) {
 }
 
 void SimPlatform::mem_charge(const void *p, int64_t bytes) {
-    auto it = allocs_.find(p);
-    if (it == allocs_.end()) {
+    Allocation *a = allocs_.find(p);
+    if (!a) {
         violation("bad_free", "kmem_charge on memory that is not an accounted allocation");
         return;
     }
-    it->second.bytes += bytes;
+    a->bytes += bytes;
     mem_.live_bytes += bytes;
     note_live_bytes();
     if (OpFrame *f = frame(cur_)) f->parts.bytes_allocated += bytes;
@@ -224,18 +230,17 @@ void SimPlatform::mem_charge(const void *p, int64_t bytes) {
 
 void SimPlatform::mem_free(const void *p, Site site) {
     Task *t = cur_;
-    auto it = allocs_.find(p);
-    if (it == allocs_.end()) {
+    Allocation *a = allocs_.find(p);
+    if (!a) {
         violation("bad_free",
                   fmt::format("{} of memory that is not allocated (double free?)", site.str()));
         return;
     }
-    rcu_.freeing(p, site);
-    mem_.live_bytes -= it->second.bytes;
+    rcu_.freeing(a->rcu_publication, site);
+    mem_.live_bytes -= a->bytes;
     ++mem_.frees;
-    bool vm = it->second.kind == kernel::AllocKind::Vmalloc;
-    allocs_.erase(it);
-    ::operator delete(const_cast<void *>(p));
+    bool vm = a->kind == kernel::AllocKind::Vmalloc;
+    allocs_.free(*a);
     if (t && !teardown_) {
         const PrimitiveCosts &pc = cfg_.profile.primitive;
         advance(vm ? pc.vmalloc / 2 : pc.kfree);

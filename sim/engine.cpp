@@ -27,13 +27,13 @@ void Engine::schedule(Time t, Handler fn, void *c, uint64_t arg) {
     }
     if (t < now_) t = now_;
     slots_[slot] = Event{t, fn, c, arg};
-    heap_.push(Key{t, (seq_++ << kSlotBits) | slot});
+    heap_.push(EventQueue::Key{t, (seq_++ << kSlotBits) | slot});
 }
 
 void Engine::run(Time until) {
     stopped_ = false;
     while (!heap_.empty() && !stopped_) {
-        Key k = heap_.top();
+        const EventQueue::Key k = heap_.top();
         if (k.time > until) break;
         heap_.pop();
         auto slot = static_cast<uint32_t>(k.order & ((uint64_t{1} << kSlotBits) - 1));

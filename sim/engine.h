@@ -1,20 +1,22 @@
-// The discrete-event engine: integer simulated time, a binary-heap event queue, and stackful
+// The discrete-event engine: integer simulated time, a heap of pending events, and stackful
 // fibers for simulated tasks. It knows nothing of CPUs, locks or RCU (sim_platform.h models
 // those on top of it), in the way SimGrid keeps its kernel apart from its models.
 //
 // An event is a plain function pointer with a context pointer and an integer argument: no
-// allocation per event (payloads live in a recycled slot array). Events at equal times run in the
+// allocation per event (payloads live in a recycled slot array; the queue, event_queue.h, holds
+// 16-byte keys). Events at equal times run in the
 // order they were scheduled, so a run is a function of its inputs. Cancelling is done by the owner
 // with generation numbers carried in `arg` (a stale event is ignored when it fires), which keeps
 // the heap simple.
 #pragma once
 
 #include <boost/context/fiber.hpp>
-#include <boost/heap/d_ary_heap.hpp>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <vector>
+
+#include "sim/event_queue.h"
 
 namespace locksim::sim {
 
@@ -49,21 +51,11 @@ class Engine {
     void clear();
 
   private:
-    // Heap entries are 16 bytes: the time, and the scheduling sequence number (upper 40 bits,
-    // the tie-break) with the index of the event's payload slot (lower 24 bits). Small entries
-    // in a 4-ary heap keep a node's children in one cache line.
-    struct Key {
-        Time time;
-        uint64_t order;
-    };
-    struct Later {
-        bool operator()(const Key &a, const Key &b) const {
-            return a.time != b.time ? a.time > b.time : a.order > b.order;
-        }
-    };
+    // A key's order word: the scheduling sequence number (upper 40 bits, the tie-break) and the
+    // index of the event's payload slot (lower 24 bits).
     static constexpr int kSlotBits = 24;
 
-    boost::heap::d_ary_heap<Key, boost::heap::arity<4>, boost::heap::compare<Later>> heap_;
+    EventQueue heap_;
     std::vector<Event> slots_;
     std::vector<uint32_t> free_slots_;
     Time now_ = 0;

@@ -59,6 +59,7 @@ RcuState::GracePeriod *RcuState::request_gp(bool expedited) {
         GracePeriod *g = gps_.back().get();
         g->id = ++gp_ids_;
         g->expedited = exp;
+        g->callbacks = std::move(spare_callbacks_);
         return g;
     };
     if (expedited && cfg_.userspace_rcu_gp < 0) {  // liburcu has no expedited grace period
@@ -147,10 +148,15 @@ void RcuState::complete_gp(GracePeriod &g) {
     for (Task *t : g.waiters)
         ops_.wake(t, -1, cfg_.profile.primitive.wakeup);
     if (!g.callbacks.empty()) {
-        for (auto &cb : g.callbacks)
-            callbacks_ready_.push_back(std::move(cb));
+        if (callbacks_ready_.empty())
+            callbacks_ready_.swap(g.callbacks);
+        else
+            for (auto &cb : g.callbacks)
+                callbacks_ready_.push_back(std::move(cb));
         kick_callback_task();
     }
+    g.callbacks.clear();
+    spare_callbacks_ = std::move(g.callbacks);
     bool was_normal = &g == normal_gp_;
     auto it = std::find_if(gps_.begin(), gps_.end(), [&](const auto &p) { return p.get() == &g; });
     gps_.erase(it);  // g is gone from here on
@@ -288,17 +294,19 @@ void RcuState::dereferenced(const void *, const Site &site) {
                 site.str(), t->params.name));
 }
 
-void RcuState::published(const void *old_p, const void *new_p) {
-    if (new_p) published_[new_p] = kStillPublished;
-    if (old_p && old_p != new_p) published_[old_p] = ++seq_;
+void RcuState::set_publication(const void *p, uint64_t publication) {
+    if (uint64_t *word = ops_.rcu_publication(p))
+        *word = publication;
+    else
+        published_[p] = publication;
 }
 
-void RcuState::freeing(const void *p, const Site &site) {
-    if (published_.empty()) return;
-    auto pub = published_.find(p);
-    if (pub == published_.end()) return;
-    const uint64_t cutoff = pub->second;
-    published_.erase(pub);
+void RcuState::published(const void *old_p, const void *new_p) {
+    if (new_p) set_publication(new_p, kStillPublished);
+    if (old_p && old_p != new_p) set_publication(old_p, ++seq_);
+}
+
+void RcuState::freeing(uint64_t cutoff, const Site &site) {
     if (cutoff == 0) return;
     // Readers that began before the object was unpublished may still use it.
     const auto &tasks = ops_.tasks();

@@ -46,9 +46,9 @@ class RcuState {
     void call(std::function<void()> callback);
     void dereferenced(const void *p, const Site &site);
     void published(const void *old_p, const void *new_p);
-    // An accounted allocation is freed: reports a free of an object readers may still hold or
-    // that is still published, and forgets its publication.
-    void freeing(const void *p, const Site &site);
+    // An accounted allocation with this publication word is freed: reports a free of an object
+    // readers may still hold or that is still published.
+    void freeing(uint64_t publication, const Site &site);
 
     // From the scheduler. `cpu` passed a quiescent state (a context switch, going idle).
     void report_qs(int cpu);
@@ -109,16 +109,19 @@ class RcuState {
     uint64_t gp_ids_ = 0;
     std::vector<uint8_t> exp_ipi_pending_;  // by CPU: delivered at local_irq_enable
     std::vector<std::function<void()>> callbacks_ready_;
+    // The storage of a completed grace period's callback list, reused by the next one.
+    std::vector<std::function<void()>> spare_callbacks_;
     size_t callbacks_head_ = 0;
     Task *cb_task_ = nullptr;
     bool cb_task_waiting_ = false;
     // Read sections in the order they began (rcu_start_seq, task); entries of sections that
     // ended are dropped lazily from the front.
     std::deque<std::pair<uint64_t, Task *>> readers_;
-    // Publication: object -> 0 never published, kStillPublished while reachable, else the seq_
-    // at which it was unpublished. An address keeps its record until an accounted allocation
-    // there is freed.
+    // Publication of an object: 0 never published, kStillPublished while reachable, else the
+    // seq_ at which it was unpublished. An accounted allocation keeps it in its record (freed
+    // with it); other objects' are kept here by address.
     std::unordered_map<const void *, uint64_t> published_;
+    void set_publication(const void *p, uint64_t publication);
     kernel::RcuStats stats_;
 };
 

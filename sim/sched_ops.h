@@ -8,7 +8,7 @@
 // go with it, a task's effective priority (priority inheritance), which task runs on a CPU (RCU's
 // quiescent states), and creating a kernel thread (RCU's callback task). Accounting: whether
 // statistics are recorded, an operation's statistics, self-check violations, the timeline recorder
-// and the event trace.
+// and the event trace; memory: the RCU publication word kept with an accounted allocation.
 #pragma once
 
 #include <fmt/format.h>
@@ -59,6 +59,9 @@ class SchedOps {
     virtual bool recording() const = 0;
     virtual kernel::OpStats &op_stats(Label l) = 0;
     virtual void violation(std::string_view kind, std::string message) = 0;
+    // The RCU publication word (rcu.h) of the accounted allocation at `p`, nullptr when `p` is
+    // not one.
+    virtual uint64_t *rcu_publication(const void *p) = 0;
     virtual TraceRecorder *recorder() = 0;
     virtual bool tracing() const = 0;
     virtual void trace_line(std::string line) = 0;

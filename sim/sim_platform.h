@@ -58,12 +58,12 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "kernel/kernel.h"
 #include "kernel/results.h"
+#include "sim/allocations.h"
 #include "sim/config.h"
 #include "sim/engine.h"
 #include "sim/locks.h"
@@ -157,14 +157,10 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     bool recording() const override { return !drained_; }
     kernel::OpStats &op_stats(Label l) override;
     void violation(std::string_view kind, std::string message) override;
+    uint64_t *rcu_publication(const void *p) override;
     TraceRecorder *recorder() override { return recorder_; }
     bool tracing() const override { return cfg_.trace; }
     void trace_line(std::string line) override;
-
-    struct Allocation {
-        int64_t bytes;
-        kernel::AllocKind kind;
-    };
 
     // --- engine glue (run.cpp; the handlers of ticks, timers and interrupts in sched.cpp, irq.cpp)
     // ---
@@ -278,7 +274,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     int64_t head_key_ = 0;
     int64_t tail_key_ = 0;
 
-    std::unordered_map<const void *, Allocation> allocs_;
+    AllocationTable allocs_;
     kernel::MemStats mem_;
     std::vector<kernel::OpStats> op_stats_;  // by label id
     std::vector<uint8_t> op_used_;

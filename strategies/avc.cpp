@@ -165,6 +165,7 @@ void Avc::reclaim_node() {
     static const Label kReclaim("avc_reclaim");
     const uint32_t mask = static_cast<uint32_t>(slots_.size() - 1);
     uint32_t freed = 0;
+    std::vector<Node *> victims;  // one slot's; its storage is reused from slot to slot
     for (uint32_t tries = 0; tries < slots_.size(); ++tries) {
         uint32_t h = (++lru_hint_) & mask;
         unsigned long flags = kernel::local_irq_save();
@@ -173,7 +174,7 @@ void Avc::reclaim_node() {
             continue;
         }
         kernel::rcu_read_lock();
-        std::vector<Node *> victims;
+        victims.clear();
         kernel::compute(kReclaim, [&] {
             Slot &head = slots_[h];
             while (Node *n = kernel::rcu_dereference_protected(head)) {
