@@ -4,15 +4,25 @@
 // workload with its checks), on 2 CPUs, the simulator with the host's calibrated profile, and
 // prints the metrics both measure side by side with the ratio sim/real: the read-side section
 // length distribution, the toggle (set_bools) latency and the reader throughput.
+// The host's speed drifts, so it makes `--rounds` rounds (at least 5 by default), each running
+// every strategy on the simulator and then on host threads, one strategy after the other, and
+// reports per strategy and metric the median over the rounds of sim, real and their ratio, with
+// the ratio's spread (smallest and largest); `-o DIR` writes them to DIR/validate.json.
 // `--torture` instead runs the torture test of every strategy on host threads with the RCU
 // checks on, and fails when any strategy does.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/command.h"
+#include "cli/paths.h"
 #include "kernel/op_names.h"
 #include "kernel/results.h"
 #include "real/real_platform.h"
@@ -37,6 +47,8 @@ struct ValidateArgs {
     int64_t duration_ms = 0;  // overrides the scenario's
     int64_t toggle_us = 20000;
     size_t pool = 256;
+    int rounds = 5;
+    std::string out_dir;
     bool torture = false;
 };
 
@@ -65,9 +77,68 @@ double ratio(double sim, double real) {
     return real > 0 ? sim / real : 0;
 }
 
-void print_row(const std::string &metric, double sim, double real, const char *unit) {
-    fmt::print("  {:<28} {:>12.1f} {:>12.1f} {:>4} {:>8.2f}\n", metric, sim, real, unit,
-               ratio(sim, real));
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One metric of one strategy over the rounds: each round's sim and real value.
+struct Series {
+    std::string group, name, unit, text;
+    std::vector<double> sim, real;
+
+    std::vector<double> ratios() const {
+        std::vector<double> r;
+        for (size_t i = 0; i < sim.size(); ++i)
+            r.push_back(ratio(sim[i], real[i]));
+        return r;
+    }
+    nlohmann::json json() const {
+        const std::vector<double> r = ratios();
+        nlohmann::json rounds = nlohmann::json::array();
+        for (size_t i = 0; i < sim.size(); ++i)
+            rounds.push_back({{"sim", sim[i]}, {"real", real[i]}, {"ratio", r[i]}});
+        return {{"unit", unit},
+                {"sim", median(sim)},
+                {"real", median(real)},
+                {"ratio", median(r)},
+                {"ratio_min", r.empty() ? 0 : *std::min_element(r.begin(), r.end())},
+                {"ratio_max", r.empty() ? 0 : *std::max_element(r.begin(), r.end())},
+                {"rounds", rounds}};
+    }
+    void print() const {
+        const std::vector<double> r = ratios();
+        fmt::print("  {:<28} {:>12.1f} {:>12.1f} {:>4} {:>8.2f}  {:.2f}-{:.2f}\n", text,
+                   median(sim), median(real), unit, median(r),
+                   r.empty() ? 0 : *std::min_element(r.begin(), r.end()),
+                   r.empty() ? 0 : *std::max_element(r.begin(), r.end()));
+    }
+};
+
+// What one strategy's rounds measured, in the order printed.
+struct StrategySeries {
+    std::vector<Series> metrics;
+    int failed = 0;
+
+    void add(size_t i, double sim, double real) {
+        metrics[i].sim.push_back(sim);
+        metrics[i].real.push_back(real);
+    }
+};
+
+StrategySeries empty_series() {
+    StrategySeries s;
+    for (double pct : {50.0, 90.0, 99.0})
+        s.metrics.push_back({"read_section", fmt::format("p{:.0f}", pct), "us",
+                             fmt::format("read section p{:.0f}", pct)});
+    s.metrics.push_back(
+        {"commit", "p50", "us", fmt::format("toggle ({}) p50", kernel::op::kSetBools)});
+    s.metrics.push_back(
+        {"commit", "mean", "us", fmt::format("toggle ({}) mean", kernel::op::kSetBools)});
+    s.metrics.push_back({"throughput", "reads_per_s", "k/s", "reader throughput"});
+    return s;
 }
 
 int validate(const ValidateArgs &a) {
@@ -134,54 +205,102 @@ int validate(const ValidateArgs &a) {
     tc.queries = 4;
     tc.pool = a.pool;
     tc.writer_period = a.toggle_us * kernel::kUsec;
-    for (const StrategySpec &spec : s.strategies) {
-        sim::SimConfig sc;
-        sc.cpus = 2;
-        sc.duration = duration;
-        sc.seed = s.seeds.empty() ? 1 : static_cast<uint64_t>(s.seeds.front());
-        sc.profile = profile;
-        sc.hz = s.machine.hz;
-        sc.preempt_rcu = s.machine.preempt_rcu;
-        sc.userspace_rcu_gp = urcu_gp;
-        sim::SimPlatform sp(sc);
-        Side sim_side = run_on(sp, image, spec, core, tc);
+    fmt::print(
+        "{} interleaved rounds (each: every strategy, sim then real); medians over the "
+        "rounds, the ratio's spread min-max\n",
+        a.rounds);
+    const std::filesystem::path out_dir(a.out_dir);
+    if (!a.out_dir.empty()) make_output_dir(out_dir, "-o");
+    std::map<std::string, StrategySeries> series;
+    const uint64_t seed0 = s.seeds.empty() ? 1 : static_cast<uint64_t>(s.seeds.front());
+    bool interrupted = false;
+    int rounds_done = 0;
+    for (int round = 0; round < a.rounds && !interrupted; ++round) {
+        fmt::print(stderr, "round {}/{}\n", round + 1, a.rounds);
+        for (const StrategySpec &spec : s.strategies) {
+            sim::SimConfig sc;
+            sc.cpus = 2;
+            sc.duration = duration;
+            sc.seed = seed0 + static_cast<uint64_t>(round);
+            sc.profile = profile;
+            sc.hz = s.machine.hz;
+            sc.preempt_rcu = s.machine.preempt_rcu;
+            sc.userspace_rcu_gp = urcu_gp;
+            sim::SimPlatform sp(sc);
+            Side sim_side = run_on(sp, image, spec, core, tc);
 
-        real::RealConfig rc;
-        rc.cpus = 2;
-        rc.duration = duration;
-        rc.seed = sc.seed;
-        rc.handle_signals = true;
-        real::RealPlatform rp(rc);
-        Side real_side = run_on(rp, image, spec, core, tc);
-
-        auto &so = sim_side.results.ops[kernel::op::kTortureRead];
-        auto &ro = real_side.results.ops[kernel::op::kTortureRead];
-        auto &st = sim_side.results.ops[kernel::op::kSetBools];
-        auto &rt = real_side.results.ops[kernel::op::kSetBools];
-        fmt::print("\n{}\n  {:<28} {:>12} {:>12} {:>4} {:>8}\n", spec.label, "metric", "sim",
-                   "real", "", "sim/real");
-        for (double pct : {50.0, 90.0, 99.0})
-            print_row(fmt::format("read section p{:.0f}", pct),
-                      so.latency.value_at_percentile(pct) / 1000.0,
-                      ro.latency.value_at_percentile(pct) / 1000.0, "us");
-        print_row(fmt::format("toggle ({}) p50", kernel::op::kSetBools),
-                  st.latency.value_at_percentile(50) / 1000.0,
-                  rt.latency.value_at_percentile(50) / 1000.0, "us");
-        print_row(fmt::format("toggle ({}) mean", kernel::op::kSetBools),
-                  st.latency.mean() / 1000.0, rt.latency.mean() / 1000.0, "us");
-        auto per_s = [](const kernel::OpStats &o, const kernel::RunResults &r) {
-            return r.duration_ns ? o.completed * 1e9 / static_cast<double>(r.duration_ns) : 0.0;
-        };
-        print_row("reader throughput", per_s(so, sim_side.results) / 1000.0,
-                  per_s(ro, real_side.results) / 1000.0, "k/s");
-        for (const Side *side : {&sim_side, &real_side})
-            if (side->torture.failed()) {
-                ++failed;
-                fmt::print("  {} run FAILED its checks:\n", side->results.platform);
-                for (const auto &f : side->torture.failures)
-                    fmt::print("    {}\n", f);
+            real::RealConfig rc;
+            rc.cpus = 2;
+            rc.duration = duration;
+            rc.seed = sc.seed;
+            rc.handle_signals = true;
+            real::RealPlatform rp(rc);
+            Side real_side = run_on(rp, image, spec, core, tc);
+            if (rp.interrupted()) {
+                interrupted = true;  // a partial round is not kept
+                break;
             }
-        if (rp.interrupted()) break;
+
+            auto [it, fresh] = series.try_emplace(spec.label, empty_series());
+            StrategySeries &ss = it->second;
+            const auto &so = sim_side.results.ops[kernel::op::kTortureRead];
+            const auto &ro = real_side.results.ops[kernel::op::kTortureRead];
+            const auto &st = sim_side.results.ops[kernel::op::kSetBools];
+            const auto &rt = real_side.results.ops[kernel::op::kSetBools];
+            size_t m = 0;
+            for (double pct : {50.0, 90.0, 99.0})
+                ss.add(m++, so.latency.value_at_percentile(pct) / 1000.0,
+                       ro.latency.value_at_percentile(pct) / 1000.0);
+            ss.add(m++, st.latency.value_at_percentile(50) / 1000.0,
+                   rt.latency.value_at_percentile(50) / 1000.0);
+            ss.add(m++, st.latency.mean() / 1000.0, rt.latency.mean() / 1000.0);
+            auto per_s = [](const kernel::OpStats &o, const kernel::RunResults &r) {
+                return r.duration_ns ? o.completed * 1e9 / static_cast<double>(r.duration_ns) : 0.0;
+            };
+            ss.add(m++, per_s(so, sim_side.results) / 1000.0,
+                   per_s(ro, real_side.results) / 1000.0);
+            for (const Side *side : {&sim_side, &real_side})
+                if (side->torture.failed()) {
+                    ++ss.failed;
+                    ++failed;
+                    fmt::print("  {} {} run FAILED its checks:\n", spec.label,
+                               side->results.platform);
+                    for (const auto &f : side->torture.failures)
+                        fmt::print("    {}\n", f);
+                }
+        }
+        if (!interrupted) ++rounds_done;
+    }
+
+    nlohmann::json doc = {{"schema", "locksim/validate/1"},
+                          {"scenario", a.file},
+                          {"profile", profile.name},
+                          {"cpus", 2},
+                          {"duration_ms", duration / kernel::kMsec},
+                          {"rounds", rounds_done},
+                          {"interrupted", interrupted},
+                          {"pool", a.pool},
+                          {"toggle_us", a.toggle_us},
+                          {"simulated_rcu", urcu_gp >= 0 ? "user-space" : "kernel"}};
+    nlohmann::json &strategies = doc["strategies"] = nlohmann::json::object();
+    for (const StrategySpec &spec : s.strategies) {
+        auto it = series.find(spec.label);
+        if (it == series.end()) continue;
+        fmt::print("\n{}\n  {:<28} {:>12} {:>12} {:>4} {:>8}  {}\n", spec.label, "metric (median)",
+                   "sim", "real", "", "sim/real", "min-max");
+        nlohmann::json &j = strategies[spec.label];
+        for (const Series &m : it->second.metrics) {
+            m.print();
+            j[m.group][m.name] = m.json();
+        }
+        j["failed_checks"] = it->second.failed;
+    }
+    if (!a.out_dir.empty()) {
+        const std::filesystem::path path = out_dir / "validate.json";
+        std::ofstream f(path, std::ios::binary | std::ios::trunc);
+        f << doc.dump(2) << "\n";
+        if (!f) throw UserError(fmt::format("{}: cannot write", path.string()));
+        fmt::print("\nwrote {}\n", path.string());
     }
     return failed ? kExitInternal : kExitOk;
 }
@@ -203,8 +322,16 @@ CommandRegistrar validate_registrar([](CLI::App &app) {
                     "access decisions the reader draws its four from, at random (default 256: "
                     "out of the cache, like AVC misses; 4: the same four, hot)")
         ->check(CLI::Range(4, 100000));
+    auto *rounds =
+        cmd->add_option("--rounds", args->rounds,
+                        "interleaved rounds, each running every strategy on both platforms "
+                        "(default 5); medians and spreads are over them")
+            ->check(CLI::Range(1, 1000));
+    auto *out = cmd->add_option("-o,--out", args->out_dir, "directory to write validate.json to");
     cmd->add_flag("--torture", args->torture,
-                  "torture every strategy on host threads (RCU checks on); fail on any error");
+                  "torture every strategy on host threads (RCU checks on); fail on any error")
+        ->excludes(rounds)
+        ->excludes(out);
     cmd->callback([args] {
         int rc = validate(*args);
         if (rc) throw CLI::RuntimeError(rc);
