@@ -20,6 +20,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "cli/command.h"
 #include "cli/paths.h"
@@ -48,6 +49,7 @@ struct ValidateArgs {
     int64_t toggle_us = 20000;
     size_t pool = 256;
     int rounds = 5;
+    bool host_load = true;
     std::string out_dir;
     bool torture = false;
 };
@@ -59,18 +61,62 @@ struct Side {
 
 // The two-task workload on `platform` (current on this thread), for one strategy.
 // Each run gets its own copy of the policy: in-place strategies change the conditional state.
+// `hogs` CPU-bound tasks (nice 0) run beside them: the host's other load.
 template <class P>
 Side run_on(P &platform, const std::vector<uint8_t> &image, const StrategySpec &spec,
-            const CoreConfig &core, const TortureConfig &tc) {
+            const CoreConfig &core, const TortureConfig &tc, int hogs = 0) {
     kernel::PlatformScope scope(platform);
     auto server = make_security_server(spec.name, spec.options,
                                        make_policy_state(ss::policydb_read(image), core), core);
     Torture t(*server, tc);
     t.create_tasks();
+    for (int i = 0; i < hogs; ++i)
+        kernel::create_task({fmt::format("host_load{}", i)}, [] {
+            while (!kernel::kthread_should_stop())
+                kernel::ndelay(100 * kernel::kUsec);
+        });
     Side side;
     side.results = platform.run();
     side.torture = t.finish(side.results);
     return side;
+}
+
+// Runnable tasks on the host now (/proc/stat's procs_running) less this process's own (its
+// threads in state R); -1 when unreadable.
+int others_runnable() {
+    std::ifstream stat("/proc/stat");
+    std::string key;
+    int running = -1;
+    for (std::string line; std::getline(stat, line);)
+        if (line.rfind("procs_running ", 0) == 0) running = std::atoi(line.c_str() + 14);
+    if (running < 0) return -1;
+    int mine = 0;
+    std::error_code ec;
+    for (const auto &e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+        std::ifstream f(e.path() / "stat");
+        std::string text((std::istreambuf_iterator<char>(f)), {});
+        const size_t close = text.rfind(')');
+        if (close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'R') ++mine;
+    }
+    return std::max(0, running - mine);
+}
+
+// Runs `f`, sampling the host's other runnable tasks every 2 ms meanwhile; their mean.
+template <class F>
+double others_runnable_during(F &&f) {
+    std::atomic<bool> done{false};
+    double sum = 0;
+    int64_t n = 0;
+    std::thread sampler([&] {
+        while (!done.load()) {
+            if (int k = others_runnable(); k >= 0) sum += k, ++n;
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+    });
+    f();
+    done = true;
+    sampler.join();
+    return n ? sum / static_cast<double>(n) : 0.0;
 }
 
 double ratio(double sim, double real) {
@@ -95,9 +141,9 @@ struct Series {
             r.push_back(ratio(sim[i], real[i]));
         return r;
     }
-    nlohmann::json json() const {
+    nlohmann::ordered_json json() const {
         const std::vector<double> r = ratios();
-        nlohmann::json rounds = nlohmann::json::array();
+        nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
         for (size_t i = 0; i < sim.size(); ++i)
             rounds.push_back({{"sim", sim[i]}, {"real", real[i]}, {"ratio", r[i]}});
         return {{"unit", unit},
@@ -120,6 +166,7 @@ struct Series {
 // What one strategy's rounds measured, in the order printed.
 struct StrategySeries {
     std::vector<Series> metrics;
+    std::vector<double> host_load;  // per round: the host's other runnable tasks (mean)
     int failed = 0;
 
     void add(size_t i, double sim, double real) {
@@ -206,7 +253,7 @@ int validate(const ValidateArgs &a) {
     tc.pool = a.pool;
     tc.writer_period = a.toggle_us * kernel::kUsec;
     fmt::print(
-        "{} interleaved rounds (each: every strategy, sim then real); medians over the "
+        "{} interleaved rounds (each: every strategy, real then sim); medians over the "
         "rounds, the ratio's spread min-max\n",
         a.rounds);
     const std::filesystem::path out_dir(a.out_dir);
@@ -218,31 +265,38 @@ int validate(const ValidateArgs &a) {
     for (int round = 0; round < a.rounds && !interrupted; ++round) {
         fmt::print(stderr, "round {}/{}\n", round + 1, a.rounds);
         for (const StrategySpec &spec : s.strategies) {
-            sim::SimConfig sc;
-            sc.cpus = 2;
-            sc.duration = duration;
-            sc.seed = seed0 + static_cast<uint64_t>(round);
-            sc.profile = profile;
-            sc.hz = s.machine.hz;
-            sc.preempt_rcu = s.machine.preempt_rcu;
-            sc.userspace_rcu_gp = urcu_gp;
-            sim::SimPlatform sp(sc);
-            Side sim_side = run_on(sp, image, spec, core, tc);
-
+            const uint64_t seed = seed0 + static_cast<uint64_t>(round);
+            // The host first: how many other tasks were runnable meanwhile is the load the
+            // simulator then gets beside the reader and the writer.
             real::RealConfig rc;
             rc.cpus = 2;
             rc.duration = duration;
-            rc.seed = sc.seed;
+            rc.seed = seed;
             rc.handle_signals = true;
             real::RealPlatform rp(rc);
-            Side real_side = run_on(rp, image, spec, core, tc);
+            Side real_side;
+            const double load =
+                others_runnable_during([&] { real_side = run_on(rp, image, spec, core, tc); });
             if (rp.interrupted()) {
                 interrupted = true;  // a partial round is not kept
                 break;
             }
 
+            sim::SimConfig sc;
+            sc.cpus = 2;
+            sc.duration = duration;
+            sc.seed = seed;
+            sc.profile = profile;
+            sc.hz = s.machine.hz;
+            sc.preempt_rcu = s.machine.preempt_rcu;
+            sc.userspace_rcu_gp = urcu_gp;
+            sim::SimPlatform sp(sc);
+            Side sim_side = run_on(sp, image, spec, core, tc,
+                                   a.host_load ? static_cast<int>(std::lround(load)) : 0);
+
             auto [it, fresh] = series.try_emplace(spec.label, empty_series());
             StrategySeries &ss = it->second;
+            ss.host_load.push_back(load);
             const auto &so = sim_side.results.ops[kernel::op::kTortureRead];
             const auto &ro = real_side.results.ops[kernel::op::kTortureRead];
             const auto &st = sim_side.results.ops[kernel::op::kSetBools];
@@ -272,27 +326,35 @@ int validate(const ValidateArgs &a) {
         if (!interrupted) ++rounds_done;
     }
 
-    nlohmann::json doc = {{"schema", "locksim/validate/1"},
-                          {"scenario", a.file},
-                          {"profile", profile.name},
-                          {"cpus", 2},
-                          {"duration_ms", duration / kernel::kMsec},
-                          {"rounds", rounds_done},
-                          {"interrupted", interrupted},
-                          {"pool", a.pool},
-                          {"toggle_us", a.toggle_us},
-                          {"simulated_rcu", urcu_gp >= 0 ? "user-space" : "kernel"}};
-    nlohmann::json &strategies = doc["strategies"] = nlohmann::json::object();
+    nlohmann::ordered_json doc = {{"schema", "locksim/validate/1"},
+                                  {"scenario", a.file},
+                                  {"profile", profile.name},
+                                  {"cpus", 2},
+                                  {"duration_ms", duration / kernel::kMsec},
+                                  {"rounds", rounds_done},
+                                  {"interrupted", interrupted},
+                                  {"pool", a.pool},
+                                  {"toggle_us", a.toggle_us},
+                                  {"simulated_rcu", urcu_gp >= 0 ? "user-space" : "kernel"}};
+    nlohmann::ordered_json &strategies = doc["strategies"] = nlohmann::ordered_json::object();
     for (const StrategySpec &spec : s.strategies) {
         auto it = series.find(spec.label);
         if (it == series.end()) continue;
         fmt::print("\n{}\n  {:<28} {:>12} {:>12} {:>4} {:>8}  {}\n", spec.label, "metric (median)",
                    "sim", "real", "", "sim/real", "min-max");
-        nlohmann::json &j = strategies[spec.label];
+        nlohmann::ordered_json &j = strategies[spec.label];
         for (const Series &m : it->second.metrics) {
             m.print();
             j[m.group][m.name] = m.json();
         }
+        const std::vector<double> &hl = it->second.host_load;
+        j["host_load"] = {{"mean_other_runnable", median(hl)},
+                          {"simulated_tasks", a.host_load ? nlohmann::ordered_json(hl)
+                                                          : nlohmann::ordered_json::array()}};
+        fmt::print("  host's other runnable tasks during the real runs: median {:.2f} ({})\n",
+                   median(hl),
+                   a.host_load ? "as many CPU-bound tasks in the simulation, rounded"
+                               : "not simulated (--no-host-load)");
         j["failed_checks"] = it->second.failed;
     }
     if (!a.out_dir.empty()) {
@@ -328,10 +390,16 @@ CommandRegistrar validate_registrar([](CLI::App &app) {
                         "(default 5); medians and spreads are over them")
             ->check(CLI::Range(1, 1000));
     auto *out = cmd->add_option("-o,--out", args->out_dir, "directory to write validate.json to");
+    auto *no_load = cmd->add_flag(
+        "!--no-host-load", args->host_load,
+        "do not give the simulation the host's other load (by default each round's simulated "
+        "run gets as many CPU-bound tasks as other tasks were runnable on the host, on average, "
+        "during its real run)");
     cmd->add_flag("--torture", args->torture,
                   "torture every strategy on host threads (RCU checks on); fail on any error")
         ->excludes(rounds)
-        ->excludes(out);
+        ->excludes(out)
+        ->excludes(no_load);
     cmd->callback([args] {
         int rc = validate(*args);
         if (rc) throw CLI::RuntimeError(rc);

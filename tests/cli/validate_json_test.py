@@ -52,6 +52,9 @@ for name, s in doc["strategies"].items():
         check(m["ratio_min"] == min(ratios) and m["ratio_max"] == max(ratios),
               f"{where}: spread")
     check(s["failed_checks"] == 0, f"{name}: failed checks")
+    load = s["host_load"]
+    check(len(load["simulated_tasks"]) == rounds and load["mean_other_runnable"] >= 0,
+          f"{name}: host_load {load}")
 # The printed table shows the same medians.
 check("sim/real" in proc.stdout and "min-max" in proc.stdout, "printed table")
 if problems:
