@@ -4,10 +4,12 @@
 // workload with its checks), on 2 CPUs, the simulator with the host's calibrated profile, and
 // prints the metrics both measure side by side with the ratio sim/real: the read-side section
 // length distribution, the toggle (set_bools) latency and the reader throughput.
-// The host's speed drifts, so it makes `--rounds` rounds (at least 5 by default), each running
-// every strategy on the simulator and then on host threads, one strategy after the other, and
-// reports per strategy and metric the median over the rounds of sim, real and their ratio, with
-// the ratio's spread (smallest and largest); `-o DIR` writes them to DIR/validate.json.
+// The host's speed drifts, so it makes `--rounds` rounds (5 by default), each running every
+// strategy on host threads and then on the simulator, one strategy after the other; the
+// simulated run gets as many CPU-bound tasks as other tasks were runnable on the host during the
+// real one (sampled from /proc; `--no-host-load`: none). It reports per strategy and metric the
+// median over the rounds of sim, real and their ratio, with the ratio's spread (smallest and
+// largest); `-o DIR` writes them to DIR/validate.json.
 // `--torture` instead runs the torture test of every strategy on host threads with the RCU
 // checks on, and fails when any strategy does.
 #include <fmt/format.h>
