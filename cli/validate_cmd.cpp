@@ -4,15 +4,28 @@
 // workload with its checks), on 2 CPUs, the simulator with the host's calibrated profile, and
 // prints the metrics both measure side by side with the ratio sim/real: the read-side section
 // length distribution, the toggle (set_bools) latency and the reader throughput.
+// The host's speed drifts, so it makes `--rounds` rounds (5 by default), each running every
+// strategy on host threads and then on the simulator, one strategy after the other; the
+// simulated run gets as many CPU-bound tasks as other tasks were runnable on the host during the
+// real one (sampled from /proc; `--no-host-load`: none). It reports per strategy and metric the
+// median over the rounds of sim, real and their ratio, with the ratio's spread (smallest and
+// largest); `-o DIR` writes them to DIR/validate.json.
 // `--torture` instead runs the torture test of every strategy on host threads with the RCU
 // checks on, and fails when any strategy does.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "cli/command.h"
+#include "cli/paths.h"
 #include "kernel/op_names.h"
 #include "kernel/results.h"
 #include "real/real_platform.h"
@@ -37,6 +50,9 @@ struct ValidateArgs {
     int64_t duration_ms = 0;  // overrides the scenario's
     int64_t toggle_us = 20000;
     size_t pool = 256;
+    int rounds = 5;
+    bool host_load = true;
+    std::string out_dir;
     bool torture = false;
 };
 
@@ -47,27 +63,131 @@ struct Side {
 
 // The two-task workload on `platform` (current on this thread), for one strategy.
 // Each run gets its own copy of the policy: in-place strategies change the conditional state.
+// `hogs` CPU-bound tasks (nice 0) run beside them: the host's other load.
 template <class P>
 Side run_on(P &platform, const std::vector<uint8_t> &image, const StrategySpec &spec,
-            const CoreConfig &core, const TortureConfig &tc) {
+            const CoreConfig &core, const TortureConfig &tc, int hogs = 0) {
     kernel::PlatformScope scope(platform);
     auto server = make_security_server(spec.name, spec.options,
                                        make_policy_state(ss::policydb_read(image), core), core);
     Torture t(*server, tc);
     t.create_tasks();
+    for (int i = 0; i < hogs; ++i)
+        kernel::create_task({fmt::format("host_load{}", i)}, [] {
+            while (!kernel::kthread_should_stop())
+                kernel::ndelay(100 * kernel::kUsec);
+        });
     Side side;
     side.results = platform.run();
     side.torture = t.finish(side.results);
     return side;
 }
 
+// Runnable tasks on the host now (/proc/stat's procs_running) less this process's own (its
+// threads in state R); -1 when unreadable.
+int others_runnable() {
+    std::ifstream stat("/proc/stat");
+    std::string key;
+    int running = -1;
+    for (std::string line; std::getline(stat, line);)
+        if (line.rfind("procs_running ", 0) == 0) running = std::atoi(line.c_str() + 14);
+    if (running < 0) return -1;
+    int mine = 0;
+    std::error_code ec;
+    for (const auto &e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+        std::ifstream f(e.path() / "stat");
+        std::string text((std::istreambuf_iterator<char>(f)), {});
+        const size_t close = text.rfind(')');
+        if (close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'R') ++mine;
+    }
+    return std::max(0, running - mine);
+}
+
+// Runs `f`, sampling the host's other runnable tasks every 2 ms meanwhile; their mean.
+template <class F>
+double others_runnable_during(F &&f) {
+    std::atomic<bool> done{false};
+    double sum = 0;
+    int64_t n = 0;
+    std::thread sampler([&] {
+        while (!done.load()) {
+            if (int k = others_runnable(); k >= 0) sum += k, ++n;
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+    });
+    f();
+    done = true;
+    sampler.join();
+    return n ? sum / static_cast<double>(n) : 0.0;
+}
+
 double ratio(double sim, double real) {
     return real > 0 ? sim / real : 0;
 }
 
-void print_row(const std::string &metric, double sim, double real, const char *unit) {
-    fmt::print("  {:<28} {:>12.1f} {:>12.1f} {:>4} {:>8.2f}\n", metric, sim, real, unit,
-               ratio(sim, real));
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One metric of one strategy over the rounds: each round's sim and real value.
+struct Series {
+    std::string group, name, unit, text;
+    std::vector<double> sim, real;
+
+    std::vector<double> ratios() const {
+        std::vector<double> r;
+        for (size_t i = 0; i < sim.size(); ++i)
+            r.push_back(ratio(sim[i], real[i]));
+        return r;
+    }
+    nlohmann::ordered_json json() const {
+        const std::vector<double> r = ratios();
+        nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
+        for (size_t i = 0; i < sim.size(); ++i)
+            rounds.push_back({{"sim", sim[i]}, {"real", real[i]}, {"ratio", r[i]}});
+        return {{"unit", unit},
+                {"sim", median(sim)},
+                {"real", median(real)},
+                {"ratio", median(r)},
+                {"ratio_min", r.empty() ? 0 : *std::min_element(r.begin(), r.end())},
+                {"ratio_max", r.empty() ? 0 : *std::max_element(r.begin(), r.end())},
+                {"rounds", rounds}};
+    }
+    void print() const {
+        const std::vector<double> r = ratios();
+        fmt::print("  {:<28} {:>12.1f} {:>12.1f} {:>4} {:>8.2f}  {:.2f}-{:.2f}\n", text,
+                   median(sim), median(real), unit, median(r),
+                   r.empty() ? 0 : *std::min_element(r.begin(), r.end()),
+                   r.empty() ? 0 : *std::max_element(r.begin(), r.end()));
+    }
+};
+
+// What one strategy's rounds measured, in the order printed.
+struct StrategySeries {
+    std::vector<Series> metrics;
+    std::vector<double> host_load;  // per round: the host's other runnable tasks (mean)
+    int failed = 0;
+
+    void add(size_t i, double sim, double real) {
+        metrics[i].sim.push_back(sim);
+        metrics[i].real.push_back(real);
+    }
+};
+
+StrategySeries empty_series() {
+    StrategySeries s;
+    for (double pct : {50.0, 90.0, 99.0})
+        s.metrics.push_back({"read_section", fmt::format("p{:.0f}", pct), "us",
+                             fmt::format("read section p{:.0f}", pct)});
+    s.metrics.push_back(
+        {"commit", "p50", "us", fmt::format("toggle ({}) p50", kernel::op::kSetBools)});
+    s.metrics.push_back(
+        {"commit", "mean", "us", fmt::format("toggle ({}) mean", kernel::op::kSetBools)});
+    s.metrics.push_back({"throughput", "reads_per_s", "k/s", "reader throughput"});
+    return s;
 }
 
 int validate(const ValidateArgs &a) {
@@ -134,54 +254,117 @@ int validate(const ValidateArgs &a) {
     tc.queries = 4;
     tc.pool = a.pool;
     tc.writer_period = a.toggle_us * kernel::kUsec;
-    for (const StrategySpec &spec : s.strategies) {
-        sim::SimConfig sc;
-        sc.cpus = 2;
-        sc.duration = duration;
-        sc.seed = s.seeds.empty() ? 1 : static_cast<uint64_t>(s.seeds.front());
-        sc.profile = profile;
-        sc.hz = s.machine.hz;
-        sc.preempt_rcu = s.machine.preempt_rcu;
-        sc.userspace_rcu_gp = urcu_gp;
-        sim::SimPlatform sp(sc);
-        Side sim_side = run_on(sp, image, spec, core, tc);
-
-        real::RealConfig rc;
-        rc.cpus = 2;
-        rc.duration = duration;
-        rc.seed = sc.seed;
-        rc.handle_signals = true;
-        real::RealPlatform rp(rc);
-        Side real_side = run_on(rp, image, spec, core, tc);
-
-        auto &so = sim_side.results.ops[kernel::op::kTortureRead];
-        auto &ro = real_side.results.ops[kernel::op::kTortureRead];
-        auto &st = sim_side.results.ops[kernel::op::kSetBools];
-        auto &rt = real_side.results.ops[kernel::op::kSetBools];
-        fmt::print("\n{}\n  {:<28} {:>12} {:>12} {:>4} {:>8}\n", spec.label, "metric", "sim",
-                   "real", "", "sim/real");
-        for (double pct : {50.0, 90.0, 99.0})
-            print_row(fmt::format("read section p{:.0f}", pct),
-                      so.latency.value_at_percentile(pct) / 1000.0,
-                      ro.latency.value_at_percentile(pct) / 1000.0, "us");
-        print_row(fmt::format("toggle ({}) p50", kernel::op::kSetBools),
-                  st.latency.value_at_percentile(50) / 1000.0,
-                  rt.latency.value_at_percentile(50) / 1000.0, "us");
-        print_row(fmt::format("toggle ({}) mean", kernel::op::kSetBools),
-                  st.latency.mean() / 1000.0, rt.latency.mean() / 1000.0, "us");
-        auto per_s = [](const kernel::OpStats &o, const kernel::RunResults &r) {
-            return r.duration_ns ? o.completed * 1e9 / static_cast<double>(r.duration_ns) : 0.0;
-        };
-        print_row("reader throughput", per_s(so, sim_side.results) / 1000.0,
-                  per_s(ro, real_side.results) / 1000.0, "k/s");
-        for (const Side *side : {&sim_side, &real_side})
-            if (side->torture.failed()) {
-                ++failed;
-                fmt::print("  {} run FAILED its checks:\n", side->results.platform);
-                for (const auto &f : side->torture.failures)
-                    fmt::print("    {}\n", f);
+    fmt::print(
+        "{} interleaved rounds (each: every strategy, real then sim); medians over the "
+        "rounds, the ratio's spread min-max\n",
+        a.rounds);
+    const std::filesystem::path out_dir(a.out_dir);
+    if (!a.out_dir.empty()) make_output_dir(out_dir, "-o");
+    std::map<std::string, StrategySeries> series;
+    const uint64_t seed0 = s.seeds.empty() ? 1 : static_cast<uint64_t>(s.seeds.front());
+    bool interrupted = false;
+    int rounds_done = 0;
+    for (int round = 0; round < a.rounds && !interrupted; ++round) {
+        fmt::print(stderr, "round {}/{}\n", round + 1, a.rounds);
+        for (const StrategySpec &spec : s.strategies) {
+            const uint64_t seed = seed0 + static_cast<uint64_t>(round);
+            // The host first: how many other tasks were runnable meanwhile is the load the
+            // simulator then gets beside the reader and the writer.
+            real::RealConfig rc;
+            rc.cpus = 2;
+            rc.duration = duration;
+            rc.seed = seed;
+            rc.handle_signals = true;
+            real::RealPlatform rp(rc);
+            Side real_side;
+            const double load =
+                others_runnable_during([&] { real_side = run_on(rp, image, spec, core, tc); });
+            if (rp.interrupted()) {
+                interrupted = true;  // a partial round is not kept
+                break;
             }
-        if (rp.interrupted()) break;
+
+            sim::SimConfig sc;
+            sc.cpus = 2;
+            sc.duration = duration;
+            sc.seed = seed;
+            sc.profile = profile;
+            sc.hz = s.machine.hz;
+            sc.preempt_rcu = s.machine.preempt_rcu;
+            sc.userspace_rcu_gp = urcu_gp;
+            sim::SimPlatform sp(sc);
+            Side sim_side = run_on(sp, image, spec, core, tc,
+                                   a.host_load ? static_cast<int>(std::lround(load)) : 0);
+
+            auto [it, fresh] = series.try_emplace(spec.label, empty_series());
+            StrategySeries &ss = it->second;
+            ss.host_load.push_back(load);
+            const auto &so = sim_side.results.ops[kernel::op::kTortureRead];
+            const auto &ro = real_side.results.ops[kernel::op::kTortureRead];
+            const auto &st = sim_side.results.ops[kernel::op::kSetBools];
+            const auto &rt = real_side.results.ops[kernel::op::kSetBools];
+            size_t m = 0;
+            for (double pct : {50.0, 90.0, 99.0})
+                ss.add(m++, so.latency.value_at_percentile(pct) / 1000.0,
+                       ro.latency.value_at_percentile(pct) / 1000.0);
+            ss.add(m++, st.latency.value_at_percentile(50) / 1000.0,
+                   rt.latency.value_at_percentile(50) / 1000.0);
+            ss.add(m++, st.latency.mean() / 1000.0, rt.latency.mean() / 1000.0);
+            auto per_s = [](const kernel::OpStats &o, const kernel::RunResults &r) {
+                return r.duration_ns ? o.completed * 1e9 / static_cast<double>(r.duration_ns) : 0.0;
+            };
+            ss.add(m++, per_s(so, sim_side.results) / 1000.0,
+                   per_s(ro, real_side.results) / 1000.0);
+            for (const Side *side : {&sim_side, &real_side})
+                if (side->torture.failed()) {
+                    ++ss.failed;
+                    ++failed;
+                    fmt::print("  {} {} run FAILED its checks:\n", spec.label,
+                               side->results.platform);
+                    for (const auto &f : side->torture.failures)
+                        fmt::print("    {}\n", f);
+                }
+        }
+        if (!interrupted) ++rounds_done;
+    }
+
+    nlohmann::ordered_json doc = {{"schema", "locksim/validate/1"},
+                                  {"scenario", a.file},
+                                  {"profile", profile.name},
+                                  {"cpus", 2},
+                                  {"duration_ms", duration / kernel::kMsec},
+                                  {"rounds", rounds_done},
+                                  {"interrupted", interrupted},
+                                  {"pool", a.pool},
+                                  {"toggle_us", a.toggle_us},
+                                  {"simulated_rcu", urcu_gp >= 0 ? "user-space" : "kernel"}};
+    nlohmann::ordered_json &strategies = doc["strategies"] = nlohmann::ordered_json::object();
+    for (const StrategySpec &spec : s.strategies) {
+        auto it = series.find(spec.label);
+        if (it == series.end()) continue;
+        fmt::print("\n{}\n  {:<28} {:>12} {:>12} {:>4} {:>8}  {}\n", spec.label, "metric (median)",
+                   "sim", "real", "", "sim/real", "min-max");
+        nlohmann::ordered_json &j = strategies[spec.label];
+        for (const Series &m : it->second.metrics) {
+            m.print();
+            j[m.group][m.name] = m.json();
+        }
+        const std::vector<double> &hl = it->second.host_load;
+        j["host_load"] = {{"mean_other_runnable", median(hl)},
+                          {"simulated_tasks", a.host_load ? nlohmann::ordered_json(hl)
+                                                          : nlohmann::ordered_json::array()}};
+        fmt::print("  host's other runnable tasks during the real runs: median {:.2f} ({})\n",
+                   median(hl),
+                   a.host_load ? "as many CPU-bound tasks in the simulation, rounded"
+                               : "not simulated (--no-host-load)");
+        j["failed_checks"] = it->second.failed;
+    }
+    if (!a.out_dir.empty()) {
+        const std::filesystem::path path = out_dir / "validate.json";
+        std::ofstream f(path, std::ios::binary | std::ios::trunc);
+        f << doc.dump(2) << "\n";
+        if (!f) throw UserError(fmt::format("{}: cannot write", path.string()));
+        fmt::print("\nwrote {}\n", path.string());
     }
     return failed ? kExitInternal : kExitOk;
 }
@@ -203,8 +386,22 @@ CommandRegistrar validate_registrar([](CLI::App &app) {
                     "access decisions the reader draws its four from, at random (default 256: "
                     "out of the cache, like AVC misses; 4: the same four, hot)")
         ->check(CLI::Range(4, 100000));
+    auto *rounds =
+        cmd->add_option("--rounds", args->rounds,
+                        "interleaved rounds, each running every strategy on both platforms "
+                        "(default 5); medians and spreads are over them")
+            ->check(CLI::Range(1, 1000));
+    auto *out = cmd->add_option("-o,--out", args->out_dir, "directory to write validate.json to");
+    auto *no_load = cmd->add_flag(
+        "!--no-host-load", args->host_load,
+        "do not give the simulation the host's other load (by default each round's simulated "
+        "run gets as many CPU-bound tasks as other tasks were runnable on the host, on average, "
+        "during its real run)");
     cmd->add_flag("--torture", args->torture,
-                  "torture every strategy on host threads (RCU checks on); fail on any error");
+                  "torture every strategy on host threads (RCU checks on); fail on any error")
+        ->excludes(rounds)
+        ->excludes(out)
+        ->excludes(no_load);
     cmd->callback([args] {
         int rc = validate(*args);
         if (rc) throw CLI::RuntimeError(rc);

@@ -4,21 +4,28 @@
 #include <fmt/format.h>
 #include <sys/utsname.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
 #include <semaphore>
 #include <thread>
 
 #include "kernel/kernel.h"
 #include "real/real_platform.h"
 #include "real/urcu.h"
+#include "sim/cache_model.h"
 #include "ss/policydb.h"
 #include "ss/services.h"
 #include "util/error.h"
 #include "workloads/policy_facts.h"
+#include "workloads/torture.h"
 
 namespace locksim {
 
@@ -79,6 +86,43 @@ std::array<double, ss::kWorkKinds> fit_work_costs(const std::vector<CalibrationS
     return w;
 }
 
+std::vector<uint32_t> cyclic_permutation(size_t n, uint64_t seed) {
+    std::vector<uint32_t> perm(n);
+    std::iota(perm.begin(), perm.end(), 0u);
+    std::mt19937_64 rng(seed);
+    for (size_t i = n - 1; i > 0 && n > 0; --i)
+        std::swap(perm[i], perm[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
+    return perm;
+}
+
+double pointer_chase_ns(size_t bytes, int64_t steps, int rounds) {
+    struct alignas(64) Line {
+        uint32_t next;
+    };
+    const size_t n = std::max<size_t>(2, bytes / sizeof(Line));
+    std::vector<Line> buf(n);
+    const std::vector<uint32_t> perm = cyclic_permutation(n, 0x6c6f636bull);
+    for (size_t i = 0; i < n; ++i)
+        buf[i].next = perm[i];
+    uint32_t at = 0;
+    for (size_t i = 0; i < std::min<size_t>(n, static_cast<size_t>(steps)); ++i)
+        at = buf[at].next;  // bring the buffer in where it fits
+    std::vector<double> per;
+    for (int r = 0; r < std::max(rounds, 1); ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        for (int64_t i = 0; i < steps; ++i)
+            at = buf[at].next;
+        per.push_back(
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0)
+                .count() /
+            static_cast<double>(std::max<int64_t>(steps, 1)));
+    }
+    // The chase's end, kept so that the loads are not optimised away.
+    asm volatile("" : : "r"(at));
+    std::nth_element(per.begin(), per.begin() + static_cast<ptrdiff_t>(per.size() / 2), per.end());
+    return per[per.size() / 2];
+}
+
 namespace {
 
 double elapsed_ns(Clock::time_point since) {
@@ -103,9 +147,102 @@ double time_per_call(F &&f, const CalibrateOptions &o) {
     return per[per.size() / 2];
 }
 
+// Host time of one call of `f` with cold caches: `evict` (larger than the last level) is
+// written through before each call; the median of `rounds` calls (at least 3).
+template <class F>
+double time_cold_call(F &&f, std::vector<uint8_t> &evict, const CalibrateOptions &o) {
+    std::vector<double> per;
+    for (int r = 0; r < std::max(o.rounds, 3); ++r) {
+        for (size_t i = 0; i < evict.size(); i += 64)
+            ++evict[i];
+        auto start = Clock::now();
+        f();
+        per.push_back(elapsed_ns(start));
+    }
+    std::nth_element(per.begin(), per.begin() + static_cast<ptrdiff_t>(per.size() / 2), per.end());
+    return per[per.size() / 2];
+}
+
+// "1024K", "32M" -> KiB; 0 when unreadable.
+int64_t size_kib(const std::string &text) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception &) {
+        return 0;
+    }
+    const char unit = used < text.size() ? text[used] : 'B';
+    return unit == 'K' ? v : unit == 'M' ? v * 1024 : unit == 'G' ? v * 1024 * 1024 : v / 1024;
+}
+
+// The largest level-2 cache and the last level of CPU 0, in KiB: from sysfs, else sysconf,
+// else the base profile's [memory], else 1 MiB and 32 MiB.
+MemoryMeasure host_cache_sizes(const sim::MemoryProfile &base) {
+    MemoryMeasure m;
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    int best_level = 0;
+    for (const auto &e : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
+        if (e.path().filename().string().rfind("index", 0) != 0) continue;
+        auto field = [&](const char *name) {
+            std::ifstream f(e.path() / name);
+            std::string v;
+            f >> v;
+            return v;
+        };
+        if (field("type") == "Instruction") continue;
+        const int level = std::atoi(field("level").c_str());
+        const int64_t kib = size_kib(field("size"));
+        if (kib <= 0) continue;
+        if (level == 2) m.private_kib = std::max(m.private_kib, kib);
+        if (level >= 2 && level >= best_level) {
+            best_level = level;
+            m.llc_kib = kib;
+        }
+    }
+    m.sizes_from = "/sys/devices/system/cpu/cpu0/cache";
+    if (m.private_kib <= 0 || m.llc_kib <= 0) {
+        m.private_kib = sysconf(_SC_LEVEL2_CACHE_SIZE) / 1024;
+        m.llc_kib = sysconf(_SC_LEVEL3_CACHE_SIZE) / 1024;
+        if (m.llc_kib <= 0) m.llc_kib = m.private_kib;
+        m.sizes_from = "sysconf";
+    }
+    if (m.private_kib <= 0 || m.llc_kib <= 0) {
+        m.private_kib = base.private_kib > 0 ? base.private_kib : 1024;
+        m.llc_kib = base.llc_kib > 0 ? base.llc_kib : 32 * 1024;
+        m.sizes_from = base.private_kib > 0 ? "the base profile" : "assumed (not readable)";
+    }
+    return m;
+}
+
+// Buffer sizes: the last level's chase (half of it, at most 32 MiB: a virtual machine may report
+// a last level far larger than any it has); memory's (4x the last level, at least 64 MiB); the
+// eviction before a cold call (2x the last level, at least 16 MiB); both at most
+// max_buffer_bytes.
+constexpr size_t kLlcChaseMax = size_t{32} << 20;
+constexpr size_t kDramChaseMin = size_t{64} << 20, kEvictMin = size_t{16} << 20;
+
+// The load-to-use latencies of the private cache, the last level and memory, by pointer chasing.
+MemoryMeasure measure_memory(const CalibrateOptions &o) {
+    MemoryMeasure m = host_cache_sizes(o.base.memory);
+    const size_t kib = 1024;
+    const auto priv = static_cast<size_t>(m.private_kib) * kib;
+    const auto llc = static_cast<size_t>(m.llc_kib) * kib;
+    const auto steps = static_cast<int64_t>(std::max(20000.0, o.batch_ms * 1e6 / 50.0));
+    m.private_ns = pointer_chase_ns(priv / 2, steps, o.rounds);
+    // Well beyond the private cache, well within the last level: its own latency.
+    m.llc_ns = llc >= 4 * priv ? pointer_chase_ns(std::max(2 * priv, llc / 2), steps, o.rounds)
+                               : m.private_ns;
+    m.dram_ns =
+        pointer_chase_ns(std::clamp<size_t>(4 * llc, 64 << 20, size_t{1} << 30), steps, o.rounds);
+    return m;
+}
+
 template <class F>
 WorkCounts count_call(F &&f) {
     WorkCounts c;
+    c.record_lines = true;
     ss::WorkMeterScope scope(&c);
     f();
     return c;
@@ -159,6 +296,13 @@ class CoreOps {
             from_sid_ = sid_of(main_, facts_->some_domain_context({"unconfined_t", "sysadm_t"}));
         }
         bools_ = ss::get_bools(main_);
+        if (!bools_.empty()) {
+            // What `validate`'s reader checks: decisions that depend on the booleans.
+            ss::PolicyState on, off;
+            cond_queries_ = boolean_dependent_queries(main_, kValidatePool, &on, &off);
+            cond_order_.resize(cond_queries_.size());
+            std::iota(cond_order_.begin(), cond_order_.end(), size_t{0});
+        }
     }
 
     // name -> operation
@@ -191,18 +335,48 @@ class CoreOps {
                 sink_ += sids.size();
             });
         if (!bools_.empty()) {
-            ops.emplace_back("set_bools in place, 10 flipped", [this] {
-                flip();
-                ss::set_bools_inplace(toggled_, bools_);
+            // Ten booleans flipped; and every boolean, alternately on and off, as `validate`'s
+            // writer commits them.
+            for (bool all : {false, true}) {
+                const std::string what =
+                    all ? "validate commit: set_bools {}, all flipped" : "set_bools {}, 10 flipped";
+                ops.emplace_back(fmt::format(fmt::runtime(what), "in place"), [this, all] {
+                    flip(all);
+                    ss::set_bools_inplace(toggled_, bools_);
+                });
+                ops.emplace_back(fmt::format(fmt::runtime(what), "cond_policydb_dup"), [this, all] {
+                    flip(all);
+                    ss::PolicyState next;
+                    ss::set_bools_cond_dup(toggled_, bools_, &next);
+                    toggled_ = std::move(next);
+                });
+            }
+            // `validate --pool 4`'s reader: the same four decisions, their lines hot.
+            ops.emplace_back("validate read, pool 4: compute_av x4, the same four", [this] {
+                for (size_t i = 0; i < 4; ++i) {
+                    const auto &q = cond_queries_[i % cond_queries_.size()];
+                    ss::AvDecision avd;
+                    ss::compute_av(main_, q.ssid, q.tsid, q.tclass, &avd);
+                    sink_ += avd.allowed;
+                }
             });
-            ops.emplace_back("set_bools cond_policydb_dup, 10 flipped", [this] {
-                flip();
-                ss::PolicyState next;
-                ss::set_bools_cond_dup(toggled_, bools_, &next);
-                toggled_ = std::move(next);
-            });
+            // `validate`'s reader (its default pool): 64 read sections of four, in a new random
+            // order each call: the whole pool, as the reader's sections go through it (one call is
+            // the working set, hot or cold).
+            ops.emplace_back(
+                fmt::format("validate read: 64 x compute_av x4 of {}", cond_queries_.size()),
+                [this] {
+                    for (size_t i = cond_queries_.size(); i > 1; --i)
+                        std::swap(cond_order_[i - 1], cond_order_[next_random() % i]);
+                    for (size_t i = 0; i < 64 * 4; ++i) {
+                        const auto &q = cond_queries_[cond_order_[i % cond_order_.size()]];
+                        ss::AvDecision avd;
+                        ss::compute_av(main_, q.ssid, q.tsid, q.tclass, &avd);
+                        sink_ += avd.allowed;
+                    }
+                });
             ops.emplace_back("set_bools full copy, 10 flipped", [this] {
-                flip();
+                flip(false);
                 ss::PolicyState next;
                 ss::set_bools_full_copy(toggled_, bools_, &next);
                 toggled_ = std::move(next);
@@ -216,9 +390,19 @@ class CoreOps {
     }
 
   private:
-    void flip() {
-        for (size_t i = 0; i < 10; ++i)
-            bools_[(i * 7 + round_) % bools_.size()] ^= 1;
+    static constexpr size_t kValidatePool = 256;
+    uint64_t next_random() {
+        rng_ ^= rng_ << 13, rng_ ^= rng_ >> 7, rng_ ^= rng_ << 17;
+        return rng_;
+    }
+    // Flips ten booleans, or sets all alternately on and off.
+    void flip(bool all) {
+        if (all)
+            for (int &b : bools_)
+                b = (round_ & 1) ? 0 : 1;
+        else
+            for (size_t i = 0; i < 10; ++i)
+                bools_[(i * 7 + round_) % bools_.size()] ^= 1;
         ++round_;
     }
     struct Query {
@@ -228,6 +412,9 @@ class CoreOps {
     ss::PolicyState main_, bitwise_, nocache_, toggled_;
     std::unique_ptr<PolicyFacts> facts_;
     std::vector<Query> queries_;
+    std::vector<TortureQuery> cond_queries_;
+    std::vector<size_t> cond_order_;
+    uint64_t rng_ = 0x2545f4914f6cdd1dull;
     std::string rich_context_, user_;
     uint32_t rich_sid_ = 0, from_sid_ = 0;
     std::vector<int> bools_;
@@ -380,16 +567,59 @@ Calibration calibrate(const CalibrateOptions &o) {
         if (o.progress) o.progress(line);
     };
     Calibration c;
+    c.memory = measure_memory(o);
+    const MemoryMeasure &mm = c.memory;
+    say(fmt::format(
+        "memory: private {} KiB, last level {} KiB ({}); chase {:.1f} / {:.1f} / "
+        "{:.1f} ns",
+        mm.private_kib, mm.llc_kib, mm.sizes_from, mm.private_ns, mm.llc_ns, mm.dram_ns));
+    sim::MemoryProfile mem = o.base.memory;
+    mem.line_bytes = 64;
+    mem.private_kib = mm.private_kib;
+    mem.llc_kib = mm.llc_kib;
+    // [work_ns] prices are private-cache hits: the levels beyond add their latency over it.
+    const double chase_llc = std::max(0.0, mm.llc_ns - mm.private_ns);
+    const double chase_dram = std::max(0.0, mm.dram_ns - mm.private_ns);
+    std::vector<uint8_t> evict(std::clamp<size_t>(static_cast<size_t>(mm.llc_kib) * 2048,
+                                                  std::min(kEvictMin, o.max_buffer_bytes),
+                                                  o.max_buffer_bytes));
     CoreOps core(o);
     for (auto &[name, op] : core.list()) {
         CalibrationSample s;
         s.name = name;
         op();  // warm the caches (and the SID table) first
         s.counts = count_call(op);
+        s.lines = std::move(s.counts.lines);
+        s.counts.record_lines = false;
         s.host_ns = time_per_call(op, o);
-        say(fmt::format("{:<48} {:>12.0f} ns", name, s.host_ns));
+        s.host_cold_ns = time_cold_call(op, evict, o);
+        say(fmt::format("{:<56} {:>12.0f} ns, cold {:>12.0f} ns", name, s.host_ns, s.host_cold_ns));
         c.samples.push_back(std::move(s));
     }
+    // The model's stall for each call's lines with the given latencies: from empty caches, and
+    // when called again (the same lines, now cached where they fit).
+    // Where the model serves each call's lines from (sizes only): from empty caches (cold), and
+    // when called again (hot: the same lines, now cached where they fit).
+    {
+        sim::MemoryLatency sizes = mem.latency();
+        sizes.sample = 1;
+        for (auto &s : c.samples) {
+            sim::CacheHierarchy caches(sizes, {sizes.private_lines});
+            sim::MemoryTally cold, hot;
+            caches.price(0, s.lines, cold);
+            caches.price(0, s.lines, hot);
+            s.cold_llc = cold.llc_hits, s.cold_dram = cold.dram;
+            s.hot_llc = hot.llc_hits, s.hot_dram = hot.dram;
+        }
+    }
+    auto stalls = [&c](const sim::MemoryProfile &m) {
+        for (auto &s : c.samples) {
+            s.stall_cold_ns = static_cast<double>(s.cold_llc) * m.llc_ns +
+                              static_cast<double>(s.cold_dram) * m.dram_ns;
+            s.stall_hot_ns = static_cast<double>(s.hot_llc) * m.llc_ns +
+                             static_cast<double>(s.hot_dram) * m.dram_ns;
+        }
+    };
     std::array<double, ss::kWorkKinds> prior{};
     for (size_t k = 0; k < ss::kWorkKinds; ++k)
         prior[k] = static_cast<double>(o.base.work_ps[k]) / 1000.0;
@@ -398,7 +628,45 @@ Calibration calibrate(const CalibrateOptions &o) {
     fixed[static_cast<size_t>(Work::AuditCall)] = true;
     fixed[static_cast<size_t>(Work::Syscall)] = true;  // the rest of a system call: not the core
     fixed[static_cast<size_t>(Work::VfsNode)] = true;  // selinuxfs's files: not the core either
-    auto w = fit_work_costs(c.samples, prior, o.prior_weight, fixed);
+    // A chase's loads wait one after the other; the core's misses partly overlap (independent
+    // decisions, out-of-order execution) and its lines share pages. So the latencies the model
+    // adds are fitted, in turn with the prices until all settle: the last level's to the hot
+    // times (what is left of them beyond the prices, over the lines the model serves from the
+    // last level when warm), memory's to the cold times alike; each at most its chased latency.
+    // The prices are fitted to each hot time less the model's hot stall.
+    std::array<double, ss::kWorkKinds> w{};
+    mem.llc_ns = chase_llc;
+    mem.dram_ns = chase_dram;
+    for (int round = 0; round < 20; ++round) {
+        stalls(mem);
+        std::vector<CalibrationSample> fit = c.samples;
+        for (auto &s : fit)
+            s.host_ns = std::max(s.host_ns - s.stall_hot_ns, 0.1 * s.host_ns);
+        w = fit_work_costs(fit, prior, o.prior_weight, fixed);
+        double llc_left = 0, llc_lines = 0, dram_left = 0, dram_lines = 0;
+        for (const auto &s : c.samples) {
+            double cost = 0;
+            for (size_t k = 0; k < ss::kWorkKinds; ++k)
+                cost += static_cast<double>(s.counts.n[k]) * w[k];
+            const auto hl = static_cast<double>(s.hot_llc), hd = static_cast<double>(s.hot_dram);
+            const auto cl = static_cast<double>(s.cold_llc), cd = static_cast<double>(s.cold_dram);
+            llc_left += std::max(s.host_ns - cost - hd * mem.dram_ns, 0.0) * (hl > 0);
+            llc_lines += hl;
+            dram_left += std::max(s.host_cold_ns - cost - cl * mem.llc_ns, 0.0) * (cd > 0);
+            dram_lines += cd;
+        }
+        const double dram =
+            dram_lines > 0 ? std::min(dram_left / dram_lines, chase_dram) : chase_dram;
+        // The last level is no slower than memory.
+        const double llc =
+            std::min(llc_lines > 0 ? std::min(llc_left / llc_lines, chase_llc) : chase_llc, dram);
+        const bool settled =
+            std::abs(llc - mem.llc_ns) < 0.05 && std::abs(dram - mem.dram_ns) < 0.05;
+        mem.llc_ns = std::round(llc * 10) / 10;
+        mem.dram_ns = std::round(dram * 10) / 10;
+        if (settled) break;
+    }
+    stalls(mem);
 
     sim::CpuProfile &p = c.profile;
     p = o.base;
@@ -407,8 +675,11 @@ Calibration calibrate(const CalibrateOptions &o) {
     p.calibration.clear();  // a calibrated base's record is not this one's
     for (size_t k = 0; k < ss::kWorkKinds; ++k)
         p.work_ps[k] = std::llround(w[k] * 1000.0);
-    for (auto &s : c.samples)
-        s.predicted_ns = static_cast<double>(p.cost(s.counts));
+    p.memory = mem;
+    for (auto &s : c.samples) {
+        s.predicted_ns = static_cast<double>(p.cost(s.counts)) + s.stall_hot_ns;
+        s.predicted_cold_ns = static_cast<double>(p.cost(s.counts)) + s.stall_cold_ns;
+    }
     c.primitives = time_primitives(&p, o);
     for (const auto &ps : c.primitives)
         say(fmt::format("{:<48} {:>12.1f} ns", ps.name, ps.host_ns));
@@ -423,9 +694,16 @@ Calibration calibrate(const CalibrateOptions &o) {
         "atomic, a futex sleep and wake-up, a liburcu read section). Kept from '{}': audit_call "
         "(the core's audit path is not the kernel's), syscall (not the core's work), rcu_callback, "
         "vmalloc, IPIs, idle exit "
-        "and timer interrupts, which user space cannot time.",
+        "and timer interrupts, which user space cannot time. [memory]: cache sizes from {}; "
+        "llc_ns and dram_ns are pointer-chase latencies (a random cyclic permutation of lines in "
+        "a buffer within the last level, and in one of 4x the last level) less the chase within "
+        "the private cache (upper bounds: a chase's misses do not overlap), fitted to the hot "
+        "times (llc_ns: what they leave beyond the prices, per line the model serves from the "
+        "last level) and to the cold times (dram_ns: the caches evicted by writing {} MiB "
+        "before each call); [work_ns] is fitted to each operation's hot time less the cache "
+        "model's stall for its lines.",
         fmt::localtime(now), c.samples.size(), o.policy_name, o.base.name, o.prior_weight,
-        o.base.name);
+        o.base.name, mm.sizes_from, evict.size() >> 20);
     p.calibration["host"] = host_description();
     p.calibration["date"] = fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(now));
     p.calibration["base"] = o.base.name;
@@ -434,9 +712,17 @@ Calibration calibrate(const CalibrateOptions &o) {
     for (const auto &s : c.samples) {
         double r = s.predicted_ns / s.host_ns;
         worst = std::max(worst, std::abs(std::log(r)));
-        p.calibration["op: " + s.name] =
-            fmt::format("host {:.0f} ns, model {:.0f} ns ({:.2f})", s.host_ns, s.predicted_ns, r);
+        p.calibration["op: " + s.name] = fmt::format(
+            "host {:.0f} ns, model {:.0f} ns ({:.2f}); cold: host {:.0f} ns, model {:.0f} ns "
+            "({:.2f}), {} lines",
+            s.host_ns, s.predicted_ns, r, s.host_cold_ns, s.predicted_cold_ns,
+            s.predicted_cold_ns / s.host_cold_ns, s.lines.size());
     }
+    p.calibration["memory"] = fmt::format(
+        "private {} KiB, last level {} KiB (from {}); pointer chase: {:.1f} ns in {} KiB, {:.1f} "
+        "ns in the last level, {:.1f} ns in memory; fitted llc_ns {}, dram_ns {}",
+        mm.private_kib, mm.llc_kib, mm.sizes_from, mm.private_ns, mm.private_kib / 2, mm.llc_ns,
+        mm.dram_ns, mem.llc_ns, mem.dram_ns);
     p.calibration["fit"] =
         fmt::format("worst model/host ratio {:.2f} or {:.2f}", std::exp(worst), std::exp(-worst));
     for (const auto &ps : c.primitives)

@@ -7,6 +7,17 @@
 // through kernel/ on the real-thread platform, so that a simulation with the profile predicts a
 // run on host threads (`locksim validate`). The result is a profile file like the shipped ones,
 // with a [calibration] table recording host, date, fit and each operation's residual.
+//
+// Locality: every operation is timed hot (repeated, caches warm) and cold (a buffer larger than
+// the last-level cache written between calls), and the host's memory latencies are measured by
+// pointer chasing (a random cyclic permutation of cache lines) in buffers sized for the private
+// cache, the last level and memory. They become the profile's [memory] table, so the simulator's
+// cache model (sim/cache_model.h) prices a unit's line as this host would: the fit takes each
+// operation's hot time less the stall the model gives its lines when warm; the last level's
+// latency is fitted to the hot times and memory's to the cold ones, each at most the chased
+// latency (a chase's misses do not overlap; the core's partly do). The
+// operations include what `validate`'s reader and writer do (four of 256 boolean-dependent
+// decisions; every boolean flipped).
 #pragma once
 
 #include <array>
@@ -25,8 +36,32 @@ struct CalibrationSample {
     std::string name;
     ss::WorkCounts counts;
     double host_ns = 0;
-    double predicted_ns = 0;  // counts x fitted costs, filled by calibrate()
+    double predicted_ns = 0;      // counts x fitted costs + the model's warm stall (calibrate())
+    std::vector<uint64_t> lines;  // the lines it reads (ss::mem_line), in order
+    double host_cold_ns = 0;      // host time of one call after the caches were evicted
+    double stall_hot_ns = 0;      // the cache model's stall for `lines`, called repeatedly
+    double stall_cold_ns = 0;     // ... and from empty caches
+    double predicted_cold_ns = 0;
+    // Lines the model serves from the last level and from memory, cold and hot.
+    uint64_t cold_llc = 0, cold_dram = 0, hot_llc = 0, hot_dram = 0;
 };
+
+// The host's caches and load-to-use latencies (pointer chasing), as `calibrate` measured them.
+struct MemoryMeasure {
+    int64_t private_kib = 0, llc_kib = 0;
+    std::string sizes_from;  // where the sizes were read
+    double private_ns = 0;   // a chase within the private cache
+    double llc_ns = 0;       // ... within the last level (larger than the private cache)
+    double dram_ns = 0;      // ... over a buffer far larger than the last level
+};
+
+// Sattolo's algorithm: a random permutation of 0..n-1 that is a single cycle (following it from
+// any index visits all n before coming back).
+std::vector<uint32_t> cyclic_permutation(size_t n, uint64_t seed);
+
+// Nanoseconds per load of a chase through a random cyclic permutation of `bytes` / 64 cache
+// lines (every line visited once per cycle): the load-to-use latency of the level holding them.
+double pointer_chase_ns(size_t bytes, int64_t steps, int rounds);
 
 // Minimises sum_i ((counts_i . w - t_i) / t_i)^2 + prior_weight * sum_k ((w_k - prior_k) /
 // prior_k)^2 over w >= 0 (ns per unit), by cyclic coordinate descent on the convex quadratic.
@@ -39,11 +74,16 @@ std::array<double, ss::kWorkKinds> fit_work_costs(const std::vector<CalibrationS
 struct CalibrateOptions {
     std::vector<uint8_t> policy_image;
     std::string policy_name;
-    sim::CpuProfile base;        // the prior, and the costs user space cannot measure
-    std::string name = "host";   // of the written profile
-    int rounds = 7;              // timed batches per operation (the median is kept)
-    double batch_ms = 40;        // target length of one batch
-    double prior_weight = 0.01;  // see fit_work_costs
+    sim::CpuProfile base;       // the prior, and the costs user space cannot measure
+    std::string name = "host";  // of the written profile
+    // Timed batches per operation, the median kept. Short batches: on a shared host a batch
+    // that another task's turn interrupted is then an outlier rather than part of every batch.
+    int rounds = 15;
+    double batch_ms = 1;  // target length of one batch
+    // The largest buffer for the memory chase and for evicting the caches (the last level's
+    // size decides, within 16 MiB and this).
+    size_t max_buffer_bytes = size_t{256} << 20;
+    double prior_weight = 0.01;                         // see fit_work_costs
     std::function<void(const std::string &)> progress;  // one line per step
 };
 
@@ -57,6 +97,7 @@ struct Calibration {
     sim::CpuProfile profile;
     std::vector<CalibrationSample> samples;
     std::vector<PrimitiveSample> primitives;
+    MemoryMeasure memory;
 };
 
 Calibration calibrate(const CalibrateOptions &options);

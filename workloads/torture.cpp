@@ -19,6 +19,44 @@ bool same_decision(const ss::AvDecision &a, const ss::AvDecision &b) {
 
 }  // namespace
 
+std::vector<TortureQuery> boolean_dependent_queries(const ss::PolicyState &st, size_t max,
+                                                    ss::PolicyState *on, ss::PolicyState *off) {
+    const ss::PolicyBase &p = st.p();
+    const uint32_t nbools = st.db.cond ? st.db.cond->bools.nprim : 0;
+    if (nbools == 0) throw UserError("torture: the policy has no booleans to toggle");
+    std::vector<int> ones(nbools, 1), zeros(nbools, 0);
+    if (ss::set_bools_cond_dup(st, ones, on) || ss::set_bools_cond_dup(*on, zeros, off))
+        throw UserError("torture: cannot set the policy's booleans");
+
+    // Queries from the conditional rules: a domain context for the source type and an object
+    // context for the target, kept when both are valid and the decision depends on booleans.
+    std::vector<TortureQuery> out;
+    const char *level = st.db.mls() ? ":s0" : "";
+    st.db.cond->te_cond_avtab.for_each([&](const ss::AvtabNode &n) {
+        if (out.size() >= max) return;
+        std::string s =
+            fmt::format("system_u:system_r:{}{}", p.types.name_of(n.key.source_type), level);
+        std::string t =
+            fmt::format("system_u:object_r:{}{}", p.types.name_of(n.key.target_type), level);
+        TortureQuery q{0, 0, n.key.target_class};
+        if (ss::context_to_sid(st, s, &q.ssid) || ss::context_to_sid(st, t, &q.tsid)) return;
+        ss::AvDecision a, b;
+        ss::compute_av(*on, q.ssid, q.tsid, q.tclass, &a);
+        ss::compute_av(*off, q.ssid, q.tsid, q.tclass, &b);
+        if (same_decision(a, b)) return;
+        if (std::any_of(out.begin(), out.end(), [&](const TortureQuery &o) {
+                return o.ssid == q.ssid && o.tsid == q.tsid && o.tclass == q.tclass;
+            }))
+            return;
+        out.push_back(q);
+    });
+    if (out.empty())
+        throw UserError(
+            "torture: no access decision of the policy depends on its booleans "
+            "(with system_u:system_r / object_r contexts)");
+    return out;
+}
+
 std::string TortureStats::pipe_text() const {
     std::string s = "pipe:";
     for (uint64_t n : pipe)
@@ -28,41 +66,12 @@ std::string TortureStats::pipe_text() const {
 
 Torture::Torture(SecurityServer &server, TortureConfig cfg) : server_(server), cfg_(cfg) {
     const ss::PolicyState &st = server.setup_state();
-    const ss::PolicyBase &p = st.p();
     nbools_ = st.db.cond->bools.nprim;
     if (nbools_ == 0) throw UserError("torture: the policy has no booleans to toggle");
     seq0_ = st.seqno;
     latest_ = seq0_;
     ss::PolicyState on, off;
-    std::vector<int> ones(nbools_, 1), zeros(nbools_, 0);
-    if (ss::set_bools_cond_dup(st, ones, &on) || ss::set_bools_cond_dup(on, zeros, &off))
-        throw UserError("torture: cannot set the policy's booleans");
-
-    // Queries from the conditional rules: a domain context for the source type and an object
-    // context for the target, kept when both are valid and the decision depends on booleans.
-    const char *level = st.db.mls() ? ":s0" : "";
-    st.db.cond->te_cond_avtab.for_each([&](const ss::AvtabNode &n) {
-        if (queries_.size() >= std::max(cfg_.queries, cfg_.pool)) return;
-        std::string s =
-            fmt::format("system_u:system_r:{}{}", p.types.name_of(n.key.source_type), level);
-        std::string t =
-            fmt::format("system_u:object_r:{}{}", p.types.name_of(n.key.target_type), level);
-        Query q{0, 0, n.key.target_class};
-        if (ss::context_to_sid(st, s, &q.ssid) || ss::context_to_sid(st, t, &q.tsid)) return;
-        ss::AvDecision a, b;
-        ss::compute_av(on, q.ssid, q.tsid, q.tclass, &a);
-        ss::compute_av(off, q.ssid, q.tsid, q.tclass, &b);
-        if (same_decision(a, b)) return;
-        if (std::any_of(queries_.begin(), queries_.end(), [&](const Query &o) {
-                return o.ssid == q.ssid && o.tsid == q.tsid && o.tclass == q.tclass;
-            }))
-            return;
-        queries_.push_back(q);
-    });
-    if (queries_.empty())
-        throw UserError(
-            "torture: no access decision of the policy depends on its booleans "
-            "(with system_u:system_r / object_r contexts)");
+    queries_ = boolean_dependent_queries(st, std::max(cfg_.queries, cfg_.pool), &on, &off);
     for (const Query &q : queries_) {
         const ss::PolicyState *states[3] = {&st, &on, &off};
         for (size_t i = 0; i < 3; ++i) {

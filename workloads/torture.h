@@ -48,6 +48,17 @@ struct TortureStats {
     std::string pipe_text() const;  // "pipe: 120 15 0 0 ..."
 };
 
+// An access decision (source SID, target SID, class).
+struct TortureQuery {
+    uint32_t ssid, tsid, tclass;
+};
+
+// Up to `max` access decisions of `st` that differ between all booleans on and all off, from
+// the conditional rules with system_u:system_r / object_r contexts (what the torture readers
+// check, and what `calibrate` times for `validate`). `on` and `off` receive the two states.
+std::vector<TortureQuery> boolean_dependent_queries(const ss::PolicyState &st, size_t max,
+                                                    ss::PolicyState *on, ss::PolicyState *off);
+
 class Torture {
   public:
     // Picks boolean-dependent queries and computes every generation's decisions on the server's
@@ -62,9 +73,7 @@ class Torture {
     size_t query_count() const { return queries_.size(); }
 
   private:
-    struct Query {
-        uint32_t ssid, tsid, tclass;
-    };
+    using Query = TortureQuery;
     // Expected decision of query q at generation `seqno`.
     const ss::AvDecision &expected(uint32_t seqno, size_t q) const;
     void reader(int index);

@@ -96,12 +96,31 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
     o.base = sim::find_profile("x86-modern");
     o.rounds = 1;
     o.batch_ms = 0.001;
+    o.max_buffer_bytes = size_t{16} << 20;
     Calibration c = calibrate(o);
     ASSERT_GE(c.samples.size(), 8u);
+    bool validate_read = false;
     for (const auto &s : c.samples) {
         EXPECT_GT(s.host_ns, 0) << s.name;
-        EXPECT_EQ(s.predicted_ns, static_cast<double>(c.profile.cost(s.counts))) << s.name;
+        EXPECT_GT(s.host_cold_ns, 0) << s.name;
+        EXPECT_EQ(s.predicted_ns, static_cast<double>(c.profile.cost(s.counts)) + s.stall_hot_ns)
+            << s.name;
+        EXPECT_EQ(s.predicted_cold_ns,
+                  static_cast<double>(c.profile.cost(s.counts)) + s.stall_cold_ns)
+            << s.name;
+        // A call read from empty caches stalls at least as long as the same call repeated.
+        EXPECT_GE(s.stall_cold_ns, s.stall_hot_ns) << s.name;
+        validate_read |= s.name.starts_with("validate read") && !s.lines.empty();
     }
+    EXPECT_TRUE(validate_read) << "validate's own decisions are timed, with their lines";
+    // The host's caches and latencies, as the [memory] table the cache model reads.
+    const sim::MemoryProfile &m = c.profile.memory;
+    EXPECT_EQ(m.private_kib, c.memory.private_kib);
+    EXPECT_GE(m.llc_kib, m.private_kib);
+    EXPECT_GT(c.memory.dram_ns, 0);
+    EXPECT_GE(m.dram_ns, 0);
+    EXPECT_GE(m.llc_ns, 0);
+    EXPECT_TRUE(c.profile.calibration.contains("memory"));
     EXPECT_GT(c.profile.work_ps[idx(Work::AvtabNode)], 0);
     EXPECT_EQ(c.profile.work_ps[idx(Work::AuditCall)], o.base.work_ps[idx(Work::AuditCall)]);
     EXPECT_TRUE(c.profile.calibration.contains(kUrcuGracePeriodKey));
@@ -111,6 +130,28 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
     EXPECT_EQ(back.calibration, c.profile.calibration);
     EXPECT_EQ(back.primitive.spin_acquire, c.profile.primitive.spin_acquire);
     EXPECT_EQ(back.name, "host");
+    EXPECT_EQ(back.memory.private_kib, m.private_kib);
+    EXPECT_EQ(back.memory.llc_kib, m.llc_kib);
+    EXPECT_DOUBLE_EQ(back.memory.llc_ns, m.llc_ns);
+    EXPECT_DOUBLE_EQ(back.memory.dram_ns, m.dram_ns);
+    EXPECT_EQ(back.memory.sample_one_in, m.sample_one_in);
+    EXPECT_TRUE(back.memory.latency().private_lines > 0) << "the cache model is on";
+}
+
+TEST(Calibrate, PointerChaseFollowsOneCycleThroughEveryLine) {
+    for (size_t n : {2u, 3u, 1000u}) {
+        std::vector<uint32_t> perm = cyclic_permutation(n, 7);
+        std::vector<bool> seen(n);
+        uint32_t at = 0;
+        for (size_t i = 0; i < n; ++i) {
+            EXPECT_FALSE(seen[at]) << "index " << at << " visited twice, n = " << n;
+            seen[at] = true;
+            at = perm[at];
+        }
+        EXPECT_EQ(at, 0u) << "n = " << n;
+    }
+    EXPECT_NE(cyclic_permutation(1000, 7), cyclic_permutation(1000, 8));
+    EXPECT_GT(pointer_chase_ns(64 * 1024, 10000, 1), 0);
 }
 
 }  // namespace

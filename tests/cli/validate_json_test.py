@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""`locksim validate -o DIR` from a short real run: DIR/validate.json holds, per strategy, the
+read-section p50 and p99 and the commit p50 as sim, real and ratio; every round's ratio is its
+sim / real; the reported ratio is the median of the rounds' ratios, between its min and max.
+
+usage: validate_json_test.py LOCKSIM SCENARIO PROFILE OUTDIR
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+locksim, scenario, profile, out = sys.argv[1:5]
+rounds = 5
+proc = subprocess.run(
+    [locksim, "validate", scenario, "--profile", profile, "--duration-ms", "20",
+     "--toggle-us", "2000", "--rounds", str(rounds), "-o", out],
+    capture_output=True, text=True, timeout=600)
+if proc.returncode != 0:
+    sys.exit(f"validate exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+with open(os.path.join(out, "validate.json")) as f:
+    doc = json.load(f)
+
+problems = []
+
+
+def check(cond, what):
+    if not cond:
+        problems.append(what)
+
+
+check(doc["schema"] == "locksim/validate/1", "schema")
+check(doc["rounds"] == rounds, f"rounds {doc['rounds']}")
+check(set(doc["strategies"]) == {"rwlock", "rcu-cond-dup"}, f"strategies {list(doc['strategies'])}")
+for name, s in doc["strategies"].items():
+    for group, metric in [("read_section", "p50"), ("read_section", "p99"), ("commit", "p50")]:
+        m = s[group][metric]
+        where = f"{name}.{group}.{metric}"
+        check(len(m["rounds"]) == rounds, f"{where}: {len(m['rounds'])} rounds")
+        ratios = []
+        for r in m["rounds"]:
+            check(r["sim"] > 0 and r["real"] > 0, f"{where}: a round without data: {r}")
+            if r["real"] > 0:
+                check(abs(r["ratio"] - r["sim"] / r["real"]) <= 1e-9 * r["ratio"],
+                      f"{where}: ratio {r['ratio']} is not sim/real")
+            ratios.append(r["ratio"])
+        check(abs(m["ratio"] - statistics.median(ratios)) <= 1e-12 * max(ratios),
+              f"{where}: ratio {m['ratio']} is not the rounds' median")
+        check(m["sim"] == statistics.median(r["sim"] for r in m["rounds"]), f"{where}: sim")
+        check(m["real"] == statistics.median(r["real"] for r in m["rounds"]), f"{where}: real")
+        check(m["ratio_min"] == min(ratios) and m["ratio_max"] == max(ratios),
+              f"{where}: spread")
+    check(s["failed_checks"] == 0, f"{name}: failed checks")
+    load = s["host_load"]
+    check(len(load["simulated_tasks"]) == rounds and load["mean_other_runnable"] >= 0,
+          f"{name}: host_load {load}")
+# The printed table shows the same medians.
+check("sim/real" in proc.stdout and "min-max" in proc.stdout, "printed table")
+if problems:
+    sys.exit("\n".join(problems))
+print("ok")
