@@ -242,7 +242,7 @@ MemoryMeasure measure_memory(const CalibrateOptions &o) {
 template <class F>
 WorkCounts count_call(F &&f) {
     WorkCounts c;
-    c.record_lines = true;
+    c.line_shift = 0;  // every line
     ss::WorkMeterScope scope(&c);
     f();
     return c;
@@ -590,7 +590,8 @@ Calibration calibrate(const CalibrateOptions &o) {
         op();  // warm the caches (and the SID table) first
         s.counts = count_call(op);
         s.lines = std::move(s.counts.lines);
-        s.counts.record_lines = false;
+        s.counts.line_shift = -1;
+        s.counts.line_touches = 0;
         s.host_ns = time_per_call(op, o);
         s.host_cold_ns = time_cold_call(op, evict, o);
         say(fmt::format("{:<56} {:>12.0f} ns, cold {:>12.0f} ns", name, s.host_ns, s.host_cold_ns));
