@@ -14,7 +14,7 @@ import sys
 locksim, scenario, profile, out = sys.argv[1:5]
 rounds = 5
 proc = subprocess.run(
-    [locksim, "validate", scenario, "--profile", profile, "--duration-ms", "20",
+    [locksim, "validate", scenario, "--profile", profile, "--duration-ms", "100",
      "--toggle-us", "2000", "--rounds", str(rounds), "-o", out],
     capture_output=True, text=True, timeout=600)
 if proc.returncode != 0:
