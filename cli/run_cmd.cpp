@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <filesystem>
@@ -228,6 +229,13 @@ void run_command(Mode mode, const RunArgs &a) {
     RunOptions options;
     options.threads = a.threads;
     options.platform = a.platform == "real" ? PlatformKind::Real : PlatformKind::Sim;
+    if (options.platform == PlatformKind::Real &&
+        std::any_of(points.begin(), points.end(),
+                    [](const Scenario &p) { return !p.machine.irqs.empty(); }))
+        fmt::print(stderr,
+                   "warning: {}: [[machine.irq]] is simulated interrupt load; on --platform real "
+                   "the threads get only the host's own interrupts\n",
+                   scenario.file);
     options.interrupted = &g_interrupted;
     options.wall_clock = a.wall_clock;
     options.trace_path = a.trace.path;
