@@ -143,25 +143,29 @@ struct Series {
             r.push_back(ratio(sim[i], real[i]));
         return r;
     }
+    // The rounds' ratios: their median and spread.
+    struct Spread {
+        double median = 0, min = 0, max = 0;
+    };
+    static Spread spread(const std::vector<double> &r) {
+        if (r.empty()) return {};
+        const auto [lo, hi] = std::minmax_element(r.begin(), r.end());
+        return {median(r), *lo, *hi};
+    }
     nlohmann::ordered_json json() const {
         const std::vector<double> r = ratios();
+        const Spread sp = spread(r);
         nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
         for (size_t i = 0; i < sim.size(); ++i)
             rounds.push_back({{"sim", sim[i]}, {"real", real[i]}, {"ratio", r[i]}});
-        return {{"unit", unit},
-                {"sim", median(sim)},
-                {"real", median(real)},
-                {"ratio", median(r)},
-                {"ratio_min", r.empty() ? 0 : *std::min_element(r.begin(), r.end())},
-                {"ratio_max", r.empty() ? 0 : *std::max_element(r.begin(), r.end())},
+        return {{"unit", unit},       {"sim", median(sim)},  {"real", median(real)},
+                {"ratio", sp.median}, {"ratio_min", sp.min}, {"ratio_max", sp.max},
                 {"rounds", rounds}};
     }
     void print() const {
-        const std::vector<double> r = ratios();
+        const Spread sp = spread(ratios());
         fmt::print("  {:<28} {:>12.1f} {:>12.1f} {:>4} {:>8.2f}  {:.2f}-{:.2f}\n", text,
-                   median(sim), median(real), unit, median(r),
-                   r.empty() ? 0 : *std::min_element(r.begin(), r.end()),
-                   r.empty() ? 0 : *std::max_element(r.begin(), r.end()));
+                   median(sim), median(real), unit, sp.median, sp.min, sp.max);
     }
 };
 

@@ -126,9 +126,13 @@ void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time fro
         }
         if (d.delayed_ns <= 0) return;
     }
-    // One section seen over several stretches (switches that did not run the probe, softirq
-    // work interrupting it) stays one entry; so does a task or kernel code over consecutive
-    // stretches.
+    add_delay(q, d);
+}
+
+// One section seen over several stretches (switches that did not run the probe, softirq work
+// interrupting it) stays one entry; so does a task, kernel code or interrupt work over
+// consecutive stretches.
+void SimPlatform::add_delay(Task *q, const DelayNote &d) {
     const bool stretch = d.kind != DelayKind::PreemptOff && d.kind != DelayKind::IrqsOff;
     for (auto it = q->delays.rbegin(); it != q->delays.rend(); ++it) {
         DelayNote &e = *it;
@@ -140,28 +144,20 @@ void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time fro
         }
         if (stretch) break;  // only the latest entry continues a stretch
     }
-    q->delays.push_back(std::move(d));
+    q->delays.push_back(d);
 }
 
 void SimPlatform::note_irq_delay(Task *q, const Cpu &c, Time from, Time length) {
     static const Label kHardirq("hardirq");
     if (length <= 0) return;
-    if (!q->delays.empty()) {
-        DelayNote &back = q->delays.back();
-        if (back.kind == DelayKind::Irq && back.cpu == c.id) {
-            back.length += length;
-            back.delayed_ns += length;
-            return;
-        }
-    }
-    q->delays.push_back(DelayNote{.kind = DelayKind::Irq,
-                                  .cpu = c.id,
-                                  .holder = q,
-                                  .label = kHardirq,
-                                  .site = {},
-                                  .start = from,
-                                  .length = length,
-                                  .delayed_ns = length});
+    add_delay(q, DelayNote{.kind = DelayKind::Irq,
+                           .cpu = c.id,
+                           .holder = q,
+                           .label = kHardirq,
+                           .site = {},
+                           .start = from,
+                           .length = length,
+                           .delayed_ns = length});
 }
 
 void SimPlatform::note_timer_held(Task *q, Time due) {

@@ -100,6 +100,28 @@ bool SimPlatform::irqs_disabled() {
 
 // ---------------------------------------------------------------- interrupt load
 
+namespace {
+
+// Where a source's softirq work runs (the comment on deliver_irq): inline as CPU time taken
+// from whatever runs, in the interrupt's thread with its handler, in ksoftirqd, or in the CPU's
+// softirq task.
+enum class SoftirqWhere : uint8_t { Inline, IrqThread, Ksoftirqd, SoftirqTask };
+
+SoftirqWhere softirq_where(const IrqSource &src, PreemptModel m) {
+    if (src.threaded(m)) return SoftirqWhere::IrqThread;
+    if (m == PreemptModel::Rt)
+        return src.softirq > 0 || src.work ? SoftirqWhere::Ksoftirqd : SoftirqWhere::Inline;
+    return src.work ? SoftirqWhere::SoftirqTask : SoftirqWhere::Inline;
+}
+
+size_t take_first(std::vector<size_t> &raised) {
+    const size_t source = raised.front();
+    raised.erase(raised.begin());
+    return source;
+}
+
+}  // namespace
+
 void SimPlatform::on_irq(void *self, uint64_t arg) {
     auto *p = static_cast<SimPlatform *>(self);
     Cpu &c = p->cpus_[static_cast<size_t>(event_cpu(arg))];
@@ -128,12 +150,10 @@ void SimPlatform::on_irq(void *self, uint64_t arg) {
 void SimPlatform::deliver_irq(Cpu &c, size_t source) {
     const IrqSource &src = cfg_.irqs[source];
     const Time now = engine_.now();
-    const bool rt = cfg_.preempt == PreemptModel::Rt;
-    const bool threaded = !stop_ && src.threaded(cfg_.preempt);
-    const bool deferred =
-        !threaded && !stop_ && (rt ? src.softirq > 0 || src.work : static_cast<bool>(src.work));
-    const Time hard = threaded ? cfg_.profile.primitive.wakeup : src.handler;
-    const Time soft = threaded || deferred ? 0 : src.softirq;
+    const SoftirqWhere where = stop_ ? SoftirqWhere::Inline : softirq_where(src, cfg_.preempt);
+    const Time hard =
+        where == SoftirqWhere::IrqThread ? cfg_.profile.primitive.wakeup : src.handler;
+    const Time soft = where == SoftirqWhere::Inline ? src.softirq : 0;
     const Time cost = hard + soft;
     c.irq_until = std::max(now, c.irq_until) + cost;
     if (recording()) {
@@ -149,12 +169,20 @@ void SimPlatform::deliver_irq(Cpu &c, size_t source) {
         engine_.schedule(c.act_end, on_cpu_event, this, cpu_event_arg(c.gen, c.id));
     }
     engine_.schedule(c.irq_until, on_irq_end, this, static_cast<uint64_t>(c.id));
-    if (threaded) {
-        ++c.thread_raised[source];
-        wake_irq_thread(c.irq_threads[source], c.id);
-    } else if (deferred) {
-        (rt ? c.ksoftirqd_raised : c.softirq_raised).push_back(source);
-        if (rt) wake_irq_thread(c.ksoftirqd, c.id);
+    switch (where) {
+        case SoftirqWhere::IrqThread:
+            ++c.thread_raised[source];
+            wake_irq_thread(c.irq_threads[source], c.id);
+            break;
+        case SoftirqWhere::Ksoftirqd:
+            c.ksoftirqd_raised.push_back(source);
+            wake_irq_thread(c.ksoftirqd, c.id);
+            break;
+        case SoftirqWhere::SoftirqTask:
+            c.softirq_raised.push_back(source);  // run at irq exit (on_irq_end)
+            break;
+        case SoftirqWhere::Inline:
+            break;
     }
 }
 
@@ -182,7 +210,6 @@ bool SimPlatform::open_softirq(std::string_view irq_kind, std::function<void()> 
 // The kernel threads a CPU's interrupt sources need, made at the start of the run. They live
 // as long as the machine: the end of the run does not wait for them.
 void SimPlatform::start_irq_threads() {
-    const bool rt = cfg_.preempt == PreemptModel::Rt;
     auto daemon = [this](std::string name, kernel::Sched policy, int prio, int cpu,
                          std::function<void()> body) {
         Task *t = create_kthread({std::move(name), policy, prio, cpu, false}, std::move(body));
@@ -196,19 +223,29 @@ void SimPlatform::start_irq_threads() {
         for (size_t i = 0; i < cfg_.irqs.size(); ++i) {
             const IrqSource &src = cfg_.irqs[i];
             if (!src.hits(c.id)) continue;
-            if (src.threaded(cfg_.preempt)) {
-                c.irq_threads[i] =
-                    daemon(fmt::format("irq/{}-{}/{}", i, src.kind, c.id), kernel::Sched::Fifo,
-                           src.thread_priority, c.id, [this, &c, i] { irq_thread_body(c, i); });
-            } else if (rt && (src.softirq > 0 || src.work) && !c.ksoftirqd) {
-                c.ksoftirqd = daemon(fmt::format("ksoftirqd/{}", c.id), kernel::Sched::Other, 0,
-                                     c.id, [this, &c] { ksoftirqd_body(c); });
-            } else if (!rt && src.work && !c.softirq_task) {
-                Task *s = daemon(fmt::format("softirq/{}", c.id), kernel::Sched::Fifo, 99, c.id,
-                                 [this, &c] { softirq_task_body(c); });
-                s->rank = s->normal_rank = kIrqContextRank;  // above every task
-                s->irq_context = true;
-                c.softirq_task = s;
+            switch (softirq_where(src, cfg_.preempt)) {
+                case SoftirqWhere::IrqThread:
+                    c.irq_threads[i] =
+                        daemon(fmt::format("irq/{}-{}/{}", i, src.kind, c.id), kernel::Sched::Fifo,
+                               src.thread_priority, c.id, [this, &c, i] { irq_thread_body(c, i); });
+                    break;
+                case SoftirqWhere::Ksoftirqd:
+                    if (!c.ksoftirqd)
+                        c.ksoftirqd =
+                            daemon(fmt::format("ksoftirqd/{}", c.id), kernel::Sched::Other, 0, c.id,
+                                   [this, &c] { ksoftirqd_body(c); });
+                    break;
+                case SoftirqWhere::SoftirqTask:
+                    if (!c.softirq_task) {
+                        Task *s = daemon(fmt::format("softirq/{}", c.id), kernel::Sched::Fifo, 99,
+                                         c.id, [this, &c] { softirq_task_body(c); });
+                        s->rank = s->normal_rank = kIrqContextRank;  // above every task
+                        s->irq_context = true;
+                        c.softirq_task = s;
+                    }
+                    break;
+                case SoftirqWhere::Inline:
+                    break;
             }
         }
     }
@@ -255,10 +292,8 @@ void SimPlatform::ksoftirqd_body(Cpu &c) {
     while (true) {
         while (c.ksoftirqd_raised.empty())
             irq_thread_wait();
-        const size_t source = c.ksoftirqd_raised.front();
-        c.ksoftirqd_raised.erase(c.ksoftirqd_raised.begin());
         local_bh_disable(bh);
-        softirq_work(c, cfg_.irqs[source]);
+        softirq_work(c, cfg_.irqs[take_first(c.ksoftirqd_raised)]);
         local_bh_enable(bh);
     }
 }
@@ -275,11 +310,8 @@ void SimPlatform::softirq_task_body(Cpu &c) {
     static const Site site{"__do_softirq", {}};
     Task *s = cur_;
     while (true) {
-        while (!c.softirq_raised.empty()) {
-            const size_t source = c.softirq_raised.front();
-            c.softirq_raised.erase(c.softirq_raised.begin());
-            softirq_work(c, cfg_.irqs[source]);
-        }
+        while (!c.softirq_raised.empty())
+            softirq_work(c, cfg_.irqs[take_first(c.softirq_raised)]);
         if (s->preempt_count > 0) {
             --s->preempt_count;
             close_section(s, s->poff, false, site);

@@ -255,10 +255,11 @@ void LockTable::adjust_prio_chain(Task *owner) {
                         donor_lock = h.lock;
                     }
                 }
-        if (prio == owner->rank) return;
-        ops_.set_prio(owner, prio);
-        owner->pi_donor = donor;
+        const bool changed = prio != owner->rank;
+        if (changed) ops_.set_prio(owner, prio);  // notes the probes' waits under the old lender
+        owner->pi_donor = donor;                  // a new top waiter may lend the same priority
         owner->pi_donor_lock = donor_lock;
+        if (!changed) return;
         const Lock *next = owner->pi_blocked_on;
         owner = next ? next->writer : nullptr;
     }

@@ -235,6 +235,8 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     // q's delays as what kept it waiting (nothing when `holder` was preemptible and of lower
     // priority: the wait was then the wake-up path's own cost).
     void note_delay(Task *q, const Task *holder, const Cpu &c, Time from, Time to);
+    // Appends a stretch to q's delays, or adds it to the entry it continues.
+    void add_delay(Task *q, const DelayNote &d);
     // Hard interrupt work on `c` held off the switch to probe `q` for `length` from `from`.
     void note_irq_delay(Task *q, const Cpu &c, Time from, Time length);
     // The timer of probe `q`, due at `due`, waited from then to now for holder's IRQs-off section.
