@@ -258,9 +258,10 @@ void run_command(Mode mode, const RunArgs &a) {
             if (done == total) fmt::print(stderr, "\n");
         };
     }
-    auto previous = std::signal(SIGINT, on_sigint);
+    // The handler stays for the rest of the process: a Ctrl-C after the last run only raises the
+    // flag, so results.json and the other outputs are never left half written.
+    std::signal(SIGINT, on_sigint);
     analysis::ResultsFile results = run_jobs(scenario, points, jobs, options);
-    std::signal(SIGINT, previous);
     if (!shard_text.empty()) results.scenario["shard"] = shard_text;
 
     const auto &formats = scenario.output.formats;

@@ -95,8 +95,15 @@ int others_runnable() {
     int mine = 0;
     std::error_code ec;
     for (const auto &e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-        std::ifstream f(e.path() / "stat");
-        std::string text((std::istreambuf_iterator<char>(f)), {});
+        // A thread may end between the listing and the read (the read then fails with ESRCH,
+        // which libstdc++'s stream buffer throws): it is not running.
+        std::string text;
+        try {
+            std::ifstream f(e.path() / "stat");
+            text.assign(std::istreambuf_iterator<char>(f), {});
+        } catch (const std::ios_base::failure &) {
+            continue;
+        }
         const size_t close = text.rfind(')');
         if (close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'R') ++mine;
     }
@@ -111,7 +118,12 @@ double others_runnable_during(F &&f) {
     int64_t n = 0;
     std::thread sampler([&] {
         while (!done.load()) {
-            if (int k = others_runnable(); k >= 0) sum += k, ++n;
+            int k = -1;
+            try {  // /proc changes under the reader (threads end): a failed sample is skipped
+                k = others_runnable();
+            } catch (const std::exception &) {
+            }
+            if (k >= 0) sum += k, ++n;
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
     });
