@@ -28,9 +28,11 @@
 #include <span>
 #include <vector>
 
+#include "ss/line_set.h"
+
 namespace locksim::sim {
 
-// One cache: a set of line tags with two-generation LRU.
+// One cache: a set of line tags with two-generation LRU (each generation an ss::LineSet).
 class TagCache {
   public:
     explicit TagCache(uint64_t lines);
@@ -39,22 +41,7 @@ class TagCache {
     uint64_t capacity() const { return half_ * 2; }
 
   private:
-    // An open-addressing set, emptied in O(1) by bumping its epoch; grows with its contents up
-    // to the generation's size, so memory follows what a run touches, not the cache's size.
-    struct Gen {
-        std::vector<uint64_t> tags;
-        std::vector<uint32_t> epochs;
-        uint32_t epoch = 1;
-        uint64_t size = 0;
-        bool find(uint64_t tag) const;
-        void insert(uint64_t tag);
-        void grow();
-        void clear() {
-            ++epoch;
-            size = 0;
-        }
-    };
-    Gen gens_[2];
+    ss::LineSet gens_[2];
     int cur_ = 0;
     uint64_t half_;
 };

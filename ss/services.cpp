@@ -149,22 +149,23 @@ void te_rules_av_memo(TeRulesMemo &memo, const Policydb &db, uint32_t stype, uin
     if (fresh) {
         AvDecision uncond;
         // Every line is recorded first: a line read twice in one call hits the second time, so
-        // the entry keeps each once, and then only those the caller's sampling models.
+        // the entry keeps each once, and then only those the caller's sampling models. They are
+        // recorded in the memo's buffer (reused, not grown for every entry), and the entry keeps
+        // a copy of the few it needs.
         e.work.line_shift = c && c->records_lines() ? 0 : -1;
+        TeRulesMemo::LineScratch &scratch = memo.line_scratch();
+        if (e.work.records_lines()) e.work.lines.swap(scratch.lines);
         {
             WorkMeterScope meter(&e.work);
             te_rules_av(db, stype, ttype, tclass, uncond,
                         [&](const AvtabNode &n) { e.cond.push_back(&n); });
         }
         if (e.work.records_lines()) {
-            auto &lines = e.work.lines;
-            std::sort(lines.begin(), lines.end());
-            lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
-            e.work.line_touches = lines.size();
-            const int shift = e.work.line_shift = c->line_shift;
-            lines.erase(std::remove_if(lines.begin(), lines.end(),
-                                       [shift](uint64_t l) { return !line_sampled(l, shift); }),
-                        lines.end());
+            e.work.lines.swap(scratch.lines);
+            e.work.line_shift = c->line_shift;
+            e.work.line_touches = keep_distinct_sampled(scratch.lines, c->line_shift, scratch.seen);
+            e.work.lines.assign(scratch.lines.begin(), scratch.lines.end());
+            scratch.lines.clear();
         }
         e.allowed = uncond.allowed;
         e.auditallow = uncond.auditallow;

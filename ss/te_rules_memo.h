@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ss/avtab.h"
+#include "ss/line_set.h"
 #include "ss/work_meter.h"
 
 namespace locksim::ss {
@@ -49,6 +50,13 @@ class TeRulesMemo {
         return g.entries;
     }
 
+    // Scratch space for a new entry's lines: all it reads, and the set that counts the distinct.
+    struct LineScratch {
+        std::vector<uint64_t> lines;
+        LineSet seen;
+    };
+    LineScratch &line_scratch() { return lines_; }
+
     static uint64_t key(uint32_t stype, uint32_t ttype, uint32_t tclass) {
         return (uint64_t{stype} << 32) | (uint64_t{ttype} << 16) | tclass;
     }
@@ -61,6 +69,7 @@ class TeRulesMemo {
     };
     std::array<Generation, 4> gens_;
     uint64_t next_ = 0;
+    LineScratch lines_;
 };
 
 // Installs a memo as this thread's for the scope's lifetime (nesting restores).

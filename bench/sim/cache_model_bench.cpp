@@ -1,6 +1,9 @@
-// The cache model's own cost: pricing lines alone, and a simulation of compute spans that read
-// an avtab-sized working set with the model on and off (the ratio is the model's share).
+// The cache model's own cost: pricing lines alone, counting a memo entry's distinct lines, and a
+// simulation of compute spans that read an avtab-sized working set with the model on and off
+// (the ratio is the model's share).
 #include <benchmark/benchmark.h>
+
+#include <algorithm>
 
 #include "sim/cache_model.h"
 #include "sim/sim_platform.h"
@@ -38,6 +41,35 @@ void BM_CachePrice(benchmark::State &state) {
     state.SetItemsProcessed(static_cast<int64_t>(i) * 1000);
 }
 BENCHMARK(BM_CachePrice)->Arg(8192)->Arg(140000);
+
+// A new memo entry's lines (a compute_av's searches, repeats included) reduced to the count of
+// distinct lines and the sampled ones in tag order (1/32): by sorting them all (arg 0, the
+// former way) or through ss::keep_distinct_sampled (arg 1).
+void BM_DistinctLines(benchmark::State &state) {
+    std::vector<std::vector<uint64_t>> calls;
+    for (uint64_t c = 0; c < 64; ++c)
+        calls.push_back(working_set(8192, 3000, c));
+    ss::LineSet seen;
+    std::vector<uint64_t> lines;
+    size_t i = 0;
+    for (auto _ : state) {
+        const std::vector<uint64_t> &call = calls[i++ % calls.size()];
+        lines.assign(call.begin(), call.end());
+        uint64_t distinct;
+        if (state.range(0)) {
+            distinct = ss::keep_distinct_sampled(lines, 5, seen);
+        } else {
+            std::sort(lines.begin(), lines.end());
+            lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+            distinct = lines.size();
+            std::erase_if(lines, [](uint64_t l) { return !ss::line_sampled(l, 5); });
+        }
+        benchmark::DoNotOptimize(distinct);
+        benchmark::DoNotOptimize(lines.data());
+    }
+    state.SetItemsProcessed(static_cast<int64_t>(i) * 3000);
+}
+BENCHMARK(BM_DistinctLines)->Arg(0)->Arg(1);
 
 // Four CPUs making compute spans of 300 avtab-node reads each (a Fedora-sized compute_av's
 // distinct lines: ~150 pairs x 2 searches), with the model (arg 1) or without (0).

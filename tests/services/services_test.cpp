@@ -1,4 +1,5 @@
 // Contexts, SID table, boolean changes three ways, policy duplication and policy load.
+#include <algorithm>
 #include <cerrno>
 
 #include "ss/avtab.h"
@@ -212,6 +213,50 @@ TEST(TeRulesMemo, SameDecisionsAndWorkAsTheSearches) {
         values[i] = !values[i];
     ASSERT_EQ(set_bools_cond_dup(st, values, &dup), 0);
     check(dup);
+}
+
+// A new memo entry keeps the count of the distinct lines its searches read and, of those, the
+// ones the caller's sampling models: the same as sorting what the plain searches read.
+TEST(TeRulesMemo, EntryCountsDistinctLinesAndKeepsTheSampledOnes) {
+    const PolicyState &st = default_state();
+    ContextGen gen(st.p(), 5);
+    int n = 0, checked = 0, repeats = 0;
+    st.db.cond->te_cond_avtab.for_each([&](const AvtabNode &node) {
+        if (n++ % 97) return;
+        const uint32_t s0 = gen.concrete(node.key.source_type),
+                       t0 = gen.concrete(node.key.target_type);
+        if (!s0 || !t0) return;
+        uint32_t s, t;
+        ASSERT_EQ(context_to_sid(st, gen.str(gen.subject(s0, false)), &s), 0);
+        ASSERT_EQ(context_to_sid(st, gen.str(gen.object(t0, false)), &t), 0);
+        AvDecision avd;
+        WorkCounts plain, fill;
+        plain.line_shift = 0;
+        {
+            WorkMeterScope meter(&plain);
+            ASSERT_EQ(compute_av(st, s, t, node.key.target_class, &avd), 0);
+        }
+        std::vector<uint64_t> want = plain.lines;
+        std::sort(want.begin(), want.end());
+        want.erase(std::unique(want.begin(), want.end()), want.end());
+        const uint64_t distinct = want.size();
+        const int shift = 3;
+        std::erase_if(want, [&](uint64_t l) { return !line_sampled(l, shift); });
+
+        TeRulesMemo memo;
+        fill.line_shift = shift;
+        {
+            TeRulesMemoScope scope(&memo);
+            WorkMeterScope meter(&fill);
+            ASSERT_EQ(compute_av(st, s, t, node.key.target_class, &avd), 0);
+        }
+        EXPECT_EQ(fill.line_touches, distinct);
+        EXPECT_EQ(fill.lines, want);
+        repeats += distinct < plain.line_touches;
+        ++checked;
+    });
+    EXPECT_GT(checked, 20);
+    EXPECT_GT(repeats, 0) << "some call reads a line twice";
 }
 
 TEST(SetBools, WrongCountIsRejected) {
