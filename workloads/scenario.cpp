@@ -265,7 +265,13 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
                        : *v == "rt"        ? PreemptionModel::Rt
                                            : PreemptionModel::Full;
     }
-    if (auto v = r.get<bool>("preempt_rcu")) m.preempt_rcu = *v;
+    // Unset, preemptible RCU follows the preemption model as Kconfig's default does
+    // (PREEMPT_RCU is on exactly with PREEMPTION); set, it is checked against it below.
+    if (auto v = r.get<bool>("preempt_rcu"))
+        m.preempt_rcu = *v;
+    else
+        m.preempt_rcu =
+            m.preemption == PreemptionModel::Full || m.preemption == PreemptionModel::Rt;
     const auto pi = r.get<bool>("rt_mutex_pi");
     if (pi) m.rt_mutex_pi = *pi;
     if (auto v = r.get_int("hz", 10, 10000)) m.hz = static_cast<int>(*v);
