@@ -45,6 +45,11 @@ class TableReader {
             fmt::format("{}:{}:{}: {}", file_, where.begin.line, where.begin.column, msg));
     }
     [[noreturn]] void fail(const std::string &msg) const { fail_at(table_.source(), msg); }
+    // Where the table begins, as file:line:column.
+    std::string place() const {
+        return fmt::format("{}:{}:{}", file_, table_.source().begin.line,
+                           table_.source().begin.column);
+    }
 
     const toml::node *node(std::string_view key) {
         known_.insert(std::string(key));
@@ -488,6 +493,7 @@ void read_workloads(TableReader &top, Scenario &s) {
         }
         WorkloadSpec w;
         w.kind = *kind;
+        w.at = r.place();
         w.params = Params::with_defaults(common_workload_params());
         for (const auto &[k, v] : info->common_defaults)
             w.params.set(k, v);

@@ -85,6 +85,7 @@ struct StrategySpec {
 struct WorkloadSpec {
     std::string kind;
     std::string label;
+    std::string at;  // "file:line:column" of its [[workload]] table: errors found later name it
     int64_t tasks = 1;
     Params params;
 };
