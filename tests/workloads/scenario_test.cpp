@@ -168,6 +168,20 @@ kind = "probe"
     EXPECT_EQ(s.strategies[2].label, "fast-gp");
 }
 
+// A workload parameter's value outside its choices names the place and the closest choice.
+TEST(Scenario, WorkloadChoiceErrorSuggestsTheClosest) {
+    try {
+        parse_scenario(
+            "strategies = \"all\"\n[[workload]]\nkind = \"setsebool\"\nmode = \"bursts\"\n",
+            "t.toml");
+        FAIL() << "accepted";
+    } catch (const UserError &e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "t.toml:4:8: 'mode' must be one of periodic, random, burst, not 'bursts' (did "
+                  "you mean 'burst'?)");
+    }
+}
+
 TEST(Scenario, SweepExpandsTheGridInOrder) {
     Scenario s = parse_scenario(R"(
 strategies = "rwlock"
