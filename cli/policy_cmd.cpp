@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 #include "cli/command.h"
 #include "ss/policy_gen.h"
 #include "ss/policy_info.h"
@@ -11,9 +13,31 @@
 namespace locksim::cli {
 namespace {
 
-void print_info(const std::string &file, bool json) {
+nlohmann::ordered_json fan_out_json(const ss::FanOutStats &s) {
+    nlohmann::ordered_json j;
+    j["types"] = s.types;
+    j["mean"] = s.mean;
+    j["p50"] = s.p50;
+    j["p90"] = s.p90;
+    j["p99"] = s.p99;
+    j["max"] = s.max;
+    j["tail"] = s.tail;
+    return j;
+}
+
+void print_fan_out(const char *what, const ss::FanOutStats &s) {
+    fmt::print(
+        "  {:<28} {} types, mean {:.2f}, p50 {}, p90 {}, p99 {}, max {}; {} ({:.1f} %) "
+        "at least max/2\n",
+        what, s.types, s.mean, s.p50, s.p90, s.p99, s.max, s.tail,
+        s.types ? 100.0 * static_cast<double>(s.tail) / static_cast<double>(s.types) : 0.0);
+}
+
+void print_info(const std::string &file, bool json, bool fan_out) {
     ss::Policydb db = ss::policydb_read_file(file);
     ss::PolicyInfo info = ss::policy_info(db);
+    std::optional<ss::FanOut> fo;
+    if (fan_out) fo = ss::policy_fan_out(db);
     if (json) {
         nlohmann::ordered_json j;
         j["file"] = file;
@@ -22,6 +46,11 @@ void print_info(const std::string &file, bool json) {
         j["handle_unknown"] = info.handle_unknown;
         for (const auto &[k, v] : info.counts)
             j[k] = v;
+        if (fo) {
+            j["fan_out"]["domains_by"] = fo->domains_by;
+            j["fan_out"]["domains"] = fan_out_json(fo->domains);
+            j["fan_out"]["others"] = fan_out_json(fo->others);
+        }
         fmt::print("{}\n", j.dump(2));
         return;
     }
@@ -31,6 +60,14 @@ void print_info(const std::string &file, bool json) {
     fmt::print("  {:<28} {}\n", "handle_unknown", info.handle_unknown);
     for (const auto &[k, v] : info.counts)
         fmt::print("  {:<28} {}\n", k, v);
+    if (fo) {
+        fmt::print(
+            "type -> attribute fan-out (type_attr_map sizes, the type itself included; "
+            "domains by {})\n",
+            fo->domains_by);
+        print_fan_out("domains", fo->domains);
+        print_fan_out("other types", fo->others);
+    }
 }
 
 CommandRegistrar policy_registrar([](CLI::App &app) {
@@ -39,10 +76,13 @@ CommandRegistrar policy_registrar([](CLI::App &app) {
 
     auto *info = policy->add_subcommand("info", "Print the version and the size of every table");
     static std::string info_file;
-    static bool info_json = false;
+    static bool info_json = false, info_fan_out = false;
     info->add_option("FILE", info_file, "binary policy")->required();
     info->add_flag("--json", info_json, "JSON output (keys documented in README.md)");
-    info->callback([] { print_info(info_file, info_json); });
+    info->add_flag("--fan-out", info_fan_out,
+                   "also the type -> attribute fan-out of domains and other types (mean, "
+                   "percentiles, maximum)");
+    info->callback([] { print_info(info_file, info_json, info_fan_out); });
 
     auto *convert = policy->add_subcommand("convert", "Read a binary policy and write it again");
     static std::string conv_in, conv_out;

@@ -22,17 +22,13 @@ void check(const CheckArgs &args) {
     for (const auto &file : args.files) {
         Scenario s = load_scenario(file);
         std::vector<Scenario> points = expand_sweep(s);
-        std::set<std::string> policies, profiles;
-        for (const Scenario &p : points) {
+        std::set<std::string> policies;
+        for (const Scenario &p : points)
             if (p.policy.source == PolicySpec::Source::File) policies.insert(p.policy.path);
-            profiles.insert(p.machine.profile);
-        }
         for (const auto &path : policies)
             ss::policydb_read_file(path);
-        for (const auto &name : profiles)
-            sim::find_profile(name);
         for (const Scenario &p : points)
-            check_machine_profile(p, sim::find_profile(p.machine.profile));
+            check_machine_profile(p, point_profile(p));
         fmt::print("{}: ok ({} strategies, {} workloads, {} seeds, {} sweep points)\n", file,
                    s.strategies.size(), s.workloads.size(), s.seeds.size(), points.size());
         print_duration_warnings(file, expected_counts(s));

@@ -85,6 +85,15 @@ void check_machine_profile(const Scenario &point, const sim::CpuProfile &profile
             profile.name));
 }
 
+sim::CpuProfile point_profile(const Scenario &point) {
+    try {
+        return sim::find_profile(point.machine.profile);
+    } catch (const UserError &e) {
+        if (point.machine.profile_at.empty()) throw;
+        throw UserError(fmt::format("{}: {}", point.machine.profile_at, e.what()));
+    }
+}
+
 CoreConfig core_config(const CoreVariants &v) {
     CoreConfig c;
     c.level_check = v.mls_isvalid_bitwise ? ss::LevelCheck::BitByBit : ss::LevelCheck::Contains;
@@ -113,7 +122,7 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     c.warmup = s.warmup_ns;
     c.drain_limit = s.drain_ns;
     c.seed = static_cast<uint64_t>(seed);
-    c.profile = sim::find_profile(s.machine.profile);
+    c.profile = point_profile(s);
     c.cost_model = s.cost_model == "measured" ? sim::CostModel::Measured : sim::CostModel::Counted;
     if (s.cost_model == "measured") c.profile.measured_scale = s.measured_scale;
     c.preempt = s.machine.preemption == PreemptionModel::Full   ? sim::PreemptModel::Full
@@ -181,7 +190,7 @@ kernel::RunResults run_on(kernel::Platform &platform,
         make_policy_state(ss::policydb_read(image, "scenario policy"), core), core);
     PolicyFacts facts(server->setup_state());
     WorkloadEnv env{*server, facts, point.machine.cpus, [&image] { return image; }, nullptr, {}};
-    for (const sim::CpuCluster &c : sim::find_profile(point.machine.profile).clusters)
+    for (const sim::CpuCluster &c : point_profile(point).clusters)
         for (int i = c.first_cpu; i < c.first_cpu + c.cpus && i < point.machine.cpus; ++i)
             env.clusters[c.name].push_back(i);
     for (const auto &w : point.workloads)

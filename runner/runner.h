@@ -29,6 +29,8 @@ CoreConfig core_config(const CoreVariants &v);
 // What a point's machine asks of its CPU profile: `machine.spinlock = "byte"` needs one that
 // models caches. UserError naming the key's place.
 void check_machine_profile(const Scenario &point, const sim::CpuProfile &profile);
+// The point's CPU profile (shipped name or file); a UserError names `machine.profile`'s place.
+sim::CpuProfile point_profile(const Scenario &point);
 
 // One unit of work: a sweep point, a strategy of it, a seed.
 struct RunJob {

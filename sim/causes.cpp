@@ -110,6 +110,18 @@ void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time fro
             consider(holder->last_ioff, true, holder->last_ioff_end);
         const bool kernel_code = !fully_preemptible(cfg_.preempt) && !op.empty();
         if (sec && (end >= to || !kernel_code)) {
+            // Without full preemption, what ran before that section began was non-preemptible
+            // kernel code: its own entry, so that a short section ending a long stretch of
+            // kernel code is not charged with the whole wait (nor the kernel code forgotten).
+            if (kernel_code && sec->start > from)
+                add_delay(q, DelayNote{.kind = DelayKind::KernelCode,
+                                       .cpu = c.id,
+                                       .holder = holder,
+                                       .label = op,
+                                       .site = {},
+                                       .start = from,
+                                       .length = sec->start - from,
+                                       .delayed_ns = sec->start - from});
             d.kind = irq ? DelayKind::IrqsOff : DelayKind::PreemptOff;
             d.label = sec->label;
             d.site = sec->site;

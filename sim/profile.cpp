@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "util/error.h"
+#include "util/params.h"
 #include "util/read_file.h"
 
 #ifndef LOCKSIM_PROFILE_DIR_DEFAULT
@@ -280,11 +281,14 @@ CpuProfile find_profile(const std::string &name_or_path) {
     std::filesystem::path shipped = profile_dir() / (name_or_path + ".toml");
     if (std::filesystem::exists(shipped)) return load_profile_file(shipped);
     if (names_a_file(name_or_path, ".toml")) return load_profile_file(name_or_path);
+    const std::vector<std::string> names = list_profiles();
     std::string known;
-    for (const auto &n : list_profiles())
+    for (const auto &n : names)
         known += (known.empty() ? "" : ", ") + n;
+    const std::string hint = closest_name(name_or_path, names);
     throw UserError(
-        fmt::format("unknown CPU profile '{}' (known: {}){}", name_or_path, known,
+        fmt::format("unknown CPU profile '{}' (known: {}){}{}", name_or_path, known,
+                    hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
                     name_or_path == "host" ? "; 'locksim calibrate' writes the host profile" : ""));
 }
 

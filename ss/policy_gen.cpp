@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "util/error.h"
@@ -223,10 +224,10 @@ class Generator {
         b_->type_attr_map.resize(total);
         b_->attr_type_map.resize(total);
         for (uint32_t t = 0; t < n; ++t) {
-            uint32_t k = o_.domain_attrs ? attr_count(t < ndomains_) : 1 + rng_.below(6);
+            uint32_t k = o_.domain_attrs > 0 ? attr_count(t < ndomains_) : 1 + rng_.below(6);
             for (uint32_t i = 0, tries = 0; i < k && tries < 64 * k; ++tries) {
                 uint32_t a = n + rng_.skewed(nattr_);
-                if (o_.domain_attrs && b_->type_attr_map[t].get_bit(a)) continue;
+                if (o_.domain_attrs > 0 && b_->type_attr_map[t].get_bit(a)) continue;
                 b_->type_attr_map[t].set_bit(a, true);
                 b_->attr_type_map[a].set_bit(t, true);
                 ++i;
@@ -247,9 +248,10 @@ class Generator {
     // tail_percent share from [max/2, max] (the unconfined and catch-all domains of a real
     // policy), so that the mean over all types is the option's.
     uint32_t attr_count(bool domain) {
-        const uint32_t mean = domain ? o_.domain_attrs : o_.type_attrs;
+        const double mean = domain ? o_.domain_attrs : o_.type_attrs;
         const uint32_t max =
-            std::min(nattr_, std::max(mean, domain ? o_.domain_attrs_max : o_.type_attrs_max));
+            std::min(nattr_, std::max(static_cast<uint32_t>(std::ceil(mean)),
+                                      domain ? o_.domain_attrs_max : o_.type_attrs_max));
         if (rng_.chance(o_.tail_percent)) return max / 2 + rng_.below(max - max / 2 + 1);
         const double tail = o_.tail_percent / 100.0;
         const double body = std::max(1.0, (mean - tail * 0.75 * max) / (1.0 - tail));
@@ -476,7 +478,7 @@ const GenPreset kPresets[] = {
      "measured on Debian 12's selinux-policy-default built as in REFERENCE.md (sizes by "
      "`locksim policy info`, the fan-out from its type_attr_map): 3936 types, 217 attributes, 291 "
      "booleans, 102340 + 27347 avtab rules; domains 17 % of types with 6.8 attributes on average "
-     "(themselves included; p99 26, max 30), other types 5.1 (p99 8, max 22)",
+     "(themselves included; p99 26, max 30), other types 5.1 (p99 8, max 12)",
      {.types = 3936,
       .attributes = 217,
       .booleans = 291,
@@ -494,31 +496,33 @@ const GenPreset kPresets[] = {
       .dontaudit_percent = 14,
       .transition_percent = 7}},
     {"fedora-27",
-     "Fedora 27-like targeted policy (selinux-policy 3.13.1, policy version 31)",
-     "published seinfo summaries of Fedora targeted policies of that generation: Fedora 24 "
-     "(v30): 4794 types, 253 attributes, 305 booleans, 354 cond. expressions, 102181 allow, 8879 "
-     "dontaudit, 17954 type_trans; a v31 targeted policy: 4792 types, 253 attributes, 316 "
-     "booleans, 362 cond. expressions, 107360 allow, 10020 dontaudit, 18129 type_trans. The "
-     "conditional share (21 %) is Debian's measured one. The per-type attribute counts are not in "
-     "seinfo's summary: estimated at 2-2.5x the Debian measurement (Fedora adds per-service "
-     "attributes to every domain, and 82 domains carry unconfined_domain_type in Fedora 24), "
-     "domains 17 on average with a 2 % tail up to 100, other types 9 up to 40",
-     {.types = 4793,
-      .attributes = 253,
-      .booleans = 316,
-      .rules = 107000,
-      .cond_rules = 28500,
+     "Fedora 27 targeted policy (selinux-policy 3.13.1, policy version 31)",
+     "measured on Fedora 27's targeted policy built from fedora-selinux/selinux-policy branch f27 "
+     "(05e6586, 2018-11-04) and selinux-policy-contrib branch f27 (be428c4), with the module, "
+     "boolean and user lists of the Fedora package (3.13.1-302, November 2017): modules compiled "
+     "by checkmodule, converted to CIL and compiled by secilc as semodule does (sizes by `locksim "
+     "policy info`, the fan-out by `policy info --fan-out`, checked with libsepol): 4848 types, "
+     "252 attributes, 317 booleans, 109221 + 22988 avtab rules (7 % dontaudit, 16 % "
+     "type_transition); domains 17 % of types with 11.7 attributes on average (themselves "
+     "included; p50 9, p99 37, max 44), 10.5 % of them in a tail of 22-44 (the unconfined and "
+     "other catch-all domains), other types 5.6 (p99 9, max 13). Published seinfo of a v31 "
+     "targeted policy: 4792 types, 253 attributes, 316 booleans",
+     {.types = 4848,
+      .attributes = 252,
+      .booleans = 317,
+      .rules = 109221,
+      .cond_rules = 22988,
       .users = 8,
       .roles = 13,
       .categories = 1024,
       .domain_percent = 17,
-      .domain_attrs = 16,
-      .domain_attrs_max = 100,
-      .type_attrs = 8,
-      .type_attrs_max = 40,
-      .tail_percent = 2,
+      .domain_attrs = 10.67,
+      .domain_attrs_max = 43,
+      .type_attrs = 4.56,
+      .type_attrs_max = 12,
+      .tail_percent = 11,
       .dontaudit_percent = 7,
-      .transition_percent = 13}},
+      .transition_percent = 16}},
 };
 
 }  // namespace

@@ -28,9 +28,9 @@ struct GenOptions {
     // search of each avtab per (source attribute x target attribute) pair). 0 in domain_attrs:
     // each type in one to six attributes and a quarter of the types domains (the first shape).
     uint32_t domain_percent = 0;  // share of the types that are domains (process types)
-    uint32_t domain_attrs = 0;    // mean attributes of a domain (besides itself)
+    double domain_attrs = 0;      // mean attributes of a domain (besides itself)
     uint32_t domain_attrs_max = 0;
-    uint32_t type_attrs = 0;  // mean attributes of any other type
+    double type_attrs = 0;  // mean attributes of any other type
     uint32_t type_attrs_max = 0;
     uint32_t tail_percent = 0;  // share of types whose count is drawn from [max/2, max]
     // The unconditional rule mix, percent (the rest are allow rules); 0/0: 14 % dontaudit,

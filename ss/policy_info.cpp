@@ -1,5 +1,6 @@
 #include "ss/policy_info.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace locksim::ss {
@@ -40,7 +41,57 @@ void avtab_counts(const Avtab &t, const std::string &prefix,
         out.emplace_back(prefix + kKinds[i].name, by_kind[i]);
 }
 
+FanOutStats fan_out_stats(std::vector<uint32_t> sizes) {
+    FanOutStats s;
+    s.types = sizes.size();
+    if (sizes.empty()) return s;
+    std::sort(sizes.begin(), sizes.end());
+    uint64_t sum = 0;
+    for (uint32_t k : sizes)
+        sum += k;
+    s.mean = static_cast<double>(sum) / static_cast<double>(sizes.size());
+    auto rank = [&](uint32_t percent) {
+        size_t r = (sizes.size() * percent + 99) / 100;  // ceil(n * q)
+        return sizes[std::max<size_t>(r, 1) - 1];
+    };
+    s.p50 = rank(50);
+    s.p90 = rank(90);
+    s.p99 = rank(99);
+    s.max = sizes.back();
+    s.tail = static_cast<uint64_t>(sizes.end() -
+                                   std::lower_bound(sizes.begin(), sizes.end(), (s.max + 1) / 2));
+    return s;
+}
+
 }  // namespace
+
+FanOut policy_fan_out(const Policydb &db) {
+    const PolicyBase &p = *db.base;
+    FanOut f;
+    std::vector<bool> is_domain(p.type_attr_map.size());
+    auto mark = [&](const Ebitmap &types) {
+        for (uint32_t b : types.bits())
+            if (b < is_domain.size()) is_domain[b] = true;
+    };
+    const TypeDatum *domain = p.types.find("domain");
+    if (domain && domain->primary && domain->attribute && domain->value <= p.attr_type_map.size()) {
+        f.domains_by = "attribute domain";
+        mark(p.attr_type_map[domain->value - 1]);
+    } else {
+        f.domains_by = "roles";
+        for (const auto &r : p.roles.entries())
+            if (r->value != OBJECT_R_VAL) mark(r->types);
+    }
+    std::vector<uint32_t> dsizes, osizes;
+    for (const TypeDatum *t : p.types.val_to_struct()) {
+        if (!t || t->attribute || t->value > p.type_attr_map.size()) continue;
+        uint32_t k = p.type_attr_map[t->value - 1].cardinality();
+        (is_domain[t->value - 1] ? dsizes : osizes).push_back(k);
+    }
+    f.domains = fan_out_stats(std::move(dsizes));
+    f.others = fan_out_stats(std::move(osizes));
+    return f;
+}
 
 PolicyInfo policy_info(const Policydb &db) {
     const PolicyBase &p = *db.base;

@@ -43,10 +43,7 @@ std::optional<std::string> check_choice(const ParamSpec &spec, const std::string
     if (spec.choices.empty() || std::count(spec.choices.begin(), spec.choices.end(), v)) {
         return std::nullopt;
     }
-    std::string all;
-    for (const auto &c : spec.choices)
-        all += (all.empty() ? "" : ", ") + c;
-    return fmt::format("'{}' must be one of {}, not '{}'", spec.name, all, v);
+    return choice_error(spec.name, spec.choices, v);
 }
 
 }  // namespace
@@ -174,6 +171,16 @@ std::string closest_name(std::string_view wrong, const std::vector<std::string> 
         if (d < best_d) best_d = d, best = n;
     }
     return best;
+}
+
+std::string choice_error(std::string_view name, const std::vector<std::string> &choices,
+                         std::string_view value) {
+    std::string all;
+    for (const auto &c : choices)
+        all += (all.empty() ? "" : ", ") + c;
+    const std::string hint = closest_name(value, choices);
+    return fmt::format("'{}' must be one of {}, not '{}'{}", name, all, value,
+                       hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint));
 }
 
 }  // namespace locksim

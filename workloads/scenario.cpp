@@ -45,6 +45,12 @@ class TableReader {
             fmt::format("{}:{}:{}: {}", file_, where.begin.line, where.begin.column, msg));
     }
     [[noreturn]] void fail(const std::string &msg) const { fail_at(table_.source(), msg); }
+    // Where the table begins, or the value of `key`, as file:line:column.
+    std::string place() const { return place_at(table_.source()); }
+    std::string place_of(std::string_view key) { return place_at(node(key)->source()); }
+    std::string place_at(const toml::source_region &where) const {
+        return fmt::format("{}:{}:{}", file_, where.begin.line, where.begin.column);
+    }
 
     const toml::node *node(std::string_view key) {
         known_.insert(std::string(key));
@@ -90,15 +96,8 @@ class TableReader {
     std::optional<std::string> get_choice(std::string_view key,
                                           const std::vector<std::string> &choices) {
         auto v = get<std::string>(key);
-        if (v && !std::count(choices.begin(), choices.end(), *v)) {
-            std::string all;
-            for (const auto &c : choices)
-                all += (all.empty() ? "" : ", ") + c;
-            std::string hint = closest_name(*v, choices);
-            fail_at(node(key)->source(),
-                    fmt::format("'{}' must be one of {}, not '{}'{}", where(key), all, *v,
-                                hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
-        }
+        if (v && !std::count(choices.begin(), choices.end(), *v))
+            fail_at(node(key)->source(), choice_error(where(key), choices, *v));
         return v;
     }
     const toml::table *get_table(std::string_view key) {
@@ -257,22 +256,29 @@ void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
 void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_file) {
     if (auto v = r.get_int("cpus", 1, 4096)) m.cpus = static_cast<int>(*v);
     // A shipped profile's name stays a name; a path (with '/' or ending in .toml) is a file.
-    if (auto v = r.get<std::string>("profile"))
+    if (auto v = r.get<std::string>("profile")) {
         m.profile = names_a_file(*v, ".toml") ? resolve_from_scenario(scenario_file, *v) : *v;
+        m.profile_at = r.place_of("profile");
+    }
     if (auto v = r.get_choice("preemption", {"none", "voluntary", "full", "rt"})) {
         m.preemption = *v == "none"        ? PreemptionModel::None
                        : *v == "voluntary" ? PreemptionModel::Voluntary
                        : *v == "rt"        ? PreemptionModel::Rt
                                            : PreemptionModel::Full;
     }
-    if (auto v = r.get<bool>("preempt_rcu")) m.preempt_rcu = *v;
+    // Unset, preemptible RCU follows the preemption model as Kconfig's default does
+    // (PREEMPT_RCU is on exactly with PREEMPTION); set, it is checked against it below.
+    if (auto v = r.get<bool>("preempt_rcu"))
+        m.preempt_rcu = *v;
+    else
+        m.preempt_rcu =
+            m.preemption == PreemptionModel::Full || m.preemption == PreemptionModel::Rt;
     const auto pi = r.get<bool>("rt_mutex_pi");
     if (pi) m.rt_mutex_pi = *pi;
     if (auto v = r.get_int("hz", 10, 10000)) m.hz = static_cast<int>(*v);
     if (auto v = r.get_choice("spinlock", {"queued", "byte"})) {
         m.spinlock = *v;
-        const toml::source_position at = r.node("spinlock")->source().begin;
-        m.spinlock_at = fmt::format("{}:{}:{}", r.file(), at.line, at.column);
+        m.spinlock_at = r.place_of("spinlock");
     }
     if (const toml::node *n = r.node("irq")) read_irqs(r, *n, m);
     r.finish();
@@ -482,6 +488,7 @@ void read_workloads(TableReader &top, Scenario &s) {
         }
         WorkloadSpec w;
         w.kind = *kind;
+        w.at = r.place();
         w.params = Params::with_defaults(common_workload_params());
         for (const auto &[k, v] : info->common_defaults)
             w.params.set(k, v);
@@ -662,6 +669,23 @@ void set_field(toml::table &t, const std::string &file, const std::string &field
     cur->insert_or_assign(parts.back(), *value);
 }
 
+// A sweep point is read from a rewritten copy of the file's table, which has no source positions:
+// the places its errors name later are the file's, or the sweep value's for a swept key.
+void restore_places(const Scenario &s, const std::vector<size_t> &index, Scenario &p) {
+    auto place = [&](std::string_view field, const std::string &in_file) {
+        for (size_t a = 0; a < s.sweep.size(); ++a)
+            if (s.sweep[a].field == field) {
+                auto [line, col] = s.sweep[a].where[index[a]];
+                return fmt::format("{}:{}:{}", s.file, line, col);
+            }
+        return in_file;
+    };
+    p.machine.profile_at = place("machine.profile", s.machine.profile_at);
+    p.machine.spinlock_at = place("machine.spinlock", s.machine.spinlock_at);
+    for (size_t i = 0; i < p.workloads.size() && i < s.workloads.size(); ++i)
+        p.workloads[i].at = s.workloads[i].at;
+}
+
 }  // namespace
 
 Scenario parse_scenario(std::string_view text, const std::string &source_name) {
@@ -718,6 +742,7 @@ std::vector<Scenario> expand_sweep(const Scenario &s) {
             throw UserError(
                 fmt::format("{}:{}:{}: {} (at sweep point{})", s.file, line, col, msg, desc));
         }
+        restore_places(s, index, p);
         p.point = std::move(point);
         p.source_text = s.source_text;
         points.push_back(std::move(p));

@@ -40,6 +40,7 @@ struct MachineSpec {
     // word's line, with a profile that models caches (sim/locks.h)
     std::string spinlock = "queued";
     std::string spinlock_at;  // file:line:column of the key, for errors found with the profile
+    std::string profile_at;   // file:line:column of machine.profile (empty: the default's)
     std::vector<IrqSpec> irqs;
 };
 
@@ -85,6 +86,7 @@ struct StrategySpec {
 struct WorkloadSpec {
     std::string kind;
     std::string label;
+    std::string at;  // "file:line:column" of its [[workload]] table: errors found later name it
     int64_t tasks = 1;
     Params params;
 };

@@ -116,7 +116,14 @@ std::vector<uint32_t> named_sids(WorkloadEnv &env, const std::vector<std::string
 void spawn_workload(const WorkloadSpec &spec, WorkloadEnv &env) {
     const WorkloadInfo *info = find_workload_info(spec.kind);
     if (!info) throw UserError(fmt::format("unknown workload '{}'", spec.kind));
-    info->spawn(spec, env);
+    // What the policy or the machine refuses is found only now: the message names the
+    // workload's table in the scenario.
+    try {
+        info->spawn(spec, env);
+    } catch (const UserError &e) {
+        if (spec.at.empty()) throw;
+        throw UserError(fmt::format("{}: {}", spec.at, e.what()));
+    }
 }
 
 }  // namespace locksim

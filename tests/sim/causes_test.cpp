@@ -155,6 +155,34 @@ TEST(WakeupCause, NonPreemptibleKernelCodeUnderPreemptNone) {
     EXPECT_EQ(w.delays[0].delayed_ns, kLong - 1);
 }
 
+// Kernel code that ends in a short IRQs-off section (an AVC refill under its spinlock at the end
+// of a long system call): the wait is the kernel code's up to the section, the section's after.
+TEST(WakeupCause, KernelCodeEndingInAShortSectionIsNamedForItsPart) {
+    constexpr Time kShort = 400;
+    auto cfg = zero_config(1, 10 * kMsec);
+    cfg.preempt = PreemptModel::None;
+    const RunResults r = beside_probe(cfg, [] {
+        {
+            OpScope op("long_syscall");
+            ndelay(kLong - kShort);
+            local_irq_disable();
+            ndelay(kShort);
+            local_irq_enable();
+        }
+        ndelay(kGap);
+    });
+    ASSERT_FALSE(r.wakeup_worst.empty());
+    const WakeupRecord &w = r.wakeup_worst.front();
+    EXPECT_EQ(w.late, kLong - 1);
+    ASSERT_EQ(w.delays.size(), 2u);
+    EXPECT_EQ(w.delays[0].kind, "kernel_code");
+    EXPECT_EQ(w.delays[0].label, "long_syscall");
+    EXPECT_EQ(w.delays[0].delayed_ns, kLong - kShort - 1);
+    EXPECT_EQ(w.delays[1].kind, "irqs_off");
+    EXPECT_EQ(w.delays[1].delayed_ns, kShort);
+    EXPECT_EQ(w.cause(), &w.delays[0]);
+}
+
 // Nothing else on the CPU: every wake-up is on time, no stretch recorded (not a made-up cause).
 TEST(WakeupCause, OnTimeWhenNothingHeldTheCpu) {
     SimPlatform sim(zero_config(2, 10 * kMsec));

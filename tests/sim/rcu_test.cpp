@@ -17,14 +17,15 @@ struct Interval {
     Time begin, end;
 };
 
+}  // namespace
+
+// Outside the anonymous namespace: the test class derived from them is defined at file scope.
 struct GpCase {
     bool preempt_rcu;
     bool expedited;
 };
 
 class GracePeriod : public ::testing::TestWithParam<GpCase> {};
-
-}  // namespace
 
 // Readers of random lengths on 4 CPUs, preempted now and then by a FIFO task, and a writer
 // calling synchronize_rcu in a loop: no reader that began before a call may end after it

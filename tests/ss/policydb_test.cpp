@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -39,6 +40,28 @@ TEST_P(PolicyFile, WriteIsAcceptedByLibsepolAndStable) {
     EXPECT_TRUE(w1 == w2) << GetParam() << ": write(read(write(read(x)))) differs";
     // Same size as the original: nothing lost or invented.
     EXPECT_EQ(w1.size(), bytes.size()) << GetParam();
+}
+
+// The type -> attribute fan-out (`policy info --fan-out`) against libsepol's type_attr_map.
+TEST_P(PolicyFile, FanOutEqualsLibsepol) {
+    auto bytes = load_bytes(GetParam());
+    FanOut f = policy_fan_out(policydb_read(bytes, GetParam()));
+    sepol_fan_out sf;
+    if (sepol_policy_fan_out(bytes.data(), bytes.size(), &sf) != 0) {
+        EXPECT_EQ(f.domains_by, "roles") << GetParam();
+        GTEST_SKIP() << "no attribute domain";
+    }
+    EXPECT_EQ(f.domains_by, "attribute domain");
+    EXPECT_GT(sf.domains, 0u);
+    EXPECT_EQ(f.domains.types, sf.domains);
+    EXPECT_EQ(f.others.types, sf.others);
+    EXPECT_EQ(std::llround(f.domains.mean * static_cast<double>(f.domains.types)), sf.domain_sum);
+    EXPECT_EQ(std::llround(f.others.mean * static_cast<double>(f.others.types)), sf.other_sum);
+    EXPECT_EQ(f.domains.max, sf.domain_max);
+    EXPECT_EQ(f.others.max, sf.other_max);
+    EXPECT_LE(f.domains.p50, f.domains.p99);
+    EXPECT_LE(f.domains.p99, f.domains.max);
+    EXPECT_LE(f.domains.tail, f.domains.types);
 }
 
 TEST_P(PolicyFile, ConvertsTo33And24) {

@@ -229,3 +229,38 @@ int sepol_policy_counts(const void *data, size_t len, struct sepol_counts *c) {
     free(p);
     return 0;
 }
+
+int sepol_policy_fan_out(const void *data, size_t len, struct sepol_fan_out *f) {
+    policydb_t *p = load(data, len);
+    type_datum_t *domain;
+    uint32_t i;
+
+    memset(f, 0, sizeof(*f));
+    if (!p)
+        return -1;
+    domain = hashtab_search(p->p_types.table, "domain");
+    if (!domain || domain->flavor != TYPE_ATTRIB) {
+        sepol_policy_free(p);
+        return -1;
+    }
+    for (i = 0; i < p->p_types.nprim; i++) {
+        type_datum_t *t = p->type_val_to_struct[i];
+        uint64_t k;
+        if (!t || t->flavor == TYPE_ATTRIB)
+            continue;
+        k = ebitmap_cardinality(&p->type_attr_map[i]);
+        if (ebitmap_get_bit(&p->type_attr_map[i], domain->s.value - 1)) {
+            f->domains++;
+            f->domain_sum += k;
+            if (k > f->domain_max)
+                f->domain_max = k;
+        } else {
+            f->others++;
+            f->other_sum += k;
+            if (k > f->other_max)
+                f->other_max = k;
+        }
+    }
+    sepol_policy_free(p);
+    return 0;
+}

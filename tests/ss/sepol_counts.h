@@ -25,6 +25,16 @@ struct sepol_counts {
 /* 0 on success, -1 when libsepol refuses the policy. */
 int sepol_policy_counts(const void *data, size_t len, struct sepol_counts *out);
 
+/* The type -> attribute fan-out as libsepol reads it: for the concrete types in the attribute
+ * `domain` and for the others, how many, the sum and the largest of their type_attr_map sizes
+ * (the type itself included). 0 on success, -1 when libsepol refuses the policy or it has no
+ * attribute `domain`. */
+struct sepol_fan_out {
+    uint64_t domains, domain_sum, domain_max;
+    uint64_t others, other_sum, other_max;
+};
+int sepol_policy_fan_out(const void *data, size_t len, struct sepol_fan_out *out);
+
 /* Reads and frees a policy (for timing libsepol's reader); NULL on failure. */
 void *sepol_policy_load(const void *data, size_t len);
 void sepol_policy_free(void *policy);

@@ -90,6 +90,33 @@ kind = "probe"
     EXPECT_EQ(s.workloads[1].params.get_int("prio"), 99);
 }
 
+// Unset, preemptible RCU follows the preemption model (Kconfig: PREEMPT_RCU with PREEMPTION);
+// a sweep over the model gets each point's own default.
+TEST(Scenario, PreemptRcuFollowsThePreemptionModelUnlessSet) {
+    for (const char *model : {"none", "voluntary", "full", "rt"}) {
+        Scenario s = parse_scenario(
+            fmt::format("strategies = \"all\"\n[machine]\npreemption = \"{}\"\n[[workload]]\n"
+                        "kind = \"probe\"\n",
+                        model),
+            "t.toml");
+        const bool preemptible =
+            std::string_view(model) == "full" || std::string_view(model) == "rt";
+        EXPECT_EQ(s.machine.preempt_rcu, preemptible) << model;
+    }
+    Scenario sweep = parse_scenario(R"(
+strategies = "all"
+[[workload]]
+kind = "probe"
+[sweep]
+"machine.preemption" = ["voluntary", "full"]
+)",
+                                    "t.toml");
+    const std::vector<Scenario> points = expand_sweep(sweep);
+    ASSERT_EQ(points.size(), 2u);
+    EXPECT_FALSE(points[0].machine.preempt_rcu);
+    EXPECT_TRUE(points[1].machine.preempt_rcu);
+}
+
 TEST(Scenario, CoreAvcVariants) {
     const char *workload = "[[workload]]\nkind = \"probe\"\n";
     Scenario d = parse_scenario(std::string("strategies = \"all\"\n") + workload, "t.toml");
@@ -139,6 +166,20 @@ kind = "probe"
     EXPECT_EQ(s.strategies[0].label, "rcu-full-copy");
     EXPECT_EQ(s.strategies[1].label, "rcu-full-copy/sleepable");
     EXPECT_EQ(s.strategies[2].label, "fast-gp");
+}
+
+// A workload parameter's value outside its choices names the place and the closest choice.
+TEST(Scenario, WorkloadChoiceErrorSuggestsTheClosest) {
+    try {
+        parse_scenario(
+            "strategies = \"all\"\n[[workload]]\nkind = \"setsebool\"\nmode = \"bursts\"\n",
+            "t.toml");
+        FAIL() << "accepted";
+    } catch (const UserError &e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "t.toml:4:8: 'mode' must be one of periodic, random, burst, not 'bursts' (did "
+                  "you mean 'burst'?)");
+    }
 }
 
 TEST(Scenario, SweepExpandsTheGridInOrder) {
