@@ -9,10 +9,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "util/error.h"
+#include "util/read_file.h"
 
 extern char **environ;
 
@@ -122,12 +122,6 @@ std::string submit(const std::vector<std::string> &argv) {
     std::string id = out.substr(0, out.find(';'));
     if (!parse_count(id)) throw UserError(fmt::format("{}: unexpected answer '{}'", argv[0], out));
     return id;
-}
-
-void write_file(const fs::path &path, const std::string &text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw UserError(fmt::format("{}: cannot write", path.string()));
 }
 
 }  // namespace
@@ -244,8 +238,8 @@ void slurm_submit(const SlurmArgs &slurm, const SweepCommand &sweep) {
         return;
     }
     fs::create_directories(jobs);
-    write_file(array_path, array);
-    write_file(merge_path, merge);
+    write_whole_file(array_path.string(), array);
+    write_whole_file(merge_path.string(), merge);
     const std::string array_id = submit({"sbatch", "--parsable", array_path.string()});
     const std::string merge_id = submit({"sbatch", "--parsable", "--dependency=afterok:" + array_id,
                                          "--kill-on-invalid-dep=yes", merge_path.string()});

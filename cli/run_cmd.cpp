@@ -15,7 +15,6 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 
 #include "analysis/results_file.h"
 #include "analysis/table.h"
@@ -29,6 +28,7 @@
 #include "kernel/results.h"
 #include "runner/runner.h"
 #include "util/error.h"
+#include "util/read_file.h"
 
 namespace locksim::cli {
 namespace {
@@ -59,12 +59,6 @@ struct RunArgs {
     MeasuredArgs measured;  // compare: measured series side by side with the designs
 };
 
-void write_text(const fs::path &path, const std::string &text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw UserError(fmt::format("{}: cannot write", path.string()));
-}
-
 std::string safe_name(std::string s) {
     for (char &c : s)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
@@ -82,8 +76,9 @@ void write_hgrm(const fs::path &dir, const analysis::ResultsFile &results) {
         auto dump = [&](const nlohmann::json &h, const std::string &what) {
             kernel::Histogram hist = h.get<kernel::Histogram>();
             if (hist.count() == 0) return;
-            write_text(dir / "hgrm" / fmt::format("{}-{}.hgrm", stem, safe_name(what)),
-                       hist.percentile_table(1000.0));
+            write_whole_file(
+                (dir / "hgrm" / fmt::format("{}-{}.hgrm", stem, safe_name(what))).string(),
+                hist.percentile_table(1000.0));
         };
         dump(detail.at("preempt_off").at("length_ns"), "preempt_off");
         dump(detail.at("irqs_off").at("length_ns"), "irqs_off");
@@ -91,8 +86,8 @@ void write_hgrm(const fs::path &dir, const analysis::ResultsFile &results) {
         for (const auto &[task, h] : detail.at("wakeup_latency_ns").items())
             probe.merge(h.get<kernel::Histogram>());
         if (probe.count()) {
-            write_text(dir / "hgrm" / fmt::format("{}-probe_wakeup.hgrm", stem),
-                       probe.percentile_table(1000.0));
+            write_whole_file((dir / "hgrm" / fmt::format("{}-probe_wakeup.hgrm", stem)).string(),
+                             probe.percentile_table(1000.0));
         }
         for (const auto &[label, op] : detail.at("ops").items())
             dump(op.at("latency_ns"), "op-" + label);
@@ -258,8 +253,8 @@ void run_command(Mode mode, const RunArgs &a) {
             if (done == total) fmt::print(stderr, "\n");
         };
     }
-    // The handler stays for the rest of the process: a Ctrl-C after the last run only raises the
-    // flag, so results.json and the other outputs are never left half written.
+    // The handler stays for the rest of the process: a Ctrl-C after the last run only raises
+    // the flag, so results.json and the other outputs are never left half written.
     std::signal(SIGINT, on_sigint);
     analysis::ResultsFile results = run_jobs(scenario, points, jobs, options);
     if (!shard_text.empty()) results.scenario["shard"] = shard_text;
@@ -281,7 +276,8 @@ void run_command(Mode mode, const RunArgs &a) {
     }
     // results.json is always written: pick, merge and report read it.
     analysis::save_results(results, (dir / "results.json").string());
-    if (wants("csv")) write_text(dir / "results.csv", analysis::format_csv(summaries));
+    if (wants("csv"))
+        write_whole_file((dir / "results.csv").string(), analysis::format_csv(summaries));
     if (wants("hgrm")) write_hgrm(dir, results);
     if (!a.quiet) fmt::print("\nresults: {}\n", (dir / "results.json").string());
     print_duration_warnings(a.file, counted(scenario, simulated));

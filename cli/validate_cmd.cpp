@@ -36,6 +36,8 @@
 #include "ss/policydb.h"
 #include "strategies/security_server.h"
 #include "util/error.h"
+#include "util/median.h"
+#include "util/read_file.h"
 #include "workloads/scenario.h"
 #include "workloads/torture.h"
 
@@ -135,13 +137,6 @@ double others_runnable_during(F &&f) {
 
 double ratio(double sim, double real) {
     return real > 0 ? sim / real : 0;
-}
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // One metric of one strategy over the rounds: each round's sim and real value.
@@ -377,9 +372,7 @@ int validate(const ValidateArgs &a) {
     }
     if (!a.out_dir.empty()) {
         const std::filesystem::path path = out_dir / "validate.json";
-        std::ofstream f(path, std::ios::binary | std::ios::trunc);
-        f << doc.dump(2) << "\n";
-        if (!f) throw UserError(fmt::format("{}: cannot write", path.string()));
+        write_whole_file(path.string(), doc.dump(2) + "\n");
         fmt::print("\nwrote {}\n", path.string());
     }
     return failed ? kExitInternal : kExitOk;
@@ -411,7 +404,8 @@ CommandRegistrar validate_registrar([](CLI::App &app) {
     auto *no_load = cmd->add_flag(
         "!--no-host-load", args->host_load,
         "do not give the simulation the host's other load (by default each round's simulated "
-        "run gets as many CPU-bound tasks as other tasks were runnable on the host, on average, "
+        "run gets as many CPU-bound tasks as other tasks were runnable on the host, on "
+        "average, "
         "during its real run)");
     cmd->add_flag("--torture", args->torture,
                   "torture every strategy on host threads (RCU checks on); fail on any error")

@@ -24,6 +24,7 @@
 #include "ss/policydb.h"
 #include "ss/services.h"
 #include "util/error.h"
+#include "util/median.h"
 #include "workloads/policy_facts.h"
 #include "workloads/torture.h"
 
@@ -119,8 +120,7 @@ double pointer_chase_ns(size_t bytes, int64_t steps, int rounds) {
     }
     // The chase's end, kept so that the loads are not optimised away.
     asm volatile("" : : "r"(at));
-    std::nth_element(per.begin(), per.begin() + static_cast<ptrdiff_t>(per.size() / 2), per.end());
-    return per[per.size() / 2];
+    return median(std::move(per));
 }
 
 namespace {
@@ -143,8 +143,7 @@ double time_per_call(F &&f, const CalibrateOptions &o) {
             f();
         per.push_back(elapsed_ns(start) / static_cast<double>(reps));
     }
-    std::nth_element(per.begin(), per.begin() + static_cast<ptrdiff_t>(per.size() / 2), per.end());
-    return per[per.size() / 2];
+    return median(std::move(per));
 }
 
 // Host time of one call of `f` with cold caches: `evict` (larger than the last level) is
@@ -159,8 +158,7 @@ double time_cold_call(F &&f, std::vector<uint8_t> &evict, const CalibrateOptions
         f();
         per.push_back(elapsed_ns(start));
     }
-    std::nth_element(per.begin(), per.begin() + static_cast<ptrdiff_t>(per.size() / 2), per.end());
-    return per[per.size() / 2];
+    return median(std::move(per));
 }
 
 // "1024K", "32M" -> KiB; 0 when unreadable.

@@ -86,12 +86,8 @@ void check_machine_profile(const Scenario &point, const sim::CpuProfile &profile
 }
 
 sim::CpuProfile point_profile(const Scenario &point) {
-    try {
-        return sim::find_profile(point.machine.profile);
-    } catch (const UserError &e) {
-        if (point.machine.profile_at.empty()) throw;
-        throw UserError(fmt::format("{}: {}", point.machine.profile_at, e.what()));
-    }
+    return at_place(point.machine.profile_at,
+                    [&] { return sim::find_profile(point.machine.profile); });
 }
 
 CoreConfig core_config(const CoreVariants &v) {

@@ -109,19 +109,20 @@ void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time fro
         else
             consider(holder->last_ioff, true, holder->last_ioff_end);
         const bool kernel_code = !fully_preemptible(cfg_.preempt) && !op.empty();
+        // Non-preemptible kernel code (preemption none or voluntary) from `from` to `until`.
+        auto kernel_code_until = [&](Time until) {
+            DelayNote k = d;
+            k.kind = DelayKind::KernelCode;
+            k.label = op;
+            k.start = from;
+            k.length = k.delayed_ns = until - from;
+            return k;
+        };
         if (sec && (end >= to || !kernel_code)) {
             // Without full preemption, what ran before that section began was non-preemptible
             // kernel code: its own entry, so that a short section ending a long stretch of
             // kernel code is not charged with the whole wait (nor the kernel code forgotten).
-            if (kernel_code && sec->start > from)
-                add_delay(q, DelayNote{.kind = DelayKind::KernelCode,
-                                       .cpu = c.id,
-                                       .holder = holder,
-                                       .label = op,
-                                       .site = {},
-                                       .start = from,
-                                       .length = sec->start - from,
-                                       .delayed_ns = sec->start - from});
+            if (kernel_code && sec->start > from) add_delay(q, kernel_code_until(sec->start));
             d.kind = irq ? DelayKind::IrqsOff : DelayKind::PreemptOff;
             d.label = sec->label;
             d.site = sec->site;
@@ -129,10 +130,7 @@ void SimPlatform::note_delay(Task *q, const Task *holder, const Cpu &c, Time fro
             d.length = end - sec->start;
             d.delayed_ns = std::min(end, to) - std::max(sec->start, from);
         } else if (kernel_code) {
-            d.kind = DelayKind::KernelCode;
-            d.label = op;
-            d.start = from;
-            d.length = d.delayed_ns = to - from;
+            d = kernel_code_until(to);
         } else {
             return;  // a preemptible task of lower priority: the wake-up path's cost
         }

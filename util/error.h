@@ -16,4 +16,17 @@ class UserError : public std::runtime_error {
     explicit UserError(const std::string &what) : std::runtime_error(what) {}
 };
 
+// Runs `f`; a UserError it throws gets `place` ("file:line:column") in front: for what is found
+// only later, when the named thing is used (a workload set up, a profile loaded). An empty
+// place leaves the message as it is.
+template <class F>
+decltype(auto) at_place(const std::string &place, F &&f) {
+    try {
+        return f();
+    } catch (const UserError &e) {
+        if (place.empty()) throw;
+        throw UserError(place + ": " + e.what());
+    }
+}
+
 }  // namespace locksim

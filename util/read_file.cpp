@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "util/error.h"
@@ -30,6 +31,12 @@ std::string read_whole_file(const std::string &path, std::string_view what) {
     }
     if (std::ferror(f.get())) fail(std::strerror(errno));
     return data;
+}
+
+void write_whole_file(const std::string &path, std::string_view text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) throw UserError(fmt::format("{}: cannot write", path));
 }
 
 }  // namespace locksim

@@ -66,12 +66,12 @@ std::string TortureStats::pipe_text() const {
 
 Torture::Torture(SecurityServer &server, TortureConfig cfg) : server_(server), cfg_(cfg) {
     const ss::PolicyState &st = server.setup_state();
+    ss::PolicyState on, off;
+    // Refuses a policy without booleans.
+    queries_ = boolean_dependent_queries(st, std::max(cfg_.queries, cfg_.pool), &on, &off);
     nbools_ = st.db.cond->bools.nprim;
-    if (nbools_ == 0) throw UserError("torture: the policy has no booleans to toggle");
     seq0_ = st.seqno;
     latest_ = seq0_;
-    ss::PolicyState on, off;
-    queries_ = boolean_dependent_queries(st, std::max(cfg_.queries, cfg_.pool), &on, &off);
     for (const Query &q : queries_) {
         const ss::PolicyState *states[3] = {&st, &on, &off};
         for (size_t i = 0; i < 3; ++i) {

@@ -118,12 +118,7 @@ void spawn_workload(const WorkloadSpec &spec, WorkloadEnv &env) {
     if (!info) throw UserError(fmt::format("unknown workload '{}'", spec.kind));
     // What the policy or the machine refuses is found only now: the message names the
     // workload's table in the scenario.
-    try {
-        info->spawn(spec, env);
-    } catch (const UserError &e) {
-        if (spec.at.empty()) throw;
-        throw UserError(fmt::format("{}: {}", spec.at, e.what()));
-    }
+    at_place(spec.at, [&] { info->spawn(spec, env); });
 }
 
 }  // namespace locksim
