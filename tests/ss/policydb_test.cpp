@@ -233,6 +233,11 @@ TEST(PolicyBadInput, WrongMagicAndVersion) {
     bytes = small_fixture();
     bytes[16] = 18;
     expect_user_error(bytes, "version");
+    // A byte of the identifier changed: quoted as text, the bytes that are not text escaped.
+    bytes = small_fixture();
+    bytes[12] = 0xa9;  // "SE Linux" starts at byte 8, after the magic and its length
+    bytes[13] = '\n';
+    expect_user_error(bytes, "identifier 'SE L\\xa9\\x0aux' is not 'SE Linux'");
 }
 
 // The avtab count sits right after the last category; find it by writing a policy whose
