@@ -203,6 +203,12 @@ void run_command(Mode mode, const RunArgs &a) {
         if (a.duration.empty()) continue;
         p.duration_ns = scenario.duration_ns;
         p.warmup_ns = std::min(p.warmup_ns, p.duration_ns / 10);
+        for (const WorkloadSpec &w : p.workloads)
+            if (w.params.get_duration_ns("start") >= p.duration_ns)
+                throw UserError(fmt::format(
+                    "--duration {}: workload '{}' ({}) starts at {}, when the run has ended",
+                    a.duration, w.label, w.at,
+                    format_duration_ns(w.params.get_duration_ns("start"))));
     }
     std::vector<RunJob> jobs = plan_runs(points);
     // The output directory is checked before anything runs, so a wrong -o costs no run.

@@ -28,8 +28,12 @@ namespace locksim {
 using nlohmann::json;
 
 std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec) {
+    // The image every run loads, which load_policy reloads and rcu-full-copy copies. A policy
+    // older than the writer's oldest format (19..23) is written as that format, version 24,
+    // which holds all it has (as `policy convert` does).
     auto read_file = [](const std::string &path) {
-        return ss::policydb_write(ss::policydb_read_file(path));
+        const ss::Policydb db = ss::policydb_read_file(path);
+        return ss::policydb_write(db, std::max(db.version(), ss::kPolicyVersionWriteMin));
     };
     switch (spec.source) {
         case PolicySpec::Source::DebianDefault:
@@ -47,7 +51,7 @@ std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec) {
             return read_file(path.string());
         }
         case PolicySpec::Source::File:
-            return read_file(spec.path);
+            return at_place(spec.path_at, [&] { return read_file(spec.path); });
         case PolicySpec::Source::Synthetic: {
             const SyntheticPolicySpec &s = spec.synthetic;
             ss::GenOptions o =
