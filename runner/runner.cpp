@@ -193,8 +193,18 @@ kernel::RunResults run_on(kernel::Platform &platform,
     for (const sim::CpuCluster &c : point_profile(point).clusters)
         for (int i = c.first_cpu; i < c.first_cpu + c.cpus && i < point.machine.cpus; ++i)
             env.clusters[c.name].push_back(i);
-    for (const auto &w : point.workloads)
-        spawn_workload(w, env);
+    for (const auto &w : point.workloads) {
+        try {
+            spawn_workload(w, env);
+        } catch (const UserError &e) {
+            // What only this point's policy or machine refuses: say which point.
+            if (point.point.empty()) throw;
+            std::string where;
+            for (const auto &[field, value] : point.point)
+                where += fmt::format(" {}={}", field, value);
+            throw UserError(fmt::format("{} (at sweep point{})", e.what(), where));
+        }
+    }
     kernel::RunResults results = run();
     server.reset();  // frees the policy states while the platform is current
     return results;
