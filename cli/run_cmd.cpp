@@ -161,8 +161,13 @@ void submit_sweep(const RunArgs &a, const Scenario &scenario, const fs::path &di
 }
 
 void run_command(Mode mode, const RunArgs &a) {
-    for (int64_t seed : a.seeds)
+    for (size_t i = 0; i < a.seeds.size(); ++i) {
+        const int64_t seed = a.seeds[i];
         if (seed < 0) throw UserError(fmt::format("--seed: {} is negative (seeds are >= 0)", seed));
+        if (std::count(a.seeds.begin(), a.seeds.begin() + static_cast<long>(i), seed))
+            throw UserError(
+                fmt::format("--seed: {} is given twice (a seed repeats the same run)", seed));
+    }
     Scenario scenario = load_scenario(a.file);
     // Measured files are read before any run, so that a malformed one costs no simulation.
     const analysis::ResultsFile measured = import_measured_args(a.measured);

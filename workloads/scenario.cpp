@@ -600,6 +600,13 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
                     p);
         s.seeds = p.get_int_list("seeds");
         if (s.seeds.empty()) r.fail_at(n->source(), "'seeds' must list at least one seed");
+        // A seed twice is the same run twice: it would count as two seeds' worth of samples.
+        std::set<int64_t> seen;
+        for (const auto &e : *n->as_array())
+            if (!seen.insert(*e.value<int64_t>()).second)
+                r.fail_at(e.source(), fmt::format("'seeds' lists {} twice (a seed repeats the "
+                                                  "same run)",
+                                                  *e.value<int64_t>()));
     }
     if (auto v = r.get_choice("cost_model", {"counted", "measured"})) s.cost_model = *v;
     if (auto v = r.get<double>("measured_scale")) {
