@@ -610,8 +610,9 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
     }
     if (auto v = r.get_choice("cost_model", {"counted", "measured"})) s.cost_model = *v;
     if (auto v = r.get<double>("measured_scale")) {
-        if (!(*v > 0))
-            r.fail_at(r.node("measured_scale")->source(), "'measured_scale' must be > 0");
+        if (!(*v > 0) || *v > 1e6)
+            r.fail_at(r.node("measured_scale")->source(),
+                      "'measured_scale' must be > 0 and at most 1000000");
         s.measured_scale = *v;
     }
     if (const toml::table *m = r.get_table("machine")) {
