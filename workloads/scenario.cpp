@@ -325,6 +325,10 @@ void read_synthetic(TableReader &r, SyntheticPolicySpec &s) {
     if (auto v = r.get_int("categories", 0, 1024)) s.categories = *v;
     if (auto v = r.get<bool>("mls")) s.mls = *v;
     if (auto v = r.get<int64_t>("seed")) s.seed = *v;
+    if (!s.mls && r.node("categories"))
+        r.fail_at(
+            r.node("categories")->source(),
+            "'policy.synthetic.categories' needs 'mls = true' (a policy without MLS has none)");
     r.finish();
 }
 
