@@ -45,9 +45,9 @@ inline std::vector<std::string> oracle_policies() {
 // Policies generated from random sources (tests/fixtures/random_policy.py), MLS or not.
 inline std::vector<std::string> random_policies(bool mls) {
     std::vector<std::string> out;
-    for (const char *f : {"rand_r1.33", "rand_r3.31", "rand_r5.33"})
+    for (const char *f : {"rand_r1.33", "rand_r3.31", "rand_r5.33", "rand_x7.33"})
         if (!mls && have_file(fixture_policy(f))) out.push_back(fixture_policy(f));
-    for (const char *f : {"rand_m11.33", "rand_m13.33", "rand_m15.33"})
+    for (const char *f : {"rand_m11.33", "rand_m13.33", "rand_m15.33", "rand_mx9.30"})
         if (mls && have_file(fixture_policy(f))) out.push_back(fixture_policy(f));
     return out;
 }
