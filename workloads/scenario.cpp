@@ -121,6 +121,7 @@ class TableReader {
     }
 
     const std::string &file() const { return file_; }
+    const std::string &path() const { return path_; }
 
   private:
     template <class T>
@@ -417,6 +418,17 @@ StrategySpec strategy_by_name(TableReader &r, const toml::node &where, const std
     return {name, name, Params::with_defaults(info->options)};
 }
 
+// A [[strategy]] or [[workload]] label: what a sweep axis names between two dots.
+std::optional<std::string> get_label(TableReader &r) {
+    auto label = r.get<std::string>("label");
+    if (label && (label->empty() || label->find('.') != std::string::npos))
+        r.fail_at(r.node("label")->source(),
+                  fmt::format("'label' must be a non-empty name without '.' (a sweep axis names "
+                              "it as {}.<label>.<key>), not '{}'",
+                              r.path(), *label));
+    return label;
+}
+
 void read_strategies(TableReader &top, Scenario &s) {
     std::vector<std::string> places;  // of each strategy, for the duplicate check
     auto place_new = [&](const std::string &place) { places.resize(s.strategies.size(), place); };
@@ -449,7 +461,7 @@ void read_strategies(TableReader &top, Scenario &s) {
             if (!name) r.fail("[[strategy]] needs a 'name'");
             StrategySpec spec = strategy_by_name(r, *r.node("name"), *name);
             read_params(r, find_strategy_info(*name)->options, spec.options);
-            auto label = r.get<std::string>("label");
+            auto label = get_label(r);
             r.finish();
             spec.label =
                 label ? *label
@@ -512,7 +524,7 @@ void read_workloads(TableReader &top, Scenario &s) {
             w.params.set(spec.name, spec.default_value);
         read_params(r, common_workload_params(), w.params);
         read_params(r, info->params, w.params);
-        auto label = r.get<std::string>("label");
+        auto label = get_label(r);
         if (w.params.get_string("sched") != "other" && w.params.get_int("nice") != 0)
             r.fail_at(r.node("nice")->source(),
                       "'workload.nice' applies to sched = \"other\" (real-time tasks have no "
