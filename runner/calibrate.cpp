@@ -2,6 +2,8 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/utsname.h>
 
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <semaphore>
 #include <thread>
@@ -455,12 +458,30 @@ double round_trip_ns(Pass &&pass, const CalibrateOptions &o, int64_t trips) {
     return per[per.size() / 2];
 }
 
-// The hardware's cost, not the scheduler's: the round trips are timed in short windows, and a
-// round counts its fastest window. On a busy host one of the two threads is often descheduled
-// (the other then spins or yields until it is back), which a whole round's average would take
-// for the line's price: 12 us instead of about 0.1 us has been seen.
+// Pins the calling thread to one CPU; the previous affinity is returned for restoring.
+std::optional<cpu_set_t> pin_to(int cpu) {
+    cpu_set_t old;
+    if (cpu < 0 || pthread_getaffinity_np(pthread_self(), sizeof(old), &old)) return std::nullopt;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(static_cast<unsigned>(cpu), &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one)) return std::nullopt;
+    return old;
+}
+
+// The hardware's cost, not the scheduler's. The two threads run on two different CPUs (where
+// the process may use two): left to the scheduler on a busy host they often share one, and each
+// pass is then a yield and a context switch. The round trips are timed in short windows and a
+// round counts its fastest one, so that a thread descheduled meanwhile is not taken for the
+// line's price either (4-12 us had been fitted under load instead of some 0.1-0.5 us).
 double cacheline_round_trip(const CalibrateOptions &o) {
-    constexpr int64_t kWindow = 500, kWindows = 40;
+    constexpr int64_t kWindow = 100, kWindows = 200;
+    int cpus[2] = {-1, -1};
+    cpu_set_t allowed;
+    if (!sched_getaffinity(0, sizeof(allowed), &allowed))
+        for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; ++c)
+            if (CPU_ISSET(c, &allowed)) cpus[n++] = c;
+    if (cpus[1] < 0) cpus[0] = -1;  // one CPU: nothing to pin
     std::vector<double> per;
     for (int r = 0; r < std::max(o.rounds, 1); ++r) {
         alignas(64) std::atomic<int64_t> turn{0};
@@ -470,11 +491,13 @@ double cacheline_round_trip(const CalibrateOptions &o) {
         };
         const int64_t trips = kWindow * kWindows;
         std::thread peer([&] {
+            pin_to(cpus[1]);
             for (int64_t i = 0; i < trips; ++i) {
                 spin_until(2 * i + 1);
                 turn.store(2 * i + 2, std::memory_order_release);
             }
         });
+        const std::optional<cpu_set_t> restore = pin_to(cpus[0]);
         double fastest = std::numeric_limits<double>::infinity();
         auto t0 = Clock::now();
         for (int64_t i = 0; i < trips; ++i) {
@@ -486,6 +509,7 @@ double cacheline_round_trip(const CalibrateOptions &o) {
             }
         }
         peer.join();
+        if (restore) pthread_setaffinity_np(pthread_self(), sizeof(*restore), &*restore);
         per.push_back(fastest);
     }
     return median(std::move(per));
