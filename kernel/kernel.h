@@ -185,9 +185,22 @@ class Platform {
     virtual void op_end(Label label) = 0;
 };
 
+namespace detail {
+// Inline, so that the core's many calls read the thread's pointer in place (no call).
+inline thread_local Platform *tl_platform = nullptr;
+[[noreturn]] void no_platform();
+}  // namespace detail
+
 // The platform of the calling thread; throws std::logic_error when none is installed.
-Platform &current();
-Platform *current_or_null();
+inline Platform &current() {
+    Platform *p = detail::tl_platform;
+    if (!p) [[unlikely]]
+        detail::no_platform();
+    return *p;
+}
+inline Platform *current_or_null() {
+    return detail::tl_platform;
+}
 
 // Installs a platform as the calling thread's current one for the scope's lifetime.
 class PlatformScope {
