@@ -9,6 +9,7 @@
 #include "ss/policy_gen.h"
 #include "ss/policy_info.h"
 #include "ss/policydb.h"
+#include "util/error.h"
 
 namespace locksim::cli {
 namespace {
@@ -129,6 +130,9 @@ CommandRegistrar policy_registrar([](CLI::App &app) {
     gen->add_option("--seed", o.seed, "random seed");
     gen->callback([gen] {
         o.mls = !no_mls;
+        for (const char *flag : {"--categories", "--sensitivities"})
+            if (no_mls && gen->count(flag))
+                throw UserError(fmt::format("{}: a policy without MLS (--no-mls) has none", flag));
         if (!preset.empty()) {
             // The preset's values where no option was given.
             ss::GenOptions base = ss::find_gen_preset(preset).options;

@@ -161,8 +161,13 @@ void submit_sweep(const RunArgs &a, const Scenario &scenario, const fs::path &di
 }
 
 void run_command(Mode mode, const RunArgs &a) {
-    for (int64_t seed : a.seeds)
+    for (size_t i = 0; i < a.seeds.size(); ++i) {
+        const int64_t seed = a.seeds[i];
         if (seed < 0) throw UserError(fmt::format("--seed: {} is negative (seeds are >= 0)", seed));
+        if (std::count(a.seeds.begin(), a.seeds.begin() + static_cast<long>(i), seed))
+            throw UserError(
+                fmt::format("--seed: {} is given twice (a seed repeats the same run)", seed));
+    }
     Scenario scenario = load_scenario(a.file);
     // Measured files are read before any run, so that a malformed one costs no simulation.
     const analysis::ResultsFile measured = import_measured_args(a.measured);
@@ -203,6 +208,12 @@ void run_command(Mode mode, const RunArgs &a) {
         if (a.duration.empty()) continue;
         p.duration_ns = scenario.duration_ns;
         p.warmup_ns = std::min(p.warmup_ns, p.duration_ns / 10);
+        for (const WorkloadSpec &w : p.workloads)
+            if (w.params.get_duration_ns("start") >= p.duration_ns)
+                throw UserError(fmt::format(
+                    "--duration {}: workload '{}' ({}) starts at {}, when the run has ended",
+                    a.duration, w.label, w.at,
+                    format_duration_ns(w.params.get_duration_ns("start"))));
     }
     std::vector<RunJob> jobs = plan_runs(points);
     // The output directory is checked before anything runs, so a wrong -o costs no run.

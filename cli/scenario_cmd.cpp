@@ -2,13 +2,14 @@
 // the policy and CPU profile files they name (every sweep point's) to check their format.
 #include <fmt/core.h>
 
-#include <set>
+#include <map>
 
 #include "cli/command.h"
 #include "cli/duration_warnings.h"
 #include "runner/runner.h"
 #include "sim/profile.h"
 #include "ss/policydb.h"
+#include "util/error.h"
 #include "workloads/scenario.h"
 
 namespace locksim::cli {
@@ -22,11 +23,12 @@ void check(const CheckArgs &args) {
     for (const auto &file : args.files) {
         Scenario s = load_scenario(file);
         std::vector<Scenario> points = expand_sweep(s);
-        std::set<std::string> policies;
+        std::map<std::string, std::string> policies;  // path -> the first place naming it
         for (const Scenario &p : points)
-            if (p.policy.source == PolicySpec::Source::File) policies.insert(p.policy.path);
-        for (const auto &path : policies)
-            ss::policydb_read_file(path);
+            if (p.policy.source == PolicySpec::Source::File)
+                policies.emplace(p.policy.path, p.policy.path_at);
+        for (const auto &[path, at] : policies)
+            at_place(at, [&] { ss::policydb_read_file(path); });
         for (const Scenario &p : points)
             check_machine_profile(p, point_profile(p));
         fmt::print("{}: ok ({} strategies, {} workloads, {} seeds, {} sweep points)\n", file,

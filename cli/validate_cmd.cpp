@@ -129,9 +129,18 @@ double others_runnable_during(F &&f) {
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
     });
-    f();
-    done = true;
-    sampler.join();
+    {
+        // The sampler stops and is joined however f ends (a policy it refuses throws).
+        struct Stop {
+            std::atomic<bool> &done;
+            std::thread &sampler;
+            ~Stop() {
+                done = true;
+                sampler.join();
+            }
+        } stop{done, sampler};
+        f();
+    }
     return n ? sum / static_cast<double>(n) : 0.0;
 }
 
@@ -206,6 +215,13 @@ int validate(const ValidateArgs &a) {
     const Time duration = a.duration_ms > 0 ? a.duration_ms * kernel::kMsec : s.duration_ns;
     const CoreConfig core = core_config(s.core);
     const std::vector<uint8_t> image = scenario_policy_image(s.policy);
+    // The torture's readers check decisions that the booleans change: a policy without them is
+    // refused here, before any output, naming the scenario's policy.
+    at_place(s.policy.path_at.empty() ? a.file : s.policy.path_at, [&] {
+        ss::PolicyState st = make_policy_state(ss::policydb_read(image), core);
+        ss::PolicyState on, off;
+        boolean_dependent_queries(st, 1, &on, &off);
+    });
     int failed = 0;
 
     if (a.torture) {

@@ -286,6 +286,20 @@ class CoreOps {
             queries_.push_back({s, t, 1 + static_cast<uint32_t>(next() % nclasses)});
         }
         if (queries_.empty()) throw UserError("calibrate: the policy has no valid contexts");
+        // Keys whose slot in the rule table is empty (as for many of the attribute pairs a
+        // decision searches): a search for one costs the hash and the slot's load alone, which
+        // prices a probe apart from the chain nodes the other operations walk.
+        const ss::PolicyBase &pb = main_.p();
+        for (int tries = 0; absent_.size() < 512 && tries < 20000 && pb.types.nprim; ++tries) {
+            ss::AvtabKey k;
+            k.source_type = static_cast<uint16_t>(1 + next() % pb.types.nprim);
+            k.target_type = static_cast<uint16_t>(1 + next() % pb.types.nprim);
+            k.target_class = static_cast<uint16_t>(1 + next() % nclasses);
+            k.specified = ss::AVTAB_ALLOWED;
+            const WorkCounts c =
+                count_call([&] { sink_ += pb.te_avtab.search_node(k) != nullptr; });
+            if (c.n[static_cast<size_t>(Work::AvtabNode)] == 0) absent_.push_back(k);
+        }
         rich_context_ = facts_->domain_context_with_categories(doms.front(), 1024);
         rich_sid_ = sid_of(nocache_, rich_context_);
         auto users = facts_->login_users();
@@ -313,6 +327,12 @@ class CoreOps {
                 sink_ += avd.allowed;
             }
         });
+        if (!absent_.empty())
+            ops.emplace_back(fmt::format("avtab search x{}, empty slots", absent_.size()), [this] {
+                const ss::Avtab &t = main_.p().te_avtab;
+                for (const ss::AvtabKey &k : absent_)
+                    sink_ += t.search_node(k) != nullptr;
+            });
         ops.emplace_back("context_to_sid, 1024 categories, ebitmap_contains", [this] {
             uint32_t sid;
             sink_ += ss::context_to_sid(main_, rich_context_, &sid);
@@ -410,6 +430,7 @@ class CoreOps {
     ss::PolicyState main_, bitwise_, nocache_, toggled_;
     std::unique_ptr<PolicyFacts> facts_;
     std::vector<Query> queries_;
+    std::vector<ss::AvtabKey> absent_;
     std::vector<TortureQuery> cond_queries_;
     std::vector<size_t> cond_order_;
     uint64_t rng_ = 0x2545f4914f6cdd1dull;

@@ -28,8 +28,12 @@ namespace locksim {
 using nlohmann::json;
 
 std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec) {
+    // The image every run loads, which load_policy reloads and rcu-full-copy copies. A policy
+    // older than the writer's oldest format (19..23) is written as that format, version 24,
+    // which holds all it has (as `policy convert` does).
     auto read_file = [](const std::string &path) {
-        return ss::policydb_write(ss::policydb_read_file(path));
+        const ss::Policydb db = ss::policydb_read_file(path);
+        return ss::policydb_write(db, std::max(db.version(), ss::kPolicyVersionWriteMin));
     };
     switch (spec.source) {
         case PolicySpec::Source::DebianDefault:
@@ -47,7 +51,7 @@ std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec) {
             return read_file(path.string());
         }
         case PolicySpec::Source::File:
-            return read_file(spec.path);
+            return at_place(spec.path_at, [&] { return read_file(spec.path); });
         case PolicySpec::Source::Synthetic: {
             const SyntheticPolicySpec &s = spec.synthetic;
             ss::GenOptions o =
@@ -189,8 +193,18 @@ kernel::RunResults run_on(kernel::Platform &platform,
     for (const sim::CpuCluster &c : point_profile(point).clusters)
         for (int i = c.first_cpu; i < c.first_cpu + c.cpus && i < point.machine.cpus; ++i)
             env.clusters[c.name].push_back(i);
-    for (const auto &w : point.workloads)
-        spawn_workload(w, env);
+    for (const auto &w : point.workloads) {
+        try {
+            spawn_workload(w, env);
+        } catch (const UserError &e) {
+            // What only this point's policy or machine refuses: say which point.
+            if (point.point.empty()) throw;
+            std::string where;
+            for (const auto &[field, value] : point.point)
+                where += fmt::format(" {}={}", field, value);
+            throw UserError(fmt::format("{} (at sweep point{})", e.what(), where));
+        }
+    }
     kernel::RunResults results = run();
     server.reset();  // frees the policy states while the platform is current
     return results;

@@ -56,6 +56,20 @@ double number(const std::string &source, const toml::node &n, std::string_view k
     fail(source, n.source(), fmt::format("'{}' must be a non-negative number", key));
 }
 
+// A cost in nanoseconds: at most a millisecond for one unit of work or one primitive, which
+// keeps every cost the engine sums (in picoseconds, in 64 bits) far from overflowing.
+constexpr double kMaxCostNs = 1e6;
+// The measured model's factor on host time, bounded alike.
+constexpr double kMaxScale = 1e6;
+
+double cost_ns(const std::string &source, const toml::node &n, std::string_view key) {
+    double v = number(source, n, key);
+    if (v > kMaxCostNs)
+        fail(source, n.source(),
+             fmt::format("'{}' must be a number of nanoseconds from 0 to {:.0f}", key, kMaxCostNs));
+    return v;
+}
+
 std::string text(const toml::table &t, std::string_view key) {
     if (auto v = t[key].value<std::string>()) return *v;
     return {};
@@ -135,8 +149,8 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
     }
     out.private_kib = whole("private_kib", 1);
     out.llc_kib = whole("llc_kib", 1);
-    out.llc_ns = number(source, *m.get("llc_ns"), "llc_ns");
-    out.dram_ns = number(source, *m.get("dram_ns"), "dram_ns");
+    out.llc_ns = cost_ns(source, *m.get("llc_ns"), "llc_ns");
+    out.dram_ns = cost_ns(source, *m.get("dram_ns"), "dram_ns");
 }
 
 void parse_clusters(const std::string &source, const toml::array &a, std::vector<CpuCluster> &out) {
@@ -161,7 +175,8 @@ void parse_clusters(const std::string &source, const toml::array &a, std::vector
         c.cpus = static_cast<int>(*cpus);
         if (const toml::node *sp = t->get("speed")) {
             c.speed = number(source, *sp, "speed");
-            if (c.speed <= 0) fail(source, sp->source(), "'speed' must be above 0");
+            if (c.speed < 1e-3 || c.speed > 1e3)
+                fail(source, sp->source(), "'speed' must be from 0.001 to 1000");
         }
         if (const toml::node *pk = t->get("private_kib")) {
             double v = number(source, *pk, "private_kib");
@@ -207,7 +222,7 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
         if (it == ss::kWorkNames.end())
             fail(source, v.source(), fmt::format("unknown work kind '{}'", k.str()));
         p.work_ps[static_cast<size_t>(it - ss::kWorkNames.begin())] =
-            std::llround(number(source, v, k.str()) * 1000.0);
+            std::llround(cost_ns(source, v, k.str()) * 1000.0);
     }
     for (size_t i = 0; i < ss::kWorkKinds; ++i) {
         if (work->contains(ss::kWorkNames[i])) continue;
@@ -223,11 +238,16 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
                                    [&](const PrimField &f) { return k.str() == f.key; });
             if (it == std::end(kPrimFields))
                 fail(source, v.source(), fmt::format("unknown primitive '{}'", k.str()));
-            p.primitive.*(it->field) = std::llround(number(source, v, k.str()));
+            p.primitive.*(it->field) = std::llround(cost_ns(source, v, k.str()));
         }
     }
     if (const toml::table *m = root["measured"].as_table()) {
-        if (auto *s = m->get("scale")) p.measured_scale = number(source, *s, "scale");
+        if (auto *s = m->get("scale")) {
+            p.measured_scale = number(source, *s, "scale");
+            if (p.measured_scale > kMaxScale)
+                fail(source, s->source(),
+                     fmt::format("'scale' must be from 0 to {:.0f}", kMaxScale));
+        }
     }
     if (const toml::node *m = root.get("memory")) {
         if (!m->is_table()) fail(source, m->source(), "'memory' must be a table");

@@ -172,6 +172,8 @@ AvtabNode *Avtab::insert_nonunique(const AvtabKey &key, const AvtabDatum &datum)
 AvtabNode *Avtab::search_node(const AvtabKey &key) const {
     if (!nslot_) return nullptr;
     uint16_t kind = key.specified & kKindMask;
+    // The key's hash and the slot's load: a search that finds an empty slot costs this alone.
+    count_work(Work::HashProbe);
     const uint32_t h = avtab_hash(key, mask_);
     touch_line(mem_line(MemRegion::AvtabSlots, gen_, h / 8));
     uint64_t pos = uint64_t{h} << 12;

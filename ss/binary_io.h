@@ -47,10 +47,18 @@ class BinaryReader {
     size_t pos() const { return pos_; }
     size_t remaining() const { return data_.size() - pos_; }
 
+    // The detail may quote bytes of the file (a name): those that are not printable ASCII are
+    // written as \xNN, so the message stays one line of text.
     template <class... Args>
     [[noreturn]] void fail(fmt::format_string<Args...> f, Args &&...args) const {
-        throw UserError(fmt::format("{}: {} at byte {}: {}", source_, section_, last_,
-                                    fmt::format(f, std::forward<Args>(args)...)));
+        std::string detail;
+        for (unsigned char c : fmt::format(f, std::forward<Args>(args)...)) {
+            if (c >= 0x20 && c < 0x7f)
+                detail += static_cast<char>(c);
+            else
+                detail += fmt::format("\\x{:02x}", c);
+        }
+        throw UserError(fmt::format("{}: {} at byte {}: {}", source_, section_, last_, detail));
     }
 
     const uint8_t *take(size_t n) {

@@ -19,7 +19,8 @@ namespace locksim::ss {
 
 enum class Work : uint8_t {
     AvtabNode,        // an avtab (or conditional avtab) chain node examined by a search
-    HashProbe,        // a hash table bucket entry examined (symtab, sidtab, AVC, role trans ...)
+    HashProbe,        // a hash table bucket entry examined (symtab, sidtab, AVC, role trans ...),
+                      // or an avtab search's hash and slot load (before any chain node)
     EbitmapWord,      // one 64-bit ebitmap word read or compared
     EbitmapNode,      // one ebitmap node visited
     ConstraintNode,   // one constraint or conditional (boolean) expression node evaluated

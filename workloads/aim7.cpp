@@ -46,11 +46,14 @@ static void spawn_aim7(const WorkloadSpec &spec, WorkloadEnv &env) {
     if (s->object_sids.empty()) s->object_sids = domain_sids;
     s->file = env.facts.class_value("file");
     s->dir = env.facts.class_value("dir");
-    s->sock = env.facts.class_value("tcp_socket");
+    // A socket class of the policy (as syscalls picks it); without one, no socket creation.
+    const char *sock_class =
+        env.facts.class_value("tcp_socket") ? "tcp_socket" : "unix_stream_socket";
+    s->sock = env.facts.class_value(sock_class);
     s->process = env.facts.class_value("process");
     s->file_create = env.facts.perms("file", {"create", "write"});
     s->dir_add = env.facts.perms("dir", {"add_name", "write", "search"});
-    s->sock_create = env.facts.perms("tcp_socket", {"create"});
+    s->sock_create = env.facts.perms(sock_class, {"create"});
     s->transition = env.facts.perms("process", {"transition"});
     s->rw = env.facts.perms("file", {"read", "write"});
     s->think = p.get_duration_ns("think");
@@ -66,7 +69,10 @@ static void spawn_aim7(const WorkloadSpec &spec, WorkloadEnv &env) {
             next_user += static_cast<size_t>(tasks);
             const uint32_t obj = s->object_sids[draw(s->object_sids.size())];
             uint32_t newsid = 0;
-            switch (draw(4)) {
+            // Operation 1 (a socket) only where the policy has a socket class.
+            size_t pick = draw(s->sock ? 4 : 3);
+            if (!s->sock && pick >= 1) ++pick;
+            switch (pick) {
                 case 0: {
                     kernel::OpScope op(kCreat);
                     server.avc_has_perm(self, obj, s->dir, s->dir_add);
@@ -76,7 +82,7 @@ static void spawn_aim7(const WorkloadSpec &spec, WorkloadEnv &env) {
                 }
                 case 1: {
                     kernel::OpScope op(kSock);
-                    if (s->sock && server.transition_sid(self, self, s->sock, {}, &newsid) == 0)
+                    if (server.transition_sid(self, self, s->sock, {}, &newsid) == 0)
                         server.avc_has_perm(self, newsid, s->sock, s->sock_create);
                     break;
                 }

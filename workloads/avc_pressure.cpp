@@ -1,5 +1,10 @@
 // avc_pressure: permission checks cycling through `triples` distinct (source, target, class)
 // triples, more than the AVC holds, so that it misses, computes and reclaims continually.
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "util/error.h"
 #include "workloads/workload.h"
 
 namespace locksim {
@@ -29,9 +34,22 @@ static void spawn_avc_pressure(const WorkloadSpec &spec, WorkloadEnv &env) {
          {"file", "dir", "lnk_file", "chr_file", "sock_file", "fifo_file", "process"})
         if (uint32_t v = env.facts.class_value(c)) classes.push_back(v);
     if (classes.empty()) classes.push_back(1);
+    // A domain's and an object's context may be the same (a small policy): each SID once, in
+    // the order first met.
+    std::vector<uint32_t> distinct;
+    for (uint32_t sid : *sids)
+        if (std::find(distinct.begin(), distinct.end(), sid) == distinct.end())
+            distinct.push_back(sid);
+    *sids = std::move(distinct);
     // Distinct triples in a fixed order: source major, then target, then class.
     auto triples = std::make_shared<std::vector<Triple>>();
     const auto want = static_cast<size_t>(spec.params.get_int("triples"));
+    const size_t offered = sids->size() * sids->size() * classes.size();
+    if (offered < want)
+        throw UserError(fmt::format(
+            "workload '{}': the policy offers {} distinct (source, target, class) triples ({} "
+            "contexts, {} classes), fewer than triples = {}",
+            spec.label, offered, sids->size(), classes.size(), want));
     for (size_t k = 0; triples->size() < want && k < sids->size() * sids->size() * classes.size();
          ++k) {
         size_t c = k % classes.size(), t = (k / classes.size()) % sids->size(),

@@ -1,6 +1,11 @@
 // journald: a logging daemon receiving messages with SO_PASSSEC. Each message costs the
 // sender's SID -> context string (security_secid_to_secctx), for senders whose contexts carry
 // many categories: the conversion the SID -> string cache exists for.
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "util/error.h"
 #include "workloads/workload.h"
 
 namespace locksim {
@@ -11,11 +16,24 @@ static void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env) {
     const auto &domains = env.facts.domains();
     const int64_t want = p.get_int("senders");
     const auto categories = static_cast<uint32_t>(p.get_int("categories"));
+    uint32_t most = 0;  // categories of the richest sender
     for (size_t i = 0; i < domains.size() && static_cast<int64_t>(senders->size()) < want;
          i += std::max<size_t>(1, domains.size() / static_cast<size_t>(want))) {
-        std::string ctx = env.facts.domain_context_with_categories(domains[i], categories);
-        if (!ctx.empty()) senders->push_back(setup_sid(env, ctx, spec.label));
+        uint32_t carried = 0;
+        std::string ctx =
+            env.facts.domain_context_with_categories(domains[i], categories, &carried);
+        if (ctx.empty()) continue;
+        most = std::max(most, carried);
+        senders->push_back(setup_sid(env, ctx, spec.label));
     }
+    // Every other category a sender's user's range allows (so that the string stays long): a
+    // range of 1024 gives 512, and a user without categories none. When no sender reaches the
+    // count asked for, the workload would be smaller than it says.
+    if (most < categories)
+        throw UserError(fmt::format(
+            "workload '{}': its senders carry at most {} categories (every other one their "
+            "users' ranges allow), fewer than categories = {}",
+            spec.label, most, categories));
     if (senders->empty())
         senders->push_back(setup_sid(env, env.facts.some_domain_context({}), spec.label));
     const kernel::Time gap = kernel::kSec / p.get_int("rate");
@@ -42,7 +60,11 @@ WorkloadInfo journald_workload() {
                 "categories",
             .params = {count("rate", "messages per second per task", 20000, 1, 100000000),
                        count("senders", "distinct sending contexts", 32, 1, 100000),
-                       count("categories", "categories in each sender's context", 1024, 0, 1024)},
+                       count("categories",
+                             "categories in each sender's context: every other one its user's "
+                             "range allows (512 of c0.c1023), so that its string stays long; a "
+                             "sender whose user allows fewer has fewer",
+                             512, 0, 1024)},
             .spawn = spawn_journald};
 }
 

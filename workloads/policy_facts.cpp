@@ -84,9 +84,11 @@ std::string PolicyFacts::domain_context(uint32_t type) const {
     return {};
 }
 
-std::string PolicyFacts::domain_context_with_categories(uint32_t type, uint32_t categories) const {
+std::string PolicyFacts::domain_context_with_categories(uint32_t type, uint32_t categories,
+                                                        uint32_t *carried) const {
     const ss::PolicyBase &p = st_.p();
     std::string base = domain_context(type);
+    if (carried) *carried = 0;
     if (base.empty() || !p.mls || categories == 0) return base;
     ss::Context c;
     if (ss::context_parse(p, base, c) != 0) return base;
@@ -103,7 +105,9 @@ std::string PolicyFacts::domain_context_with_categories(uint32_t type, uint32_t 
     }
     c.range.level[0].cat = cats;
     std::string s = context_string(c);
-    return s.empty() ? base : s;
+    if (s.empty()) return base;
+    if (carried) *carried = n;
+    return s;
 }
 
 uint64_t PolicyFacts::CategoryPairs::count() const {

@@ -33,7 +33,9 @@ class PolicyFacts {
     std::string domain_context(uint32_t type) const;
     // The same with the low level's categories replaced by every other category up to
     // `categories` of them (senders with many categories); falls back to domain_context.
-    std::string domain_context_with_categories(uint32_t type, uint32_t categories) const;
+    // `carried`, when given, receives how many categories the context has.
+    std::string domain_context_with_categories(uint32_t type, uint32_t categories,
+                                               uint32_t *carried = nullptr) const;
     // The contexts a container runtime gives its containers (sVirt, MCS): a domain context
     // with its low level's categories set to the i-th pair {a, b}, a < b, of the categories its
     // high level allows, in the order (0,1), (0,2) ... (1,2) ... Made without the policy, so a

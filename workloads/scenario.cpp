@@ -121,6 +121,7 @@ class TableReader {
     }
 
     const std::string &file() const { return file_; }
+    const std::string &path() const { return path_; }
 
   private:
     template <class T>
@@ -225,7 +226,13 @@ void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
         if (!handler) r.fail("[[machine.irq]] needs a 'handler' (the hard handler's cost)");
         irq.handler_ns = *handler;
         irq.softirq_ns = r.get_duration("softirq", 0).value_or(0);
-        irq.priority = static_cast<int>(r.get_int("priority", 1, 99).value_or(50));
+        if (auto prio = r.get_int("priority", 1, 99)) {
+            if (m.preemption != PreemptionModel::Rt)
+                r.fail_at(r.node("priority")->source(),
+                          "'machine.irq.priority' needs 'preemption = \"rt\"' (only PREEMPT_RT "
+                          "runs an interrupt's handler in a thread of its own)");
+            irq.priority = static_cast<int>(*prio);
+        }
         Params p;
         read_params(r,
                     {{.name = "cpus",
@@ -319,6 +326,10 @@ void read_synthetic(TableReader &r, SyntheticPolicySpec &s) {
     if (auto v = r.get_int("categories", 0, 1024)) s.categories = *v;
     if (auto v = r.get<bool>("mls")) s.mls = *v;
     if (auto v = r.get<int64_t>("seed")) s.seed = *v;
+    if (!s.mls && r.node("categories"))
+        r.fail_at(
+            r.node("categories")->source(),
+            "'policy.synthetic.categories' needs 'mls = true' (a policy without MLS has none)");
     r.finish();
 }
 
@@ -339,6 +350,7 @@ void read_policy(TableReader &r, PolicySpec &p, const std::string &scenario_file
     if (p.source == PolicySpec::Source::File) {
         if (!path) r.fail("'policy.source = \"file\"' needs 'policy.path'");
         p.path = resolve_from_scenario(scenario_file, *path);
+        p.path_at = r.place_of("path");
     } else if (path) {
         r.fail("'policy.path' is only used with 'policy.source = \"file\"'");
     }
@@ -406,7 +418,20 @@ StrategySpec strategy_by_name(TableReader &r, const toml::node &where, const std
     return {name, name, Params::with_defaults(info->options)};
 }
 
+// A [[strategy]] or [[workload]] label: what a sweep axis names between two dots.
+std::optional<std::string> get_label(TableReader &r) {
+    auto label = r.get<std::string>("label");
+    if (label && (label->empty() || label->find('.') != std::string::npos))
+        r.fail_at(r.node("label")->source(),
+                  fmt::format("'label' must be a non-empty name without '.' (a sweep axis names "
+                              "it as {}.<label>.<key>), not '{}'",
+                              r.path(), *label));
+    return label;
+}
+
 void read_strategies(TableReader &top, Scenario &s) {
+    std::vector<std::string> places;  // of each strategy, for the duplicate check
+    auto place_new = [&](const std::string &place) { places.resize(s.strategies.size(), place); };
     if (const toml::node *list = top.node("strategies")) {
         auto add = [&](const toml::node &n) {
             auto name = n.value_exact<std::string>();
@@ -417,6 +442,7 @@ void read_strategies(TableReader &top, Scenario &s) {
             } else {
                 s.strategies.push_back(strategy_by_name(top, n, *name));
             }
+            place_new(top.place_at(n.source()));
         };
         if (const toml::array *a = list->as_array()) {
             for (const auto &n : *a)
@@ -435,19 +461,21 @@ void read_strategies(TableReader &top, Scenario &s) {
             if (!name) r.fail("[[strategy]] needs a 'name'");
             StrategySpec spec = strategy_by_name(r, *r.node("name"), *name);
             read_params(r, find_strategy_info(*name)->options, spec.options);
-            auto label = r.get<std::string>("label");
+            auto label = get_label(r);
             r.finish();
             spec.label =
                 label ? *label
                       : label_with_options(*name, find_strategy_info(*name)->options, spec.options);
             s.strategies.push_back(std::move(spec));
+            place_new(r.place());
         }
     }
     std::set<std::string> labels;
-    for (const auto &st : s.strategies) {
-        if (!labels.insert(st.label).second)
-            top.fail(fmt::format("strategy '{}' is listed twice (give one a different 'label')",
-                                 st.label));
+    for (size_t i = 0; i < s.strategies.size(); ++i) {
+        if (!labels.insert(s.strategies[i].label).second)
+            throw UserError(
+                fmt::format("{}: strategy '{}' is listed twice (give one a different 'label')",
+                            places[i], s.strategies[i].label));
     }
 }
 
@@ -496,11 +524,22 @@ void read_workloads(TableReader &top, Scenario &s) {
             w.params.set(spec.name, spec.default_value);
         read_params(r, common_workload_params(), w.params);
         read_params(r, info->params, w.params);
-        auto label = r.get<std::string>("label");
+        auto label = get_label(r);
         if (w.params.get_string("sched") != "other" && w.params.get_int("nice") != 0)
             r.fail_at(r.node("nice")->source(),
                       "'workload.nice' applies to sched = \"other\" (real-time tasks have no "
                       "nice level)");
+        if (w.params.get_string("sched") == "other" && r.node("prio"))
+            r.fail_at(r.node("prio")->source(),
+                      "'workload.prio' applies to sched = \"fifo\" or \"rr\" (a SCHED_OTHER "
+                      "task's weight is its 'nice')");
+        if (const toml::node *start = r.node("start");
+            start && w.params.get_duration_ns("start") >= s.duration_ns)
+            r.fail_at(start->source(),
+                      fmt::format("'workload.start' ({}) is not before the end of the run "
+                                  "('duration' {}): its tasks would never run",
+                                  format_duration_ns(w.params.get_duration_ns("start")),
+                                  format_duration_ns(s.duration_ns)));
         r.finish();
         w.label = label.value_or(*kind);
         w.tasks = w.params.get_int("tasks");
@@ -532,7 +571,7 @@ void read_sweep(TableReader &r, const toml::table &t, Scenario &s) {
         const toml::array *a = v.as_array();
         if (!a || a->empty())
             r.fail_at(v.source(), fmt::format("sweep axis '{}' must be a non-empty list", k.str()));
-        SweepAxis axis{std::string(k.str()), {}};
+        SweepAxis axis{std::string(k.str()), {}, {}, r.place_at(k.source())};
         for (const auto &e : *a) {
             std::ostringstream os;
             os << toml::toml_formatter(e);
@@ -549,6 +588,10 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
     TableReader r(file, t, "");
     std::string stem = file.substr(file.find_last_of('/') + 1);
     s.name = r.get<std::string>("name").value_or(stem.substr(0, stem.rfind('.')));
+    // The name is a folder of results/ (results/<name>) and a label in the tables.
+    if (s.name.empty() || s.name.find('/') != std::string::npos || s.name == "." || s.name == "..")
+        r.fail_at(r.node("name") ? r.node("name")->source() : t.source(),
+                  "'name' must be a non-empty name without '/' (the results go to results/<name>)");
     s.description = r.get<std::string>("description").value_or("");
     if (auto v = r.get_duration("duration", 1000)) s.duration_ns = *v;
     if (auto v = r.get_duration("warmup", 0)) s.warmup_ns = *v;
@@ -573,11 +616,19 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
                     p);
         s.seeds = p.get_int_list("seeds");
         if (s.seeds.empty()) r.fail_at(n->source(), "'seeds' must list at least one seed");
+        // A seed twice is the same run twice: it would count as two seeds' worth of samples.
+        std::set<int64_t> seen;
+        for (const auto &e : *n->as_array())
+            if (!seen.insert(*e.value<int64_t>()).second)
+                r.fail_at(e.source(), fmt::format("'seeds' lists {} twice (a seed repeats the "
+                                                  "same run)",
+                                                  *e.value<int64_t>()));
     }
     if (auto v = r.get_choice("cost_model", {"counted", "measured"})) s.cost_model = *v;
     if (auto v = r.get<double>("measured_scale")) {
-        if (!(*v > 0))
-            r.fail_at(r.node("measured_scale")->source(), "'measured_scale' must be > 0");
+        if (!(*v > 0) || *v > 1e6)
+            r.fail_at(r.node("measured_scale")->source(),
+                      "'measured_scale' must be > 0 and at most 1000000");
         s.measured_scale = *v;
     }
     if (const toml::table *m = r.get_table("machine")) {
@@ -605,9 +656,13 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
     r.finish();
     if (s.strategies.empty()) r.fail("the scenario names no strategy (add 'strategies = \"all\"')");
     if (s.workloads.empty()) r.fail("the scenario has no [[workload]]");
-    if (s.warmup_ns >= s.duration_ns)
-        r.fail(fmt::format("'warmup' ({}) must be shorter than 'duration' ({})",
-                           format_duration_ns(s.warmup_ns), format_duration_ns(s.duration_ns)));
+    if (s.warmup_ns >= s.duration_ns) {
+        // The key written, warmup first (the duration alone may leave too little for the default).
+        const toml::node *at = r.node("warmup") ? r.node("warmup") : r.node("duration");
+        r.fail_at(at ? at->source() : t.source(),
+                  fmt::format("'warmup' ({}) must be shorter than 'duration' ({})",
+                              format_duration_ns(s.warmup_ns), format_duration_ns(s.duration_ns)));
+    }
     return s;
 }
 
@@ -621,10 +676,10 @@ toml::table parse_toml(std::string_view text, const std::string &file) {
 }
 
 // Sets a dotted field in a TOML table; "workload.<label>.<param>" addresses the [[workload]]
-// with that label (or kind).
-void set_field(toml::table &t, const std::string &file, const std::string &field,
+// with that label (or kind). `at` is the axis' place in the file, for errors.
+void set_field(toml::table &t, const std::string &at, const std::string &field,
                const std::string &value_text) {
-    toml::table parsed = parse_toml("v = " + value_text, file + " (sweep value)");
+    toml::table parsed = parse_toml("v = " + value_text, at + " (sweep value)");
     toml::node *value = parsed.get("v");
     std::vector<std::string> parts;
     for (size_t start = 0;;) {
@@ -650,7 +705,7 @@ void set_field(toml::table &t, const std::string &file, const std::string &field
             }
         }
         if (!match)
-            throw UserError(fmt::format("{}: sweep axis '{}': no [[{}]] labelled '{}'", file, field,
+            throw UserError(fmt::format("{}: sweep axis '{}': no [[{}]] labelled '{}'", at, field,
                                         parts[0], parts[1]));
         cur = match;
         i = 2;
@@ -663,7 +718,7 @@ void set_field(toml::table &t, const std::string &file, const std::string &field
         }
         if (!n->is_table())
             throw UserError(
-                fmt::format("{}: sweep axis '{}': '{}' is not a table", file, field, parts[i]));
+                fmt::format("{}: sweep axis '{}': '{}' is not a table", at, field, parts[i]));
         cur = n->as_table();
     }
     cur->insert_or_assign(parts.back(), *value);
@@ -682,6 +737,7 @@ void restore_places(const Scenario &s, const std::vector<size_t> &index, Scenari
     };
     p.machine.profile_at = place("machine.profile", s.machine.profile_at);
     p.machine.spinlock_at = place("machine.spinlock", s.machine.spinlock_at);
+    p.policy.path_at = place("policy.path", s.policy.path_at);
     for (size_t i = 0; i < p.workloads.size() && i < s.workloads.size(); ++i)
         p.workloads[i].at = s.workloads[i].at;
 }
@@ -711,7 +767,7 @@ std::vector<Scenario> expand_sweep(const Scenario &s) {
         std::vector<std::pair<std::string, std::string>> point;
         for (size_t a = 0; a < s.sweep.size(); ++a) {
             const auto &axis = s.sweep[a];
-            set_field(t, s.file, axis.field, axis.values[index[a]]);
+            set_field(t, axis.at, axis.field, axis.values[index[a]]);
             // Shown without the TOML quotes: machine.profile=sh4, not 'sh4'.
             std::string shown = axis.values[index[a]];
             if (shown.size() >= 2 && (shown.front() == '\'' || shown.front() == '"') &&

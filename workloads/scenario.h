@@ -60,7 +60,8 @@ struct SyntheticPolicySpec {
 struct PolicySpec {
     enum class Source { DebianDefault, DebianMls, File, Synthetic };
     Source source = Source::DebianDefault;
-    std::string path;  // Source::File (resolved relative to the scenario file)
+    std::string path;     // Source::File (resolved relative to the scenario file)
+    std::string path_at;  // file:line:column of policy.path, for errors found reading the file
     SyntheticPolicySpec synthetic;
 };
 
@@ -102,6 +103,7 @@ struct SweepAxis {
     std::string field;
     std::vector<std::string> values;         // each as TOML text, e.g. "8" or "\"expedited\""
     std::vector<std::pair<int, int>> where;  // line and column of each value in the file
+    std::string at;                          // file:line:column of the axis' key
 };
 
 struct Scenario {

@@ -4,6 +4,7 @@
 // intervals of mean `period` (random), or `burst` back to back every `period` (burst).
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/error.h"
@@ -19,6 +20,9 @@ static void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env) {
         if (!v)
             throw UserError(
                 fmt::format("workload '{}': the policy has no boolean '{}'", spec.label, name));
+        if (std::count(chosen.begin(), chosen.end(), v))
+            throw UserError(
+                fmt::format("workload '{}': 'names' lists '{}' twice", spec.label, name));
         chosen.push_back(v);
     }
     if (chosen.empty())
@@ -33,6 +37,11 @@ static void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env) {
     const kernel::Time period = p.get_duration_ns("period");
     const int64_t burst = mode == "burst" ? p.get_int("burst") : 1;
     const auto per_commit = static_cast<size_t>(p.get_int("booleans"));
+    // Each commit changes `booleans` distinct booleans (one flipped twice would not change).
+    if (per_commit > choice->size())
+        throw UserError(fmt::format(
+            "workload '{}': 'booleans' = {} per commit, but there are only {} to choose from",
+            spec.label, per_commit, choice->size()));
     spawn_tasks(spec, env, false, [=, bools = env.bools, &server = env.server](int) {
         static const kernel::Label kOp(kernel::op::kSetsebool);
         kernel::Time next = kernel::now();
@@ -47,9 +56,10 @@ static void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env) {
             kernel::sleep_until(next);
             for (int64_t b = 0; b < burst && !kernel::kthread_should_stop(); ++b) {
                 std::vector<int> values = *bools;
+                std::vector<uint32_t> pool = *choice;  // the first k are drawn (Fisher-Yates)
                 for (size_t k = 0; k < per_commit; ++k) {
-                    uint32_t v = (*choice)[draw(choice->size())];
-                    values[v - 1] = !values[v - 1];
+                    std::swap(pool[k], pool[k + draw(pool.size() - k)]);
+                    values[pool[k] - 1] = !values[pool[k] - 1];
                 }
                 kernel::OpScope op(kOp);
                 if (server.set_bools(values) == 0) *bools = std::move(values);

@@ -61,6 +61,12 @@ static void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
     s->peer = env.facts.class_value("peer");
     s->peer_recv = env.facts.perms("peer", {"recv"});
     s->w_recv = s->peer ? p.get_int("packet_recv") : 0;
+    if (s->w_rw + s->w_open + s->w_sock + s->w_recv == 0)
+        throw UserError(fmt::format(
+            "workload '{}': every operation's weight is 0 (read_write, open_stat, and socket and "
+            "packet_recv, which count only with a socket or peer class in the policy): its tasks "
+            "would do nothing",
+            spec.label));
     s->think = p.get_duration_ns("think");
     s->working_set = std::min(static_cast<size_t>(p.get_int("working_set")), s->object_sids.size());
     s->syscall_work = p.get_int("syscall_work");
@@ -80,7 +86,6 @@ static void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
         while (!kernel::kthread_should_stop()) {
             kernel::sleep_for(s->think);
             if (kernel::kthread_should_stop()) break;  // no new work after the duration
-            if (total == 0) continue;
             // The task's working set: a window of the objects that starts at its own offset.
             const size_t first = static_cast<size_t>(index) * 3;
             const uint32_t obj =

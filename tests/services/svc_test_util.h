@@ -42,6 +42,16 @@ inline std::vector<std::string> oracle_policies() {
     return out;
 }
 
+// Policies generated from random sources (tests/fixtures/random_policy.py), MLS or not.
+inline std::vector<std::string> random_policies(bool mls) {
+    std::vector<std::string> out;
+    for (const char *f : {"rand_r1.33", "rand_r3.31", "rand_r5.33", "rand_x7.33"})
+        if (!mls && have_file(fixture_policy(f))) out.push_back(fixture_policy(f));
+    for (const char *f : {"rand_m11.33", "rand_m13.33", "rand_m15.33", "rand_mx9.30"})
+        if (mls && have_file(fixture_policy(f))) out.push_back(fixture_policy(f));
+    return out;
+}
+
 // libsepol 3.4 prints a category run wrongly when a 64-bit word ends with a set bit and the next
 // non-empty word is not adjacent (its bitmap walk jumps over the gap). True for such a set.
 inline bool sepol_render_quirk(const Ebitmap &cats) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "util/error.h"
 
 using namespace locksim;
@@ -79,4 +81,37 @@ TEST(Profile, ErrorsNameFileLineAndColumn) {
     EXPECT_THROW((void)parse_profile("name = \"x\"\n", "noderiv.toml"), UserError);
     EXPECT_THROW((void)find_profile("no-such-cpu"), UserError);
     EXPECT_THROW((void)parse_profile(bad, "dup.toml"), UserError);  // table defined twice
+}
+
+// A cost, a scale or a speed so large (or small) that the engine's 64-bit sums would overflow
+// is refused where it is written; the largest accepted cost still prices work exactly.
+TEST(Profile, OverflowingNumbersAreRefused) {
+    const std::string text = format_profile(find_profile("sh4"));
+    auto with = [&](const std::string &from, const std::string &to) {
+        const size_t at = text.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        return std::string(text).replace(at, from.size(), to);
+    };
+    for (const auto &[from, to, why] :
+         std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"\ncall = ", "\ncall = 1e308 #", "'call' must be a number of nanoseconds from 0"},
+             {"\ncall = ", "\ncall = 1000001 #", "'call' must be a number of nanoseconds from 0"},
+             {"\nwakeup = ", "\nwakeup = 1e30 #", "'wakeup' must be a number of nanoseconds"},
+             {"\nscale = ", "\nscale = 1e300 #", "'scale' must be from 0 to 1000000"}}) {
+        try {
+            (void)parse_profile(with(from, to), "big.toml");
+            ADD_FAILURE() << "accepted " << to;
+        } catch (const UserError &e) {
+            EXPECT_NE(std::string(e.what()).find("big.toml:"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        }
+    }
+    CpuProfile most = parse_profile(with("\ncall = ", "\ncall = 1000000 #"), "most.toml");
+    EXPECT_EQ(most.work_ps[static_cast<size_t>(ss::Work::Call)], 1'000'000'000);
+    const std::string clusters = format_profile(find_profile("phone-big-little"));
+    const size_t at = clusters.find("speed = ");
+    ASSERT_NE(at, std::string::npos);
+    std::string slow = clusters;
+    slow.replace(at, clusters.find('\n', at) - at, "speed = 1e-9");
+    EXPECT_THROW((void)parse_profile(slow, "slow.toml"), UserError);
 }

@@ -66,6 +66,22 @@ TEST(Avtab, InsertSearchAndDuplicates) {
         t.search({7, 8, 3, AVTAB_ALLOWED});
     }
     EXPECT_GE(w[Work::AvtabNode], 1u);
+    EXPECT_EQ(w[Work::HashProbe], 1u) << "a search hashes its key and loads the slot once";
+    // A key whose slot is empty costs its probe and no node, as avtab_search_node's loop, which
+    // starts at the slot's head, does nothing more.
+    for (uint16_t s = 100; s < 200; ++s) {
+        AvtabKey k{s, s, 9, AVTAB_ALLOWED};
+        if (t.slot(avtab_hash(k, t.mask()))) continue;
+        WorkCounts e;
+        {
+            WorkMeterScope m(&e);
+            EXPECT_EQ(t.search_node(k), nullptr);
+        }
+        EXPECT_EQ(e[Work::HashProbe], 1u);
+        EXPECT_EQ(e[Work::AvtabNode], 0u);
+        return;
+    }
+    ADD_FAILURE() << "no key with an empty slot";
 }
 
 TEST(Avtab, ConditionalTableKeepsRepeatsAndEnabled) {

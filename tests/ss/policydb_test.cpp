@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
+#include <tuple>
 
 #include "policy_test_util.h"
 #include "ss/policy_info.h"
@@ -37,7 +39,25 @@ TEST_P(PolicyFile, WriteIsAcceptedByLibsepolAndStable) {
     Policydb db1 = policydb_read(w1, "write 1");
     expect_counts_equal(db1, w1, GetParam() + " (written)");
     std::vector<uint8_t> w2 = policydb_write(db1);
-    EXPECT_TRUE(w1 == w2) << GetParam() << ": write(read(write(read(x)))) differs";
+    // An extended-permission rule whose key repeats goes before the one already there (the
+    // kernel's avtab_insert), so each read reverses such a run: then a second round trip is the
+    // one that gives the same bytes.
+    std::set<std::tuple<uint16_t, uint16_t, uint16_t, uint16_t>> keys;
+    bool repeated = false;
+    auto note = [&](const AvtabNode &n) {
+        if (n.key.specified & AVTAB_XPERMS)
+            repeated |= !keys.insert({n.key.source_type, n.key.target_type, n.key.target_class,
+                                      n.key.specified})
+                             .second;
+    };
+    db1.b().te_avtab.for_each(note);
+    if (db1.cond) db1.cond->te_cond_avtab.for_each(note);
+    if (repeated) {
+        EXPECT_TRUE(w1 == policydb_write(policydb_read(w2, "write 2")))
+            << GetParam() << ": two round trips differ";
+    } else {
+        EXPECT_TRUE(w1 == w2) << GetParam() << ": write(read(write(read(x)))) differs";
+    }
     // Same size as the original: nothing lost or invented.
     EXPECT_EQ(w1.size(), bytes.size()) << GetParam();
 }
@@ -233,6 +253,11 @@ TEST(PolicyBadInput, WrongMagicAndVersion) {
     bytes = small_fixture();
     bytes[16] = 18;
     expect_user_error(bytes, "version");
+    // A byte of the identifier changed: quoted as text, the bytes that are not text escaped.
+    bytes = small_fixture();
+    bytes[12] = 0xa9;  // "SE Linux" starts at byte 8, after the magic and its length
+    bytes[13] = '\n';
+    expect_user_error(bytes, "identifier 'SE L\\xa9\\x0aux' is not 'SE Linux'");
 }
 
 // The avtab count sits right after the last category; find it by writing a policy whose
