@@ -84,13 +84,15 @@ struct WorkCounts {
     // Zeroes n four at a time: GCC compiles a zeroing of the whole array (n.fill(0), n{}) to a
     // `rep stos`, slow to start for 128 bytes, and a compute() span zeroes its counts each time.
     void clear_counts() {
-        static_assert(kWorkKinds % 4 == 0);
-        for (size_t i = 0; i < kWorkKinds; i += 4) {
+        size_t i = 0;
+        for (; i + 4 <= kWorkKinds; i += 4) {
             n[i] = 0;
             n[i + 1] = 0;
             n[i + 2] = 0;
             n[i + 3] = 0;
         }
+        for (; i < kWorkKinds; ++i)
+            n[i] = 0;
     }
     bool records_lines() const { return line_shift >= 0; }
     uint64_t operator[](Work w) const { return n[static_cast<size_t>(w)]; }
