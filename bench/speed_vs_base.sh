@@ -59,6 +59,7 @@ run() {  # BINARY WHAT OUT: prints "wall cpu" in seconds (cpu = user + system)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a / b }'; }
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
+rm -rf "$work"/out-*  # outputs of an earlier run (with more rounds) would join the checks
 declare -A wall cpu
 for r in $(seq "$rounds"); do
   for what in scaling-256 default; do

@@ -22,8 +22,6 @@ LabelTable &labels() {
     return table;
 }
 
-thread_local Platform *tl_platform = nullptr;
-
 }  // namespace
 
 Label::Label(std::string_view name) {
@@ -74,21 +72,17 @@ std::string_view lock_kind_name(LockKind k) {
     return "?";
 }
 
-Platform *current_or_null() {
-    return tl_platform;
+namespace detail {
+void no_platform() {
+    throw std::logic_error("kernel API used with no platform installed on this thread");
 }
+}  // namespace detail
 
-Platform &current() {
-    if (!tl_platform)
-        throw std::logic_error("kernel API used with no platform installed on this thread");
-    return *tl_platform;
-}
-
-PlatformScope::PlatformScope(Platform &p) : prev_(tl_platform) {
-    tl_platform = &p;
+PlatformScope::PlatformScope(Platform &p) : prev_(detail::tl_platform) {
+    detail::tl_platform = &p;
 }
 PlatformScope::~PlatformScope() {
-    tl_platform = prev_;
+    detail::tl_platform = prev_;
 }
 
 }  // namespace locksim::kernel

@@ -185,9 +185,22 @@ class Platform {
     virtual void op_end(Label label) = 0;
 };
 
+namespace detail {
+// Inline, so that the core's many calls read the thread's pointer in place (no call).
+inline thread_local Platform *tl_platform = nullptr;
+[[noreturn]] void no_platform();
+}  // namespace detail
+
 // The platform of the calling thread; throws std::logic_error when none is installed.
-Platform &current();
-Platform *current_or_null();
+inline Platform &current() {
+    Platform *p = detail::tl_platform;
+    if (!p) [[unlikely]]
+        detail::no_platform();
+    return *p;
+}
+inline Platform *current_or_null() {
+    return detail::tl_platform;
+}
 
 // Installs a platform as the calling thread's current one for the scope's lifetime.
 class PlatformScope {
@@ -277,11 +290,14 @@ inline thread_local ComputeSpan *tl_span = nullptr;
 struct ComputeScope {
     ComputeSpan span;
     bool open = true;
-    explicit ComputeScope(Platform &p, Label label)
-        : span{&p,     label,
-               {},     p.measures_host_time(),
-               {},     ss::ThreadSlot<ss::WorkCounts>::current,
-               tl_span} {
+    // The fields are set one by one: an aggregate initialisation would zero the whole span
+    // first, with a `rep stos` slow to start (the counts zero themselves, work_meter.h).
+    explicit ComputeScope(Platform &p, Label label) {
+        span.platform = &p;
+        span.label = label;
+        span.timed = p.measures_host_time();
+        span.outer_meter = ss::ThreadSlot<ss::WorkCounts>::current;
+        span.outer = tl_span;
         if (span.timed) span.t0 = std::chrono::steady_clock::now();
         span.counts.line_shift = p.memory_sample_shift();
         tl_span = &span;

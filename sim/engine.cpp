@@ -1,6 +1,7 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/context/preallocated.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
@@ -9,6 +10,7 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 #include <stdexcept>
+#include <utility>
 
 namespace locksim::sim {
 
@@ -30,11 +32,10 @@ void Engine::schedule(Time t, Handler fn, void *c, uint64_t arg) {
     heap_.push(EventQueue::Key{t, (seq_++ << kSlotBits) | slot});
 }
 
-void Engine::run(Time until) {
-    stopped_ = false;
+Fiber *Engine::dispatch() {
     while (!heap_.empty() && !stopped_) {
         const EventQueue::Key k = heap_.top();
-        if (k.time > until) break;
+        if (k.time > until_) break;
         heap_.pop();
         auto slot = static_cast<uint32_t>(k.order & ((uint64_t{1} << kSlotBits) - 1));
         Event e = slots_[slot];
@@ -42,13 +43,40 @@ void Engine::run(Time until) {
         now_ = e.time;
         ++processed_;
         e.fn(e.ctx, e.arg);
+        if (next_fiber_) return std::exchange(next_fiber_, nullptr);
     }
+    return nullptr;
+}
+
+void Engine::run(Time until) {
+    stopped_ = false;
+    until_ = until;
+    while (Fiber *f = dispatch()) {
+        f->resume();  // until a fiber comes back here: the run is over, or a fiber ended
+        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    }
+}
+
+void Engine::suspend_fiber(Fiber *self) {
+    Fiber *next = nullptr;
+    try {
+        next = dispatch();
+    } catch (...) {
+        error_ = std::current_exception();  // run() rethrows it on its own stack
+    }
+    if (next == self) return;
+    if (next)
+        self->switch_to(*next);
+    else
+        self->suspend();
 }
 
 void Engine::clear() {
     heap_.clear();
     slots_.clear();
     free_slots_.clear();
+    next_fiber_ = nullptr;
+    error_ = nullptr;
 }
 
 namespace {
@@ -82,17 +110,36 @@ struct FiberStack {
     }
 };
 
+// Every switch on this thread says, just before it jumps, where the context it leaves is to be
+// kept and which fiber it leaves (nullptr: a resumer's stack); the context it arrives in keeps it
+// there (boost.context hands the left context to the one arrived in).
+struct Departure {
+    ctx::fiber *park = nullptr;
+    Fiber *from = nullptr;
+};
+thread_local Departure tl_departure;
+
+// Stacks are page-aligned mappings of one size, so without an offset the top frames of every
+// fiber would sit at the same offsets within a page and compete for the same cache sets (a
+// switch among hundreds of fibers then misses in the cache on every switch). Each stack starts
+// one of kStackColors cache lines below its top, in turn.
+constexpr size_t kStackColors = 64;
+constexpr size_t kCacheLine = 64;
+std::atomic<size_t> next_stack_color{0};
+
 }  // namespace
 
 Fiber::Fiber(std::function<void()> body, size_t stack_size) : body_(std::move(body)) {
-    FiberStack alloc(stack_size);
+    const size_t color =
+        next_stack_color.fetch_add(1, std::memory_order_relaxed) % kStackColors * kCacheLine;
+    FiberStack alloc(stack_size + kStackColors * kCacheLine);
     ctx::stack_context sc = alloc.allocate();
     stack_bottom_ = static_cast<char *>(sc.sp) - sc.size;
     stack_size_ = sc.size;
-    self_ = ctx::fiber(std::allocator_arg, ctx::preallocated(sc.sp, sc.size, sc), alloc,
-                       [this](ctx::fiber &&caller) {
-                           finish_switch(nullptr, &caller_bottom_, &caller_size_);
-                           caller_ = std::move(caller);
+    self_ = ctx::fiber(std::allocator_arg,
+                       ctx::preallocated(static_cast<char *>(sc.sp) - color, sc.size - color, sc),
+                       alloc, [this](ctx::fiber &&from) {
+                           arrive(std::move(from), nullptr);
                            if (!cancel_) {
                                try {
                                    body_();
@@ -102,10 +149,7 @@ Fiber::Fiber(std::function<void()> body, size_t stack_size) : body_(std::move(bo
                                    error_ = std::current_exception();
                                }
                            }
-                           done_ = true;
-                           running_ = false;
-                           start_switch(nullptr, caller_bottom_, caller_size_);  // this stack ends
-                           return std::move(caller_);
+                           return finish();
                        });
 }
 
@@ -122,23 +166,57 @@ Fiber::~Fiber() {
 }
 
 void Fiber::resume() {
-    running_ = true;
-    start_switch(&caller_fake_stack_, stack_bottom_, stack_size_);
-    self_ = std::move(self_).resume();
-    finish_switch(caller_fake_stack_, nullptr, nullptr);
-    running_ = false;
-    if (error_) {
-        auto e = error_;
-        error_ = nullptr;
-        std::rethrow_exception(e);
-    }
+    void *fake_stack = nullptr;
+    start_switch(&fake_stack, stack_bottom_, stack_size_);
+    tl_departure = {&caller_, nullptr};
+    ctx::fiber back = std::move(self_).resume();
+    // Back from this fiber, or from one it handed its resumer to (Engine::suspend_fiber).
+    const Departure d = tl_departure;
+    *d.park = std::move(back);
+    finish_switch(fake_stack, nullptr, nullptr);
+    d.from->running_ = false;
+    if (d.from->error_) std::rethrow_exception(std::exchange(d.from->error_, nullptr));
 }
 
 void Fiber::suspend() {
+    running_ = false;
     start_switch(&fiber_fake_stack_, caller_bottom_, caller_size_);
-    caller_ = std::move(caller_).resume();
-    finish_switch(fiber_fake_stack_, &caller_bottom_, &caller_size_);
+    tl_departure = {&self_, this};
+    ctx::fiber from = std::move(caller_).resume();
+    arrive(std::move(from), fiber_fake_stack_);
     if (cancel_) throw Cancelled{};
+}
+
+void Fiber::switch_to(Fiber &next) {
+    next.caller_ = std::move(caller_);
+    next.caller_bottom_ = caller_bottom_;
+    next.caller_size_ = caller_size_;
+    running_ = false;
+    start_switch(&fiber_fake_stack_, next.stack_bottom_, next.stack_size_);
+    tl_departure = {&self_, this};
+    ctx::fiber from = std::move(next.self_).resume();
+    arrive(std::move(from), fiber_fake_stack_);
+    if (cancel_) throw Cancelled{};
+}
+
+void Fiber::arrive(ctx::fiber &&from, void *fake_stack) {
+    const Departure d = tl_departure;
+    *d.park = std::move(from);
+    running_ = true;
+    // From the resumer: its stack's bounds, for the switch back. From a fiber that handed over,
+    // the bounds came with its resumer.
+    if (d.from)
+        finish_switch(fake_stack, nullptr, nullptr);
+    else
+        finish_switch(fake_stack, &caller_bottom_, &caller_size_);
+}
+
+ctx::fiber Fiber::finish() {
+    done_ = true;
+    running_ = false;
+    tl_departure = {&self_, this};
+    start_switch(nullptr, caller_bottom_, caller_size_);  // this stack ends
+    return std::move(caller_);
 }
 
 }  // namespace locksim::sim

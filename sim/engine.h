@@ -21,6 +21,7 @@
 namespace locksim::sim {
 
 using Time = int64_t;
+class Fiber;
 
 class Engine {
   public:
@@ -50,7 +51,20 @@ class Engine {
     void stop() { stopped_ = true; }
     void clear();
 
+    // Fibers driven by the loop. A handler names the fiber to run next with run_fiber(); the
+    // loop switches to it once the handler has returned. A running fiber that waits calls
+    // suspend_fiber(), which goes on with the loop on the fiber's own stack and switches
+    // straight to the next fiber an event names, or returns at once when that is the fiber
+    // itself: one switch from task to task instead of two through run()'s stack. The events run
+    // in the same order either way. run() returns (and rethrows a fiber's or a handler's
+    // exception) on run()'s stack.
+    void run_fiber(Fiber *f) { next_fiber_ = f; }
+    void suspend_fiber(Fiber *self);
+
   private:
+    // Runs events until a handler names a fiber (returned) or the run is over (nullptr).
+    Fiber *dispatch();
+
     // A key's order word: the scheduling sequence number (upper 40 bits, the tie-break) and the
     // index of the event's payload slot (lower 24 bits).
     static constexpr int kSlotBits = 24;
@@ -59,13 +73,17 @@ class Engine {
     std::vector<Event> slots_;
     std::vector<uint32_t> free_slots_;
     Time now_ = 0;
+    Time until_ = INT64_MAX;
     uint64_t seq_ = 0;
     uint64_t processed_ = 0;
     bool stopped_ = false;
+    Fiber *next_fiber_ = nullptr;
+    std::exception_ptr error_;  // a handler's, thrown on a fiber's stack
 };
 
 // A stackful coroutine driven by the engine. resume() runs it until it calls suspend() or its
-// body returns; the body's exception, if any, is rethrown by resume(). Destroying an unfinished
+// body returns; the body's exception, if any, is rethrown by resume() (or by Engine::run() for
+// fibers it runs). Destroying an unfinished
 // fiber cancels it: its pending suspend() throws Fiber::Cancelled, which unwinds its stack
 // (running destructors) back to the fiber's entry. Every switch is announced to
 // AddressSanitizer when it is on, so sanitizer builds see the right stack.
@@ -84,8 +102,18 @@ class Fiber {
     bool running() const { return running_; }
 
   private:
+    friend class Engine;
+    // From inside this fiber, straight to `next` (suspended or new), which takes over this
+    // fiber's resumer; returns when this fiber is switched to again.
+    void switch_to(Fiber &next);
+    // On arriving in this fiber: keeps the context left where its switcher said, and the
+    // resumer's stack bounds when the resumer switched here.
+    void arrive(boost::context::fiber &&from, void *fake_stack);
+    // The entry's last step: back to the resumer with this stack ended.
+    boost::context::fiber finish();
+
     boost::context::fiber self_;    // the fiber's context while it is suspended
-    boost::context::fiber caller_;  // the engine's context while the fiber runs
+    boost::context::fiber caller_;  // the resumer's context while the fiber runs
     std::function<void()> body_;
     std::exception_ptr error_;
     bool done_ = false;
@@ -96,7 +124,6 @@ class Fiber {
     size_t stack_size_ = 0;
     const void *caller_bottom_ = nullptr;
     size_t caller_size_ = 0;
-    void *caller_fake_stack_ = nullptr;
     void *fiber_fake_stack_ = nullptr;
 };
 

@@ -283,15 +283,11 @@ void RcuState::callback_task_body() {
     }
 }
 
-void RcuState::dereferenced(const void *, const Site &site) {
-    Task *t = ops_.current();
-    if (t && t->rcu_nesting == 0 && t->preempt_count == 0 && !t->irqs_off)
-        ops_.violation(
-            "suspicious_rcu_usage",
-            fmt::format(
-                "{} in {} outside an RCU read section (use rcu_dereference_protected on the "
-                "update side)",
-                site.str(), t->params.name));
+void RcuState::suspicious_dereference(const Task &t, const Site &site) {
+    ops_.violation("suspicious_rcu_usage",
+                   fmt::format("{} in {} outside an RCU read section (use "
+                               "rcu_dereference_protected on the update side)",
+                               site.str(), t.params.name));
 }
 
 void RcuState::set_publication(const void *p, uint64_t publication) {

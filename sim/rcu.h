@@ -44,7 +44,12 @@ class RcuState {
     void read_unlock(const Site &site);
     void synchronize(bool expedited, const Site &site);
     void call(std::function<void()> callback);
-    void dereferenced(const void *p, const Site &site);
+    // rcu_dereference: reported where `t` is in no RCU read section and is preemptible (the
+    // test is inline: a chain walk dereferences every node).
+    void dereferenced(const Task *t, const Site &site) {
+        if (t && t->rcu_nesting == 0 && t->preempt_count == 0 && !t->irqs_off)
+            suspicious_dereference(*t, site);
+    }
     void published(const void *old_p, const void *new_p);
     // An accounted allocation with this publication word is freed: reports a free of an object
     // readers may still hold or that is still published.
@@ -70,6 +75,7 @@ class RcuState {
     void reset_stats() { stats_ = kernel::RcuStats{}; }
 
   private:
+    void suspicious_dereference(const Task &t, const Site &site);
     struct GracePeriod {
         uint64_t id = 0;
         bool expedited = false;

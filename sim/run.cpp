@@ -58,17 +58,12 @@ void SimPlatform::cpu_event(Cpu &c, uint64_t gen) {
     }
 }
 
+// The task's fiber runs once this event's handler has returned (Engine::run_fiber); until it
+// suspends, it is the current task.
 void SimPlatform::execute(Cpu &c) {
     c.act = Act::Executing;
-    Task *t = c.curr;
-    cur_ = t;
-    try {
-        t->fiber->resume();
-    } catch (...) {
-        cur_ = nullptr;
-        throw;
-    }
-    cur_ = nullptr;
+    cur_ = c.curr;
+    engine_.run_fiber(cur_->fiber.get());
 }
 
 void SimPlatform::spin_current() {
@@ -91,7 +86,8 @@ void SimPlatform::end_spin(Task *t, Time cost) {
 void SimPlatform::suspend_current() {
     if (teardown_) return;
     Task *t = cur_;
-    t->fiber->suspend();
+    cur_ = nullptr;  // the events up to its resumption run with no current task
+    engine_.suspend_fiber(t->fiber.get());
     cur_ = t;
 }
 

@@ -121,6 +121,7 @@ void SimPlatform::create_task(kernel::TaskParams params, std::function<void()> b
         [this, tp, body = std::move(body)] {
             body();
             task_exit(tp);
+            cur_ = nullptr;
         },
         cfg_.stack_size);
     tasks_.push_back(std::move(t));

@@ -126,7 +126,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void rcu_read_unlock(Site site) override { rcu_.read_unlock(site); }
     void synchronize_rcu(bool expedited, Site site) override { rcu_.synchronize(expedited, site); }
     void call_rcu(std::function<void()> callback) override { rcu_.call(std::move(callback)); }
-    void rcu_dereferenced(const void *p, Site site) override { rcu_.dereferenced(p, site); }
+    void rcu_dereferenced(const void *, Site site) override { rcu_.dereferenced(cur_, site); }
     void rcu_published(const void *old_p, const void *new_p) override {
         rcu_.published(old_p, new_p);
     }

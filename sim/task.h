@@ -163,6 +163,7 @@ struct Cpu {
     Act act = Act::Idle;
     uint64_t gen = 0;
     Time act_end = 0;
+    Time irq_until = 0;  // interrupt work (hard handler and softirq) ends
     bool need_resched = false;
     bool resched_tail = false;  // an RR slice ran out: the current task goes to the tail
     bool tick_pending = false;
@@ -178,7 +179,6 @@ struct Cpu {
     Task *interrupted = nullptr;        // the task the softirq task interrupted
     Time interrupted_at = 0;            // ... since then
     bool interrupted_spinning = false;  // ... while it spun for a lock not yet granted
-    Time irq_until = 0;                 // interrupt work (hard handler and softirq) ends
     int64_t min_vruntime = 0;           // CFS: never decreases
     uint64_t ticks = 0;
     uint64_t next_balance = 0;  // in ticks

@@ -126,9 +126,9 @@ uint32_t Avc::hash(uint32_t ssid, uint32_t tsid, uint32_t tclass) const {
 
 ss::AvcStats Avc::stats() const {
     ss::AvcStats s;
-    s.lookups = n_.lookups;
     s.hits = n_.hits;
     s.misses = n_.misses;
+    s.lookups = s.hits + s.misses;
     s.allocations = n_.allocations;
     s.reclaims = n_.reclaims;
     s.frees = n_.frees;
@@ -324,8 +324,7 @@ int Avc::has_perm_noaudit(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_
         kernel::spin_unlock_irqrestore(*global_spin_, irq);
     else
         kernel::read_unlock_irqrestore(*global_rw_, irq);
-    ++n_.lookups;
-    if (hit) {
+    if (hit) {  // a lookup: counted as a hit or a miss
         ++n_.hits;
     } else {
         ++n_.misses;

@@ -94,7 +94,7 @@ class Avc {
     RcuReclaimer reclaim_;
 
     struct Counters {
-        std::atomic<uint64_t> lookups{0}, hits{0}, misses{0}, allocations{0}, reclaims{0}, frees{0},
+        std::atomic<uint64_t> hits{0}, misses{0}, allocations{0}, reclaims{0}, frees{0},
             stale_inserts{0}, audits{0};
     };
     Counters n_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -82,4 +83,102 @@ TEST(Fiber, DestroyingASuspendedFiberUnwindsIt) {
         f.resume();
     }
     EXPECT_TRUE(destroyed);
+}
+
+namespace {
+// A task of the fiber tests below: each step is logged, then the fiber waits `period` for an
+// event that names it to run again (Engine::run_fiber), from the loop in suspend_fiber.
+struct Stepper {
+    Engine *e;
+    std::vector<std::pair<int64_t, char>> *log;
+    char name;
+    int64_t period;
+    int steps;
+    std::unique_ptr<Fiber> fiber;
+
+    static void wake(void *self, uint64_t) {
+        auto *s = static_cast<Stepper *>(self);
+        s->e->run_fiber(s->fiber.get());
+    }
+    void start() {
+        fiber = std::make_unique<Fiber>([this] {
+            for (int i = 0; i < steps; ++i) {
+                log->emplace_back(e->now(), name);
+                e->schedule(e->now() + period, wake, this, 0);
+                e->suspend_fiber(fiber.get());
+            }
+        });
+        e->schedule(0, wake, this, 0);
+    }
+};
+}  // namespace
+
+TEST(Engine, FibersHandOverInEventOrder) {
+    Engine e;
+    std::vector<std::pair<int64_t, char>> log;
+    Stepper a{&e, &log, 'a', 10, 3, nullptr}, b{&e, &log, 'b', 15, 3, nullptr};
+    a.start();
+    b.start();
+    // An event that names no fiber runs from a waiting fiber's stack, in its place in time.
+    Log marks{&e, {}};
+    e.schedule(12, record, &marks, 7);
+    e.run();
+    std::vector<std::pair<int64_t, char>> want{{0, 'a'},  {0, 'b'},  {10, 'a'},
+                                               {15, 'b'}, {20, 'a'}, {30, 'b'}};
+    EXPECT_EQ(log, want);
+    EXPECT_EQ(marks.seen, (std::vector<std::pair<int64_t, uint64_t>>{{12, 7}}));
+    EXPECT_TRUE(a.fiber->done());
+    EXPECT_TRUE(b.fiber->done());
+    EXPECT_EQ(e.pending(), 0u);
+}
+
+TEST(Engine, RunStopsAtTheHorizonWhileAFiberWaits) {
+    Engine e;
+    std::vector<std::pair<int64_t, char>> log;
+    Stepper a{&e, &log, 'a', 10, 5, nullptr};
+    a.start();
+    e.run(25);
+    EXPECT_EQ(log.size(), 3u);  // at 0, 10 and 20
+    EXPECT_FALSE(a.fiber->done());
+    e.run();  // goes on where it stopped
+    EXPECT_EQ(log.size(), 5u);
+    EXPECT_TRUE(a.fiber->done());
+}
+
+namespace {
+void throw_from_handler(void *, uint64_t) {
+    throw std::runtime_error("handler");
+}
+}  // namespace
+
+TEST(Engine, ExceptionsOnAFibersStackReachRun) {
+    // A handler's, run by the loop on a waiting fiber's stack.
+    {
+        Engine e;
+        std::vector<std::pair<int64_t, char>> log;
+        Stepper a{&e, &log, 'a', 10, 5, nullptr};
+        a.start();
+        e.schedule(5, throw_from_handler, nullptr, 0);
+        EXPECT_THROW(e.run(), std::runtime_error);
+        EXPECT_FALSE(a.fiber->done());
+        a.fiber.reset();  // unwinds the waiting fiber
+    }
+    // A fiber's own, after a hand-over.
+    {
+        Engine e;
+        std::vector<std::pair<int64_t, char>> log;
+        Stepper a{&e, &log, 'a', 10, 2, nullptr};
+        a.start();
+        struct Thrower {
+            Engine *e;
+            std::unique_ptr<Fiber> fiber;
+            static void wake(void *self, uint64_t) {
+                auto *t = static_cast<Thrower *>(self);
+                t->e->run_fiber(t->fiber.get());
+            }
+        } t{&e, std::make_unique<Fiber>([] { throw std::runtime_error("body"); })};
+        e.schedule(5, Thrower::wake, &t, 0);
+        EXPECT_THROW(e.run(), std::runtime_error);
+        EXPECT_TRUE(t.fiber->done());
+    }
 }
