@@ -305,10 +305,9 @@ CpuProfile find_profile(const std::string &name_or_path) {
     std::string known;
     for (const auto &n : names)
         known += (known.empty() ? "" : ", ") + n;
-    const std::string hint = closest_name(name_or_path, names);
     throw UserError(
         fmt::format("unknown CPU profile '{}' (known: {}){}{}", name_or_path, known,
-                    hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                    did_you_mean(name_or_path, names),
                     name_or_path == "host" ? "; 'locksim calibrate' writes the host profile" : ""));
 }
 

@@ -22,9 +22,8 @@ Params checked_options(const StrategyInfo &info, const Params &given) {
             std::vector<std::string> names;
             for (const auto &s : info.options)
                 names.push_back(s.name);
-            std::string hint = closest_name(key, names);
             throw UserError(fmt::format("strategy '{}' has no option '{}'{}", info.name, key,
-                                        hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+                                        did_you_mean(key, names)));
         }
         if (auto why = check_param(*spec, value))
             throw UserError(fmt::format("strategy '{}', option '{}': {}", info.name, key, *why));
@@ -48,9 +47,8 @@ std::unique_ptr<SecurityServer> make_security_server(const std::string &strategy
         std::vector<std::string> names;
         for (const auto &s : strategy_catalog())
             names.push_back(s.name);
-        std::string hint = closest_name(strategy, names);
-        throw UserError(fmt::format("unknown strategy '{}'{}", strategy,
-                                    hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+        throw UserError(
+            fmt::format("unknown strategy '{}'{}", strategy, did_you_mean(strategy, names)));
     }
     if (core.avc_slots == 0 || (core.avc_slots & (core.avc_slots - 1)))
         throw UserError(

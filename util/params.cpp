@@ -178,9 +178,13 @@ std::string choice_error(std::string_view name, const std::vector<std::string> &
     std::string all;
     for (const auto &c : choices)
         all += (all.empty() ? "" : ", ") + c;
-    const std::string hint = closest_name(value, choices);
     return fmt::format("'{}' must be one of {}, not '{}'{}", name, all, value,
-                       hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint));
+                       did_you_mean(value, choices));
+}
+
+std::string did_you_mean(std::string_view wrong, const std::vector<std::string> &names) {
+    const std::string hint = closest_name(wrong, names);
+    return hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint);
 }
 
 }  // namespace locksim

@@ -71,6 +71,8 @@ std::string format_duration_ns(int64_t ns);
 
 // The closest name by edit distance, for "did you mean" hints (empty when nothing is close).
 std::string closest_name(std::string_view wrong, const std::vector<std::string> &names);
+// " (did you mean 'b'?)" for the closest name, or "" when nothing is close.
+std::string did_you_mean(std::string_view wrong, const std::vector<std::string> &names);
 // "'NAME' must be one of a, b, c, not 'V' (did you mean 'b'?)": a value outside its choices.
 std::string choice_error(std::string_view name, const std::vector<std::string> &choices,
                          std::string_view value);

@@ -112,11 +112,9 @@ class TableReader {
         std::vector<std::string> names(known_.begin(), known_.end());
         for (const auto &[k, v] : table_) {
             if (known_.count(std::string(k.str()))) continue;
-            std::string hint = closest_name(k.str(), names);
-            fail_at(k.source(),
-                    fmt::format("unknown key '{}'{}{}", where(k.str()),
-                                path_.empty() ? "" : fmt::format(" in [{}]", path_),
-                                hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+            fail_at(k.source(), fmt::format("unknown key '{}'{}{}", where(k.str()),
+                                            path_.empty() ? "" : fmt::format(" in [{}]", path_),
+                                            did_you_mean(k.str(), names)));
         }
     }
 
@@ -410,10 +408,9 @@ StrategySpec strategy_by_name(TableReader &r, const toml::node &where, const std
         std::vector<std::string> names;
         for (const auto &s : strategy_catalog())
             names.push_back(s.name);
-        std::string hint = closest_name(name, names);
         r.fail_at(where.source(),
                   fmt::format("unknown strategy '{}'{} (see 'locksim list strategies')", name,
-                              hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+                              did_you_mean(name, names)));
     }
     return {name, name, Params::with_defaults(info->options)};
 }
@@ -495,10 +492,9 @@ void read_workloads(TableReader &top, Scenario &s) {
             std::vector<std::string> names;
             for (const auto &w : workload_catalog())
                 names.push_back(w.name);
-            std::string hint = closest_name(*kind, names);
             r.fail_at(r.node("kind")->source(),
                       fmt::format("unknown workload '{}'{} (see 'locksim list workloads')", *kind,
-                                  hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+                                  did_you_mean(*kind, names)));
         }
         if (!info->irq_kind.empty()) {
             for (const ParamSpec &c : common_workload_params())
