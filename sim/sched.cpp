@@ -542,11 +542,13 @@ void SimPlatform::tick(Cpu &c) {
         else if (t->params.policy == kernel::Sched::Rr)
             task_tick_rr(c);
     }
-    // rebalance_domains: every sd_weight ms, busy_factor times that on a busy CPU.
-    if (++c.ticks >= c.next_balance) {
-        const Time interval =
-            static_cast<Time>(cfg_.cpus) * kernel::kMsec * (c.curr ? kBusyFactor : 1);
-        c.next_balance = c.ticks + static_cast<uint64_t>(std::max<Time>(1, interval / jiffy_));
+    // rebalance_domains: every sd_weight ms, busy_factor times that on a busy CPU; the interval
+    // is that of the CPU's state now (get_sd_balance_interval(sd, busy) at each check), so a CPU
+    // gone idle after a busy balancing balances at the idle interval.
+    const Time interval = static_cast<Time>(cfg_.cpus) * kernel::kMsec * (c.curr ? kBusyFactor : 1);
+    const auto now_tick = static_cast<int64_t>(++c.ticks);
+    if (now_tick - c.last_balance >= std::max<Time>(1, interval / jiffy_)) {
+        c.last_balance = now_tick;
         load_balance(c);
     }
 }

@@ -181,7 +181,7 @@ struct Cpu {
     bool interrupted_spinning = false;  // ... while it spun for a lock not yet granted
     int64_t min_vruntime = 0;           // CFS: never decreases
     uint64_t ticks = 0;
-    uint64_t next_balance = 0;  // in ticks
+    int64_t last_balance = INT32_MIN;  // in ticks (long before the first)
     Time busy_since = 0;
     kernel::CpuStats stats;
 };

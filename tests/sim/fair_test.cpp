@@ -173,3 +173,30 @@ TEST(Fair, PeriodicBalancingMovesAQueuedTaskToAnIdleCpu) {
     // Preempted at 1.5 ms, pulled by CPU 1 at its next balancing tick (3 ms).
     EXPECT_EQ(done, 21500 * kUsec);
 }
+
+// The balancing interval is that of the CPU's state at each tick (rebalance_domains'
+// get_sd_balance_interval(sd, busy)): a CPU that was busy at its last balancing and has gone idle
+// balances at the idle interval (2 ms here), not 16 times that. CPU 1 runs a pinned task until
+// 5 ms and then idles; at 10 ms a real-time task preempts the worker on CPU 0, and CPU 1 pulls
+// the worker at its next balancing tick (11 ms), not at the busy interval (32 ms after its last
+// busy balancing).
+TEST(Fair, AnIdleCpuBalancesAtTheIdleIntervalAfterABusyOne) {
+    auto cfg = zero_config(2, 100 * kMsec);
+    cfg.hz = 1000;
+    SimPlatform sim(cfg);
+    Time done = -1;
+    int last_cpu = -1;
+    sim.create_task(other("busy1", 0, 1), [] { ndelay(5 * kMsec); });
+    sim.create_task(other("worker", 0, -1), [&] {
+        ndelay(40 * kMsec);
+        done = now();
+        last_cpu = smp_processor_id();
+    });
+    sim.create_task({"rt", Sched::Fifo, 50, 0, false}, [&] {
+        sleep_until(10 * kMsec);
+        ndelay(50 * kMsec);
+    });
+    sim.run();
+    EXPECT_EQ(last_cpu, 1);
+    EXPECT_EQ(done, 41 * kMsec);  // 10 ms before the preemption, 30 ms after the pull at 11 ms
+}
