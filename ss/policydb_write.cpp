@@ -34,12 +34,35 @@ class PolicyWriter {
         ocontexts();
         genfs();
         range_trans();
-        for (uint32_t i = 0; i < p_.types.nprim; ++i)
-            ebitmap_write(w_, i < p_.type_attr_map.size() ? p_.type_attr_map[i] : Ebitmap());
+        type_attr_map();
         return w_.take();
     }
 
   private:
+    // Type values without a datum, in order.
+    std::vector<uint32_t> nameless_types() const {
+        std::vector<uint32_t> out;
+        for (uint32_t v = 1; v <= p_.types.nprim; ++v)
+            if (!p_.types.by_value(v)) out.push_back(v);
+        return out;
+    }
+
+    // Each type's attributes; a value named here as an attribute (nameless_types) holds itself,
+    // as every attribute does in the maps checkpolicy writes.
+    void type_attr_map() {
+        const Ebitmap none;
+        for (uint32_t i = 0; i < p_.types.nprim; ++i) {
+            const Ebitmap &m = i < p_.type_attr_map.size() ? p_.type_attr_map[i] : none;
+            if (p_.types.by_value(i + 1)) {
+                ebitmap_write(w_, m);
+                continue;
+            }
+            Ebitmap with_self = m;
+            with_self.set_bit(i, true);
+            ebitmap_write(w_, with_self);
+        }
+    }
+
     void str(std::string_view s) {
         w_.u32(static_cast<uint32_t>(s.size()));
         w_.bytes(s);
@@ -132,14 +155,28 @@ class PolicyWriter {
             ebitmap_write(w_, d.dominates);
             ebitmap_write(w_, d.types);
         });
-        symtab(p_.types, [&](const TypeDatum &d) {
-            w_.u32(static_cast<uint32_t>(d.name.size()));
-            w_.u32(d.value);
-            w_.u32((d.primary ? TYPEDATUM_PROPERTY_PRIMARY : 0) |
-                   (d.attribute ? TYPEDATUM_PROPERTY_ATTRIBUTE : 0));
-            w_.u32(d.bounds);
-            w_.bytes(d.name);
-        });
+        // A policy compiled below version 24 names no attributes: their values have no datum.
+        // Version 24 and later name every value, so each gets one here, "@ttr" and its value
+        // (the name setools gives them), an attribute like those checkpolicy writes.
+        const std::vector<uint32_t> nameless = nameless_types();
+        auto write_type = [&](std::string_view name, uint32_t value, uint32_t props,
+                              uint32_t bounds) {
+            w_.u32(static_cast<uint32_t>(name.size()));
+            w_.u32(value);
+            w_.u32(props);
+            w_.u32(bounds);
+            w_.bytes(name);
+        };
+        w_.u32(p_.types.nprim);
+        w_.u32(p_.types.nel() + static_cast<uint32_t>(nameless.size()));
+        for (const auto &d : p_.types.entries())
+            write_type(d->name, d->value,
+                       (d->primary ? TYPEDATUM_PROPERTY_PRIMARY : 0) |
+                           (d->attribute ? TYPEDATUM_PROPERTY_ATTRIBUTE : 0),
+                       d->bounds);
+        for (uint32_t value : nameless)
+            write_type(fmt::format("@ttr{:04}", value), value,
+                       TYPEDATUM_PROPERTY_PRIMARY | TYPEDATUM_PROPERTY_ATTRIBUTE, 0);
         symtab(p_.users, [&](const UserDatum &d) {
             w_.u32(static_cast<uint32_t>(d.name.size()));
             w_.u32(d.value);

@@ -98,15 +98,21 @@ TEST_P(PolicyFile, ConvertsTo33And24) {
         std::vector<uint8_t> out = policydb_write(db, v);
         Policydb back = policydb_read(out, "converted");
         EXPECT_EQ(back.version(), v);
-        // Policies compiled below 24 carry no attribute names (their type values have gaps),
-        // which libsepol refuses in a newer format; ours reads them back.
-        if (db.version() >= kPolicyVersionWriteMin) {
-            sepol_counts sc;
-            EXPECT_EQ(sepol_policy_counts(out.data(), out.size(), &sc), 0)
-                << GetParam() << " as version " << v;
-        }
+        sepol_counts sc;
+        EXPECT_EQ(sepol_policy_counts(out.data(), out.size(), &sc), 0)
+            << GetParam() << " as version " << v;
         PolicyInfo b = policy_info(back);
+        // Policies compiled below 24 carry no attribute names (their type values have gaps);
+        // the newer format names each such attribute.
+        uint64_t nameless = 0;
+        for (uint32_t t = 1; t <= db.b().types.nprim; ++t)
+            if (!db.b().types.by_value(t)) ++nameless;
+        EXPECT_EQ(nameless > 0, db.version() < kPolicyVersionWriteMin) << GetParam();
+        EXPECT_EQ(b.at("attributes"), a.at("attributes") + nameless) << GetParam();
+        for (uint32_t t = 1; t <= back.b().types.nprim; ++t)
+            EXPECT_NE(back.b().types.by_value(t), nullptr) << GetParam() << ": type value " << t;
         for (const auto &[k, n] : a.counts) {
+            if (k == "attributes") continue;
             // What version 24 cannot express is dropped; everything else is kept.
             bool dropped_at_24 = k == "filename_trans" || k == "filename_trans_keys" ||
                                  k == "role_trans" || k == "ocon_ibpkey" || k == "ocon_ibendport";
