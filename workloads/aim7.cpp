@@ -6,6 +6,7 @@
 // or read and write a file. The users' processes run with their user's whole MLS range.
 #include <fmt/core.h>
 
+#include "util/error.h"
 #include "workloads/workload.h"
 
 namespace locksim {
@@ -18,6 +19,7 @@ struct Aim7Setup {
     uint32_t file = 0, dir = 0, sock = 0, process = 0;
     uint32_t file_create = 0, dir_add = 0, sock_create = 0, transition = 0, rw = 0;
     kernel::Time think = 0;
+    std::vector<int> ops;  // the operations the policy's classes allow
 };
 
 }  // namespace
@@ -44,19 +46,35 @@ static void spawn_aim7(const WorkloadSpec &spec, WorkloadEnv &env) {
         if (!ctx.empty()) s->object_sids.push_back(setup_sid(env, ctx, spec.label));
     }
     if (s->object_sids.empty()) s->object_sids = domain_sids;
-    s->file = env.facts.class_value("file");
-    s->dir = env.facts.class_value("dir");
+    // File and directory checks, or stand-ins on a policy without those classes
+    // (PolicyFacts::check).
+    const PolicyFacts::Check file_create = env.facts.check("file", {"create", "write"}, 0);
+    const PolicyFacts::Check dir_add = env.facts.check("dir", {"add_name", "write", "search"}, 1);
+    s->file = file_create.tclass;
+    s->dir = dir_add.tclass;
+    s->file_create = file_create.av;
+    s->dir_add = dir_add.av;
+    s->rw = env.facts.check("file", {"read", "write"}, 0).av;
     // A socket class of the policy (as syscalls picks it); without one, no socket creation.
     const char *sock_class =
         env.facts.class_value("tcp_socket") ? "tcp_socket" : "unix_stream_socket";
     s->sock = env.facts.class_value(sock_class);
     s->process = env.facts.class_value("process");
-    s->file_create = env.facts.perms("file", {"create", "write"});
-    s->dir_add = env.facts.perms("dir", {"add_name", "write", "search"});
     s->sock_create = env.facts.perms(sock_class, {"create"});
     s->transition = env.facts.perms("process", {"transition"});
-    s->rw = env.facts.perms("file", {"read", "write"});
     s->think = p.get_duration_ns("think");
+    // The operations the policy has classes for, by number (the switch below): a file creation
+    // (dir and file), a socket, an exec (process), a read or write (file).
+    if (s->file && s->dir) s->ops.push_back(0);
+    if (s->sock) s->ops.push_back(1);
+    if (s->process) s->ops.push_back(2);
+    if (s->file) s->ops.push_back(3);
+    if (s->ops.empty())
+        throw UserError(fmt::format(
+            "workload '{}': the policy has no class aim7 can check (process, tcp_socket or "
+            "unix_stream_socket, or any other for its file operations): its tasks would do "
+            "nothing",
+            spec.label));
     const int tasks = static_cast<int>(spec.tasks == 0 ? env.cpus : spec.tasks);
     spawn_tasks(spec, env, false, [s, tasks, &server = env.server](int index) {
         static const kernel::Label kCreat("aim7.creat"), kSock("aim7.socket"), kExec("aim7.exec"),
@@ -69,10 +87,7 @@ static void spawn_aim7(const WorkloadSpec &spec, WorkloadEnv &env) {
             next_user += static_cast<size_t>(tasks);
             const uint32_t obj = s->object_sids[draw(s->object_sids.size())];
             uint32_t newsid = 0;
-            // Operation 1 (a socket) only where the policy has a socket class.
-            size_t pick = draw(s->sock ? 4 : 3);
-            if (!s->sock && pick >= 1) ++pick;
-            switch (pick) {
+            switch (s->ops[draw(s->ops.size())]) {
                 case 0: {
                     kernel::OpScope op(kCreat);
                     server.avc_has_perm(self, obj, s->dir, s->dir_add);

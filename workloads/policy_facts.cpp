@@ -1,5 +1,7 @@
 #include "workloads/policy_facts.h"
 
+#include <algorithm>
+
 #include "ss/context_string.h"
 
 namespace locksim {
@@ -59,6 +61,24 @@ uint32_t PolicyFacts::perms(std::string_view cls,
         if (perm) bits |= 1u << (perm->value - 1);
     }
     return bits;
+}
+
+PolicyFacts::Check PolicyFacts::check(std::string_view cls,
+                                      std::initializer_list<std::string_view> names,
+                                      size_t nth) const {
+    if (uint32_t v = class_value(cls)) return {v, perms(cls, names), false};
+    const ss::PolicyBase &p = st_.p();
+    std::vector<const ss::ClassDatum *> others;
+    for (uint32_t v = 1; v <= p.classes.nprim; ++v)
+        if (const ss::ClassDatum *c = p.classes.by_value(v); c && v != p.process_class)
+            others.push_back(c);
+    if (others.empty()) return {};
+    const ss::ClassDatum *c = others[nth % others.size()];
+    uint32_t nperms = c->permissions.nprim;
+    if (c->comdatum) nperms = std::max(nperms, c->comdatum->permissions.nprim);
+    const auto n = std::min<size_t>({names.size(), nperms, 32});
+    const uint32_t av = n == 32 ? 0xffffffffu : (1u << n) - 1;
+    return {c->value, av, true};
 }
 
 std::string PolicyFacts::context_string(const ss::Context &c) const {

@@ -22,6 +22,19 @@ class PolicyFacts {
     // The access-vector bits of the named permissions of a class (unknown names are skipped).
     uint32_t perms(std::string_view cls, std::initializer_list<std::string_view> names) const;
 
+    // A permission check a workload makes: the named class and permissions, or, on a policy
+    // without that class (one whose classes are not the kernel's, as a policy compiled from
+    // arbitrary sources), a stand-in: the policy's `nth` class other than process (modulo how
+    // many there are), in value order, with as many of its first permissions as were named.
+    // {0, 0} when the policy has no class other than process.
+    struct Check {
+        uint32_t tclass = 0;
+        uint32_t av = 0;
+        bool stand_in = false;
+    };
+    Check check(std::string_view cls, std::initializer_list<std::string_view> names,
+                size_t nth) const;
+
     // Types that can run as processes (members of the `domain` attribute, else every type some
     // role other than object_r may take), and types of objects (members of `file_type`, else
     // every type). Both sorted by value and never empty for a policy with a type.

@@ -45,27 +45,32 @@ static void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
     s->object_sids = object_types.empty() ? pick_sids(env, env.facts.objects(),
                                                       p.get_int("objects"), false, spec.label)
                                           : named_sids(env, object_types, false, spec.label);
-    s->file = env.facts.class_value("file");
-    s->dir = env.facts.class_value("dir");
+    // File and directory checks; a policy without those classes checks stand-ins of its own
+    // (PolicyFacts::check), so that its rules are what the checks search.
+    const PolicyFacts::Check rw = env.facts.check("file", {"read", "write"}, 0);
+    const PolicyFacts::Check search = env.facts.check("dir", {"search"}, 1);
+    s->file = rw.tclass;
+    s->dir = search.tclass;
+    s->rw = rw.av;
+    s->search = search.av;
+    s->getattr_open = env.facts.check("file", {"getattr", "open"}, 0).av;
     s->sock = env.facts.class_value("tcp_socket");
     if (!s->sock) s->sock = env.facts.class_value("unix_stream_socket");
-    s->rw = env.facts.perms("file", {"read", "write"});
     s->fd = env.facts.class_value("fd");
     s->fd_use = s->fd ? env.facts.perms("fd", {"use"}) : 0;
-    s->search = env.facts.perms("dir", {"search"});
-    s->getattr_open = env.facts.perms("file", {"getattr", "open"});
     s->sock_create = env.facts.perms(s->sock ? "tcp_socket" : "unix_stream_socket", {"create"});
-    s->w_rw = p.get_int("read_write");
-    s->w_open = p.get_int("open_stat");
+    // An operation without a class to check (a policy with no class but process) does not run.
+    s->w_rw = s->file ? p.get_int("read_write") : 0;
+    s->w_open = s->file && s->dir ? p.get_int("open_stat") : 0;
     s->w_sock = s->sock ? p.get_int("socket") : 0;
     s->peer = env.facts.class_value("peer");
     s->peer_recv = env.facts.perms("peer", {"recv"});
     s->w_recv = s->peer ? p.get_int("packet_recv") : 0;
     if (s->w_rw + s->w_open + s->w_sock + s->w_recv == 0)
         throw UserError(fmt::format(
-            "workload '{}': every operation's weight is 0 (read_write, open_stat, and socket and "
-            "packet_recv, which count only with a socket or peer class in the policy): its tasks "
-            "would do nothing",
+            "workload '{}': every operation's weight is 0 (read_write and open_stat, which count "
+            "only with a class other than process in the policy, socket with tcp_socket or "
+            "unix_stream_socket, packet_recv with peer): its tasks would do nothing",
             spec.label));
     s->think = p.get_duration_ns("think");
     s->working_set = std::min(static_cast<size_t>(p.get_int("working_set")), s->object_sids.size());
