@@ -319,6 +319,7 @@ int validate(const ValidateArgs &a) {
             sc.hz = s.machine.hz;
             sc.preempt_rcu = s.machine.preempt_rcu;
             sc.userspace_rcu_gp = urcu_gp;
+            const ss::Avtab::GenerationScope generations;  // the run's tables numbered from 1
             sim::SimPlatform sp(sc);
             Side sim_side = run_on(sp, image, spec, core, tc,
                                    a.host_load ? static_cast<int>(std::lround(load)) : 0);

@@ -215,6 +215,7 @@ kernel::RunResults run_on(kernel::Platform &platform,
 json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunResults *raw,
              PlatformKind kind, const RunOptions *trace, bool wall_clock) {
     const Scenario &point = *job.point;
+    const ss::Avtab::GenerationScope generations;  // the job's tables numbered from 1
     kernel::RunResults results;
     json engine;
     if (kind == PlatformKind::Real) {

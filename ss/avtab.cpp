@@ -1,7 +1,6 @@
 #include "ss/avtab.h"
 
 #include <algorithm>
-#include <atomic>
 #include <utility>
 
 namespace locksim::ss {
@@ -43,9 +42,18 @@ constexpr uint16_t kKindMask = static_cast<uint16_t>(~(AVTAB_ENABLED | AVTAB_ENA
 
 }  // namespace
 
+namespace {
+thread_local uint32_t tl_generations = 0;
+}
+
 uint32_t Avtab::next_generation() {
-    static std::atomic<uint32_t> generations{0};
-    return generations.fetch_add(1, std::memory_order_relaxed) + 1;
+    return ++tl_generations;
+}
+
+Avtab::GenerationScope::GenerationScope() : saved_(std::exchange(tl_generations, 0)) {}
+
+Avtab::GenerationScope::~GenerationScope() {
+    tl_generations = saved_;
 }
 
 Avtab::~Avtab() {
