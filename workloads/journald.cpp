@@ -16,20 +16,29 @@ static void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env) {
     const auto &domains = env.facts.domains();
     const int64_t want = p.get_int("senders");
     const auto categories = static_cast<uint32_t>(p.get_int("categories"));
-    uint32_t most = 0;  // categories of the richest sender
-    for (size_t i = 0; i < domains.size() && static_cast<int64_t>(senders->size()) < want;
-         i += std::max<size_t>(1, domains.size() / static_cast<size_t>(want))) {
+    // Senders whose contexts carry `categories` categories (every other one their user's range
+    // allows, so that the string stays long: a range of 1024 gives 512). Domains spread over the
+    // policy's first, then any other that carries them, until there are `senders`: a domain
+    // whose user has fewer categories (user_u at s0 on debian-mls) is not a sender, so that
+    // every message costs what the workload says.
+    uint32_t most = 0;  // categories of the richest domain looked at
+    std::vector<bool> looked(domains.size(), false);
+    auto add = [&](size_t i) {
+        looked[i] = true;
         uint32_t carried = 0;
         std::string ctx =
             env.facts.domain_context_with_categories(domains[i], categories, &carried);
-        if (ctx.empty()) continue;
+        if (ctx.empty()) return;
         most = std::max(most, carried);
-        senders->push_back(setup_sid(env, ctx, spec.label));
-    }
-    // Every other category a sender's user's range allows (so that the string stays long): a
-    // range of 1024 gives 512, and a user without categories none. When no sender reaches the
-    // count asked for, the workload would be smaller than it says.
-    if (most < categories)
+        if (carried >= categories) senders->push_back(setup_sid(env, ctx, spec.label));
+    };
+    auto enough = [&] { return static_cast<int64_t>(senders->size()) >= want; };
+    for (size_t i = 0; i < domains.size() && !enough();
+         i += std::max<size_t>(1, domains.size() / static_cast<size_t>(want)))
+        add(i);
+    for (size_t i = 0; i < domains.size() && !enough(); ++i)
+        if (!looked[i]) add(i);
+    if (senders->empty() && most < categories)
         throw UserError(fmt::format(
             "workload '{}': its senders carry at most {} categories (every other one their "
             "users' ranges allow), fewer than categories = {}",
@@ -63,7 +72,7 @@ WorkloadInfo journald_workload() {
                        count("categories",
                              "categories in each sender's context: every other one its user's "
                              "range allows (512 of c0.c1023), so that its string stays long; a "
-                             "sender whose user allows fewer has fewer",
+                             "domain whose user allows fewer is not a sender",
                              512, 0, 1024)},
             .spawn = spawn_journald};
 }
