@@ -44,16 +44,21 @@ constexpr uint16_t kKindMask = static_cast<uint16_t>(~(AVTAB_ENABLED | AVTAB_ENA
 
 namespace {
 thread_local uint32_t tl_generations = 0;
-}
+thread_local int tl_scope_depth = 0;
+}  // namespace
 
 uint32_t Avtab::next_generation() {
     return ++tl_generations;
 }
 
-Avtab::GenerationScope::GenerationScope() : saved_(std::exchange(tl_generations, 0)) {}
+Avtab::GenerationScope::GenerationScope()
+    : saved_(tl_generations), outermost_(tl_scope_depth++ == 0) {
+    if (outermost_) tl_generations = 0;
+}
 
 Avtab::GenerationScope::~GenerationScope() {
-    tl_generations = saved_;
+    --tl_scope_depth;
+    if (outermost_) tl_generations = saved_;
 }
 
 Avtab::~Avtab() {

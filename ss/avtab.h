@@ -108,22 +108,11 @@ class Avtab {
     // Changes whenever the table's nodes or slots change; a host-side memo of searches
     // (TeRulesMemo) is valid while it stays the same, and the cache model names the table's
     // lines by it. Numbered per host thread (32 bits so that the table keeps its size: a memo
-    // lives for one run, far fewer changes than 2^32), from 1 again in each GenerationScope.
+    // lives for one run, far fewer changes than 2^32), from 1 again in each outermost
+    // GenerationScope: unique among the tables one thread makes inside one scope, not across
+    // threads (nothing compares generations made on different threads).
     uint32_t generation() const { return gen_; }
 
-    // Opened for one simulation job on its thread: the tables made inside are numbered from 1,
-    // so that their numbers, and the cache lines named by them, are a function of the job
-    // alone, not of what other jobs made before it or beside it on the host.
-    class GenerationScope {
-      public:
-        GenerationScope();
-        ~GenerationScope();
-        GenerationScope(const GenerationScope &) = delete;
-        GenerationScope &operator=(const GenerationScope &) = delete;
-
-      private:
-        uint32_t saved_;
-    };
     uint32_t nslot() const { return nslot_; }
     uint32_t mask() const { return mask_; }
     AvtabNode *slot(uint32_t i) const { return htable_[i]; }
@@ -142,6 +131,22 @@ class Avtab {
         uint32_t max_chain = 0;
     };
     ChainStats chain_stats() const;
+
+    // Opened for one simulation job on its thread: the tables made inside are numbered from 1,
+    // so that their numbers, and the cache lines named by them, are a function of the job
+    // alone, not of what other jobs made before it or beside it on the host. A scope opened
+    // inside another goes on with the outer one's numbers (its tables are still alive).
+    class GenerationScope {
+      public:
+        GenerationScope();
+        ~GenerationScope();
+        GenerationScope(const GenerationScope &) = delete;
+        GenerationScope &operator=(const GenerationScope &) = delete;
+
+      private:
+        uint32_t saved_;
+        bool outermost_;
+    };
 
   private:
     AvtabNode *new_node(const AvtabKey &key, const AvtabDatum &datum, AvtabNode *next);

@@ -68,15 +68,15 @@ PolicyFacts::Check PolicyFacts::check(std::string_view cls,
                                       size_t nth) const {
     if (uint32_t v = class_value(cls)) return {v, perms(cls, names), false};
     const ss::PolicyBase &p = st_.p();
+    // Classes with a permission to ask for (a class's nprim counts its common's too).
     std::vector<const ss::ClassDatum *> others;
     for (uint32_t v = 1; v <= p.classes.nprim; ++v)
-        if (const ss::ClassDatum *c = p.classes.by_value(v); c && v != p.process_class)
+        if (const ss::ClassDatum *c = p.classes.by_value(v);
+            c && v != p.process_class && c->permissions.nprim > 0)
             others.push_back(c);
     if (others.empty()) return {};
     const ss::ClassDatum *c = others[nth % others.size()];
-    uint32_t nperms = c->permissions.nprim;
-    if (c->comdatum) nperms = std::max(nperms, c->comdatum->permissions.nprim);
-    const auto n = std::min<size_t>({names.size(), nperms, 32});
+    const auto n = std::min<size_t>({names.size(), c->permissions.nprim, 32});
     const uint32_t av = n == 32 ? 0xffffffffu : (1u << n) - 1;
     return {c->value, av, true};
 }

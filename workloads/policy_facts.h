@@ -24,9 +24,9 @@ class PolicyFacts {
 
     // A permission check a workload makes: the named class and permissions, or, on a policy
     // without that class (one whose classes are not the kernel's, as a policy compiled from
-    // arbitrary sources), a stand-in: the policy's `nth` class other than process (modulo how
-    // many there are), in value order, with as many of its first permissions as were named.
-    // {0, 0} when the policy has no class other than process.
+    // arbitrary sources), a stand-in: the policy's `nth` class other than process that has
+    // permissions (modulo how many there are), in value order, with as many of its first
+    // permissions as were named. {0, 0} when the policy has no such class.
     struct Check {
         uint32_t tclass = 0;
         uint32_t av = 0;

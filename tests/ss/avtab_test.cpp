@@ -129,5 +129,30 @@ TEST(Avtab, HashSpreadsRealisticKeys) {
     EXPECT_LT(st.max_chain, 16u);
 }
 
+// Each simulation job numbers its tables from 1 (its results must not depend on the tables
+// other jobs made before it on the thread); a scope inside another goes on with the outer
+// numbering, so that two live tables never share a generation.
+TEST(Avtab, GenerationsStartAgainInEachOutermostScope) {
+    uint32_t first = 0;
+    {
+        Avtab::GenerationScope job;
+        Avtab a;
+        first = a.generation();
+        {
+            Avtab::GenerationScope inner;
+            Avtab b;
+            EXPECT_NE(b.generation(), a.generation());
+        }
+        Avtab c;
+        EXPECT_NE(c.generation(), a.generation());
+    }
+    Avtab outside;  // made between jobs
+    {
+        Avtab::GenerationScope job;
+        Avtab a;
+        EXPECT_EQ(a.generation(), first);
+    }
+}
+
 }  // namespace
 }  // namespace locksim::ss
