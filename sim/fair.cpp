@@ -138,8 +138,8 @@ void SimPlatform::task_tick_rr(Cpu &c) {
 // Periodic load balancing, one sched domain over every CPU (rebalance_domains and
 // load_balance, reduced): the CPU with the most runnable tasks gives this one a queued
 // SCHED_OTHER task that may run here, the one queued last, when it has two more than this one.
-void SimPlatform::load_balance(Cpu &c) {
-    if (queued_ == 0) return;
+bool SimPlatform::load_balance(Cpu &c) {
+    if (queued_ == 0) return false;
     auto nr = [](const Cpu &x) { return x.rq.size() + (x.curr ? 1 : 0); };
     Cpu *busiest = nullptr;
     Task *pick = nullptr;
@@ -154,14 +154,14 @@ void SimPlatform::load_balance(Cpu &c) {
             pick = movable;
         }
     }
-    if (!pick) return;
+    if (!pick) return false;
     trace_event("cpu{} pulls {} from cpu{}", c.id, pick->params.name, busiest->id);
     move_task(pick, *busiest, c);
-    if (!c.curr) {
+    if (!c.curr)
         switch_in(c, pick, 0);
-        return;
-    }
-    if (wakeup_preempts(c, pick)) request_resched(c, c.id);
+    else if (wakeup_preempts(c, pick))
+        request_resched(c, c.id);
+    return true;
 }
 
 }  // namespace locksim::sim

@@ -542,14 +542,26 @@ void SimPlatform::tick(Cpu &c) {
         else if (t->params.policy == kernel::Sched::Rr)
             task_tick_rr(c);
     }
-    // rebalance_domains: every sd_weight ms, busy_factor times that on a busy CPU; the interval
-    // is that of the CPU's state now (get_sd_balance_interval(sd, busy) at each check), so a CPU
-    // gone idle after a busy balancing balances at the idle interval.
-    const Time interval = static_cast<Time>(cfg_.cpus) * kernel::kMsec * (c.curr ? kBusyFactor : 1);
+    // rebalance_domains with get_sd_balance_interval(sd, busy), v6.5: the domain's interval
+    // (sd_weight ms, doubled while balanced up to twice that), busy_factor times that on a busy
+    // CPU, in jiffies rounded up (msecs_to_jiffies), one less when busy, at least one and at
+    // most HZ * CPUs / 10 (max_load_balance_interval). It is that of the CPU's state at each
+    // check, so a CPU gone idle after a busy balancing balances at the idle interval.
+    const int64_t min_ms = cfg_.cpus;
+    if (c.balance_interval_ms == 0) c.balance_interval_ms = min_ms;
+    const bool busy = c.curr != nullptr;
+    const Time ms = c.balance_interval_ms * (busy ? kBusyFactor : 1);
+    int64_t interval = (ms * kernel::kMsec + jiffy_ - 1) / jiffy_;
+    if (busy) --interval;
+    interval = std::clamp<int64_t>(interval, 1, std::max<int64_t>(1, cfg_.hz * cfg_.cpus / 10));
     const auto now_tick = static_cast<int64_t>(++c.ticks);
-    if (now_tick - c.last_balance >= std::max<Time>(1, interval / jiffy_)) {
+    if (now_tick - c.last_balance >= interval) {
         c.last_balance = now_tick;
-        load_balance(c);
+        // A move resets the interval to the minimum; a balanced pass doubles it.
+        if (load_balance(c))
+            c.balance_interval_ms = min_ms;
+        else if (c.balance_interval_ms < 2 * min_ms)
+            c.balance_interval_ms *= 2;
     }
 }
 

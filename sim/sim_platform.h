@@ -212,7 +212,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     bool wakeup_preempts(Cpu &c, Task *t);
     void check_preempt_tick(Cpu &c);
     void task_tick_rr(Cpu &c);
-    void load_balance(Cpu &c);
+    bool load_balance(Cpu &c);  // whether it moved a task
     // Interrupt load and interrupt state (irq.cpp; timer_fire in sched.cpp).
     void deliver_irq(Cpu &c, size_t source);
     void timer_fire(Task *t, Cpu &c);

@@ -181,7 +181,10 @@ struct Cpu {
     bool interrupted_spinning = false;  // ... while it spun for a lock not yet granted
     int64_t min_vruntime = 0;           // CFS: never decreases
     uint64_t ticks = 0;
-    int64_t last_balance = INT32_MIN;  // in ticks (long before the first)
+    // Periodic balancing (rebalance_domains): the tick of the last one, and the domain's
+    // balance_interval in ms (sd_weight, doubled up to twice that while the CPUs are balanced).
+    int64_t last_balance = 0;
+    int64_t balance_interval_ms = 0;  // 0: not set yet (the minimum)
     Time busy_since = 0;
     kernel::CpuStats stats;
 };
