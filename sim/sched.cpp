@@ -64,8 +64,10 @@ SimPlatform::SimPlatform(SimConfig cfg) : cfg_(checked(std::move(cfg))) {
         }
     }
     cpus_.resize(static_cast<size_t>(cfg_.cpus));
-    for (int i = 0; i < cfg_.cpus; ++i)
+    for (int i = 0; i < cfg_.cpus; ++i) {
         cpus_[static_cast<size_t>(i)].id = i;
+        cpus_[static_cast<size_t>(i)].balance_interval_ms = cfg_.cpus;  // sd_weight ms
+    }
     preempt_off_.keep = irqs_off_.keep = cfg_.keep_longest;
     const CpuProfile &prof = cfg_.profile;
     if (!prof.clusters.empty() && cfg_.cpus > prof.cluster_cpus())
@@ -548,7 +550,6 @@ void SimPlatform::tick(Cpu &c) {
     // most HZ * CPUs / 10 (max_load_balance_interval). It is that of the CPU's state at each
     // check, so a CPU gone idle after a busy balancing balances at the idle interval.
     const int64_t min_ms = cfg_.cpus;
-    if (c.balance_interval_ms == 0) c.balance_interval_ms = min_ms;
     const bool busy = c.curr != nullptr;
     const Time ms = c.balance_interval_ms * (busy ? kBusyFactor : 1);
     int64_t interval = (ms * kernel::kMsec + jiffy_ - 1) / jiffy_;

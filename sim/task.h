@@ -182,9 +182,10 @@ struct Cpu {
     int64_t min_vruntime = 0;           // CFS: never decreases
     uint64_t ticks = 0;
     // Periodic balancing (rebalance_domains): the tick of the last one, and the domain's
-    // balance_interval in ms (sd_weight, doubled up to twice that while the CPUs are balanced).
+    // balance_interval in ms (sd_weight from the start, doubled up to twice that while the CPUs
+    // are balanced).
     int64_t last_balance = 0;
-    int64_t balance_interval_ms = 0;  // 0: not set yet (the minimum)
+    int64_t balance_interval_ms = 0;
     Time busy_since = 0;
     kernel::CpuStats stats;
 };

@@ -66,7 +66,7 @@ uint32_t PolicyFacts::perms(std::string_view cls,
 PolicyFacts::Check PolicyFacts::check(std::string_view cls,
                                       std::initializer_list<std::string_view> names,
                                       size_t nth) const {
-    if (uint32_t v = class_value(cls)) return {v, perms(cls, names), false};
+    if (uint32_t v = class_value(cls)) return {v, perms(cls, names)};
     const ss::PolicyBase &p = st_.p();
     // Classes with a permission to ask for (a class's nprim counts its common's too).
     std::vector<const ss::ClassDatum *> others;
@@ -78,7 +78,7 @@ PolicyFacts::Check PolicyFacts::check(std::string_view cls,
     const ss::ClassDatum *c = others[nth % others.size()];
     const auto n = std::min<size_t>({names.size(), c->permissions.nprim, 32});
     const uint32_t av = n == 32 ? 0xffffffffu : (1u << n) - 1;
-    return {c->value, av, true};
+    return {c->value, av};
 }
 
 std::string PolicyFacts::context_string(const ss::Context &c) const {

@@ -30,7 +30,6 @@ class PolicyFacts {
     struct Check {
         uint32_t tclass = 0;
         uint32_t av = 0;
-        bool stand_in = false;
     };
     Check check(std::string_view cls, std::initializer_list<std::string_view> names,
                 size_t nth) const;

@@ -2,6 +2,7 @@
 // simulated runs on a profile where only explicit work costs time.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,6 +31,33 @@ TaskParams other(std::string name, int nice, int cpu) {
     TaskParams p{std::move(name), Sched::Other, 0, cpu, false};
     p.nice = nice;
     return p;
+}
+
+// Two CPUs at HZ 1000: `setup` makes its tasks first, then a SCHED_OTHER worker (any CPU) runs
+// for `work`, and a SCHED_FIFO task on CPU 0 wakes at `rt_at` and runs for `rt_work`. Returns
+// when the worker finished and on which CPU.
+struct WorkerEnd {
+    Time done = -1;
+    int cpu = -1;
+};
+WorkerEnd preempted_worker(const std::function<void(SimPlatform &)> &setup, Time work, Time rt_at,
+                           Time rt_work) {
+    auto cfg = zero_config(2, 100 * kMsec);
+    cfg.hz = 1000;
+    SimPlatform sim(cfg);
+    WorkerEnd end;
+    setup(sim);
+    sim.create_task(other("worker", 0, -1), [&] {
+        ndelay(work);
+        end.done = now();
+        end.cpu = smp_processor_id();
+    });
+    sim.create_task({"rt", Sched::Fifo, 50, 0, false}, [&] {
+        sleep_until(rt_at);
+        ndelay(rt_work);
+    });
+    sim.run();
+    return end;
 }
 
 }  // namespace
@@ -155,24 +183,10 @@ TEST(Fair, TasksRunOnlyOnTheirAffinity) {
 // idles; the idle CPU's periodic balancing (every sd_weight = 2 ms here, the first one interval
 // after boot) pulls it over.
 TEST(Fair, PeriodicBalancingMovesAQueuedTaskToAnIdleCpu) {
-    auto cfg = zero_config(2, 100 * kMsec);
-    cfg.hz = 1000;
-    SimPlatform sim(cfg);
-    Time done = -1;
-    int last_cpu = -1;
-    sim.create_task(other("worker", 0, -1), [&] {
-        ndelay(20 * kMsec);
-        done = now();
-        last_cpu = smp_processor_id();
-    });
-    sim.create_task({"rt", Sched::Fifo, 50, 0, false}, [&] {
-        sleep_until(1500 * kUsec);
-        ndelay(30 * kMsec);
-    });
-    sim.run();
-    EXPECT_EQ(last_cpu, 1);
+    WorkerEnd end = preempted_worker([](SimPlatform &) {}, 20 * kMsec, 1500 * kUsec, 30 * kMsec);
+    EXPECT_EQ(end.cpu, 1);
     // Preempted at 1.5 ms, pulled by CPU 1 at its first balancing tick (2 ms).
-    EXPECT_EQ(done, 20500 * kUsec);
+    EXPECT_EQ(end.done, 20500 * kUsec);
 }
 
 // The balancing interval is that of the CPU's state at each tick (rebalance_domains'
@@ -182,22 +196,9 @@ TEST(Fair, PeriodicBalancingMovesAQueuedTaskToAnIdleCpu) {
 // domain's maximum, 2 x sd_weight), balances again at 9 ms; at 10 ms a real-time task preempts
 // the worker on CPU 0, and CPU 1 pulls the worker at 13 ms.
 TEST(Fair, AnIdleCpuBalancesAtTheIdleIntervalAfterABusyOne) {
-    auto cfg = zero_config(2, 100 * kMsec);
-    cfg.hz = 1000;
-    SimPlatform sim(cfg);
-    Time done = -1;
-    int last_cpu = -1;
-    sim.create_task(other("busy1", 0, 1), [] { ndelay(5 * kMsec); });
-    sim.create_task(other("worker", 0, -1), [&] {
-        ndelay(40 * kMsec);
-        done = now();
-        last_cpu = smp_processor_id();
-    });
-    sim.create_task({"rt", Sched::Fifo, 50, 0, false}, [&] {
-        sleep_until(10 * kMsec);
-        ndelay(50 * kMsec);
-    });
-    sim.run();
-    EXPECT_EQ(last_cpu, 1);
-    EXPECT_EQ(done, 43 * kMsec);  // 10 ms before the preemption, 30 ms after the pull at 13 ms
+    WorkerEnd end = preempted_worker(
+        [](SimPlatform &sim) { sim.create_task(other("busy1", 0, 1), [] { ndelay(5 * kMsec); }); },
+        40 * kMsec, 10 * kMsec, 50 * kMsec);
+    EXPECT_EQ(end.cpu, 1);
+    EXPECT_EQ(end.done, 43 * kMsec);  // 10 ms before the preemption, 30 ms after the pull at 13 ms
 }
