@@ -80,6 +80,7 @@ Avtab &Avtab::operator=(Avtab &&o) noexcept {
         chunk_used_ = std::exchange(o.chunk_used_, 0);
         chunk_size_ = std::exchange(o.chunk_size_, 0);
         gen_ = std::exchange(o.gen_, next_generation());
+        layout_ = std::exchange(o.layout_, o.gen_);
     }
     return *this;
 }
@@ -90,7 +91,7 @@ void Avtab::clear() {
     chunks_.clear();
     xperms_.clear();
     nel_ = nslot_ = mask_ = chunk_used_ = chunk_size_ = 0;
-    gen_ = next_generation();
+    layout_ = gen_ = next_generation();
 }
 
 void Avtab::alloc(uint32_t nrules) {
@@ -142,7 +143,7 @@ AvtabNode *Avtab::new_node(const AvtabKey &key, const AvtabDatum &datum, AvtabNo
         n->datum.u.data = datum.u.data;
     }
     ++nel_;
-    gen_ = next_generation();
+    layout_ = gen_ = next_generation();
     return n;
 }
 
@@ -210,6 +211,42 @@ AvtabNode *Avtab::search_node_next(const AvtabNode *node, uint16_t specified) {
         if (c < 0) break;
     }
     return nullptr;
+}
+
+bool Avtab::adopt_layout(const Avtab &orig) const {
+    if (nslot_ != orig.nslot_ || nel_ != orig.nel_) return false;
+    auto same_rule = [](const AvtabNode &a, const AvtabNode &b) {
+        if (key_cmp(a.key, b.key) != 0 ||
+            (a.key.specified & kKindMask) != (b.key.specified & kKindMask))
+            return false;
+        if (a.key.specified & AVTAB_XPERMS)
+            return a.datum.u.xperms->specified == b.datum.u.xperms->specified &&
+                   a.datum.u.xperms->driver == b.datum.u.xperms->driver &&
+                   a.datum.u.xperms->perms == b.datum.u.xperms->perms;
+        return a.datum.u.data == b.datum.u.data;
+    };
+    for (uint32_t i = 0; i < nslot_; ++i) {
+        const AvtabNode *a = htable_[i], *b = orig.htable_[i];
+        for (; a && b; a = a->next, b = b->next)
+            if (!same_rule(*a, *b)) return false;
+        if (a || b) return false;
+    }
+    layout_ = orig.layout_;
+    return true;
+}
+
+Avtab::Position Avtab::position_of(const AvtabNode &n) const {
+    Position pos{avtab_hash(n.key, mask_), 0};
+    for (const AvtabNode *cur = htable_[pos.slot]; cur && cur != &n; cur = cur->next)
+        ++pos.depth;
+    return pos;
+}
+
+const AvtabNode *Avtab::node_at(Position pos) const {
+    const AvtabNode *n = pos.slot < nslot_ ? htable_[pos.slot] : nullptr;
+    for (uint32_t d = 0; n && d < pos.depth; ++d)
+        n = n->next;
+    return n;
 }
 
 Avtab::ChainStats Avtab::chain_stats() const {

@@ -112,6 +112,23 @@ class Avtab {
     // GenerationScope: unique among the tables one thread makes inside one scope, not across
     // threads (nothing compares generations made on different threads).
     uint32_t generation() const { return gen_; }
+    // Names the table's layout for the host's memo: the generation of the table whose slots,
+    // chains and rules (ENABLED bits aside) this one repeats node for node, its own generation
+    // otherwise. A search counts the same work in two tables of one layout, and finds nodes at
+    // the same (slot, depth) positions.
+    uint32_t layout() const { return layout_; }
+    // Takes `orig`'s layout name when this table repeats it (same slot count, and in every slot
+    // the same keys and data in the same order); returns whether it does. Host bookkeeping only:
+    // nothing is counted, and the tables are not changed.
+    bool adopt_layout(const Avtab &orig) const;
+    // Where a node of this table sits: its slot and its depth in the slot's chain.
+    struct Position {
+        uint32_t slot = 0;
+        uint32_t depth = 0;
+    };
+    Position position_of(const AvtabNode &n) const;
+    // The node at `pos` (one that position_of gave for a table of this layout).
+    const AvtabNode *node_at(Position pos) const;
 
     uint32_t nslot() const { return nslot_; }
     uint32_t mask() const { return mask_; }
@@ -157,6 +174,7 @@ class Avtab {
     uint32_t nslot_ = 0;
     uint32_t mask_ = 0;
     uint32_t gen_ = next_generation();  // in what was padding
+    mutable uint32_t layout_ = gen_;    // host bookkeeping (adopt_layout)
     // Node pool: chunks of nodes, and the extended-permission blocks.
     std::vector<std::unique_ptr<AvtabNode[]>> chunks_;
     uint32_t chunk_used_ = 0;

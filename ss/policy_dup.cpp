@@ -1,8 +1,10 @@
 #include "ss/policy_dup.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
+#include "ss/te_rules_memo.h"
 #include "ss/work_meter.h"
 
 namespace locksim::ss {
@@ -16,6 +18,14 @@ void dup_av_list(const std::vector<AvtabNode *> &from, Avtab &table, std::vector
         count_work(Work::BytesCopied, sizeof(AvtabNode));
         to.push_back(table.insert_nonunique(n->key, n->datum));
     }
+}
+
+// Where the simulator's memo of TE-rule searches is installed (te_rules_memo.h), a copy that
+// repeats its original's tables node for node says so (Avtab::adopt_layout), so that the memo's
+// entries serve it. Host bookkeeping, not counted, and skipped where the host's time is what is
+// measured (no memo there).
+bool memo_installed() {
+    return ThreadSlot<TeRulesMemo>::current != nullptr;
 }
 
 }  // namespace
@@ -50,6 +60,7 @@ std::shared_ptr<CondPolicy> cond_policy_dup(const CondPolicy &orig) {
             if (!listed.count(&n)) copy->te_cond_avtab.insert_nonunique(n.key, n.datum);
         });
     }
+    if (memo_installed()) copy->te_cond_avtab.adopt_layout(orig.te_cond_avtab);
     return copy;
 }
 
@@ -60,7 +71,19 @@ void cond_policydb_dup(Policydb &dst, const Policydb &orig) {
 
 Policydb policydb_full_copy(const Policydb &orig) {
     std::vector<uint8_t> image = policydb_write(orig);
-    return policydb_read(image, "policy copy");
+    Policydb copy = policydb_read(image, "policy copy");
+    if (memo_installed()) {
+        WorkMeterScope uncounted(nullptr);
+        const PolicyBase &a = copy.b(), &b = orig.b();
+        // The TE searches walk the types' attribute maps as well as the tables.
+        const bool same_maps =
+            a.type_attr_map.size() == b.type_attr_map.size() &&
+            std::equal(a.type_attr_map.begin(), a.type_attr_map.end(), b.type_attr_map.begin(),
+                       [](const Ebitmap &x, const Ebitmap &y) { return ebitmap_cmp(x, y); });
+        if (same_maps) a.te_avtab.adopt_layout(b.te_avtab);
+        copy.cond->te_cond_avtab.adopt_layout(orig.cond->te_cond_avtab);
+    }
+    return copy;
 }
 
 }  // namespace locksim::ss

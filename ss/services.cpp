@@ -142,11 +142,13 @@ void te_rules_av(const Policydb &db, uint32_t stype, uint32_t ttype, uint32_t tc
 // work counted, the searches done once per key and table generation.
 void te_rules_av_memo(TeRulesMemo &memo, const Policydb &db, uint32_t stype, uint32_t ttype,
                       uint32_t tclass, AvDecision &avd) {
-    auto &entries = memo.table(db.b().te_avtab, db.cond->te_cond_avtab);
+    WorkCounts *c = ThreadSlot<WorkCounts>::current;
+    const Avtab &cond_table = db.cond->te_cond_avtab;
+    auto &entries = memo.table(db.b().te_avtab, cond_table, c && c->records_lines());
     auto [it, fresh] = entries.try_emplace(TeRulesMemo::key(stype, ttype, tclass));
     TeRulesMemo::Entry &e = it->second;
-    WorkCounts *c = ThreadSlot<WorkCounts>::current;
     if (fresh) {
+        memo.note_filled();
         AvDecision uncond;
         // Every line is recorded first: a line read twice in one call hits the second time, so
         // the entry keeps each once, and then only those the caller's sampling models. They are
@@ -158,7 +160,7 @@ void te_rules_av_memo(TeRulesMemo &memo, const Policydb &db, uint32_t stype, uin
         {
             WorkMeterScope meter(&e.work);
             te_rules_av(db, stype, ttype, tclass, uncond,
-                        [&](const AvtabNode &n) { e.cond.push_back(&n); });
+                        [&](const AvtabNode &n) { e.cond.push_back(cond_table.position_of(n)); });
         }
         if (e.work.records_lines()) {
             e.work.lines.swap(scratch.lines);
@@ -175,8 +177,8 @@ void te_rules_av_memo(TeRulesMemo &memo, const Policydb &db, uint32_t stype, uin
     avd.allowed |= e.allowed;
     avd.auditallow |= e.auditallow;
     avd.auditdeny &= e.auditdeny;
-    for (const AvtabNode *n : e.cond)
-        cond_node_av(*n, avd);
+    for (const Avtab::Position pos : e.cond)
+        cond_node_av(*cond_table.node_at(pos), avd);
 }
 
 void type_attribute_bounds_av(const Policydb &db, const Context &scontext, const Context &tcontext,

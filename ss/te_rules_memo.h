@@ -7,8 +7,13 @@
 // once per (source type, target type, class) and table generation, and replay them: the memo
 // keeps the work counted by the searches (charged again, unit for unit, on every replay), what
 // the unconditional rules grant, and the conditional nodes found, whose ENABLED bit is read
-// again at each replay (a boolean change flips it in place). A table whose nodes change gets a
-// new generation (Avtab::generation), and entries of other generations are not used.
+// again at each replay (a boolean change flips it in place). Entries belong to a pair of table
+// layouts (Avtab::layout): a table whose nodes change gets a new one, and a copy that repeats
+// its original node for node (a duplicated conditional table, a policy written and read back)
+// shares the original's, so the entries made before a boolean commit serve after it; the
+// conditional nodes are kept by position and found again in the table at hand. Where the
+// caller records the lines it reads (the cache model names them after the table's generation)
+// entries belong to a pair of generations instead.
 //
 // The simulated decision and its charged cost are those of the full search; only the host's
 // work is saved. Nothing installs a memo where host time is what is measured (the real-thread
@@ -34,21 +39,29 @@ class TeRulesMemo {
         uint32_t allowed = 0;
         uint32_t auditallow = 0;
         uint32_t auditdeny = 0xffffffff;
-        std::vector<const AvtabNode *> cond;  // conditional nodes found, in search order
+        // Conditional nodes found, in search order, by their place in the conditional table.
+        std::vector<Avtab::Position> cond;
     };
 
-    // The entries for one pair of tables, emptied when a table's generation differs.
-    std::unordered_map<uint64_t, Entry> &table(const Avtab &te, const Avtab &cond) {
+    // The entries for one pair of tables: by layouts, or by generations where `lines` (the
+    // caller records lines).
+    std::unordered_map<uint64_t, Entry> &table(const Avtab &te, const Avtab &cond, bool lines) {
+        const uint32_t te_id = lines ? te.generation() : te.layout();
+        const uint32_t cond_id = lines ? cond.generation() : cond.layout();
         for (Generation &g : gens_)
-            if (g.te == te.generation() && g.cond == cond.generation()) return g.entries;
+            if (g.te == te_id && g.cond == cond_id && g.lines == lines) return g.entries;
         // A pair not seen: replace the oldest (policies in use at once are few: the current
         // one and those readers still hold across a change).
         Generation &g = gens_[next_++ % gens_.size()];
-        g.te = te.generation();
-        g.cond = cond.generation();
+        g.te = te_id;
+        g.cond = cond_id;
+        g.lines = lines;
         g.entries.clear();
         return g.entries;
     }
+    // Entries made so far (searches done), for the tests.
+    uint64_t filled() const { return filled_; }
+    void note_filled() { ++filled_; }
 
     // Scratch space for a new entry's lines: all it reads, and the set that counts the distinct.
     struct LineScratch {
@@ -65,10 +78,12 @@ class TeRulesMemo {
     struct Generation {
         uint32_t te = 0;
         uint32_t cond = 0;
+        bool lines = false;
         std::unordered_map<uint64_t, Entry> entries;
     };
     std::array<Generation, 4> gens_;
     uint64_t next_ = 0;
+    uint64_t filled_ = 0;
     LineScratch lines_;
 };
 

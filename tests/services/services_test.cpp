@@ -174,10 +174,13 @@ TEST(SetBools, ThreeWaysAgreeAndCopiesLeaveTheOriginal) {
 
 // The simulator's memo of the TE-rule searches gives the decisions of the full search and
 // counts the same work, when it fills and when it replays, after booleans flip in place (the
-// ENABLED bits it reads again) and on a duplicated conditional table (a new generation).
+// ENABLED bits it reads again), on a duplicated conditional table and on a policy written and
+// read back (new tables of the same layout: the entries made before serve them, and the
+// conditional nodes are those of the copy, with the copy's states).
 TEST(TeRulesMemo, SameDecisionsAndWorkAsTheSearches) {
     PolicyState st = policy_state_create(policydb_read_file(debian_policy("default")));
     TeRulesMemo memo;
+    uint64_t filled_by_first = 0;
     auto check = [&](const PolicyState &state) {
         cond_decisions(state);  // the SIDs exist from here on: every pass below counts alike
         WorkCounts plain_work, fill_work, replay_work;
@@ -203,16 +206,69 @@ TEST(TeRulesMemo, SameDecisionsAndWorkAsTheSearches) {
         return plain;
     };
     const std::vector<AvDecision> before = check(st);
+    filled_by_first = memo.filled();
+    EXPECT_GT(filled_by_first, 0u);
     std::vector<int> values = get_bools(st);
     for (size_t i = 0; i < values.size(); i += 5)
         values[i] = !values[i];
     ASSERT_EQ(set_bools_inplace(st, values), 0);
-    EXPECT_FALSE(same(check(st), before)) << "the flipped booleans change some decision";
-    PolicyState dup;
+    const std::vector<AvDecision> flipped = check(st);
+    EXPECT_FALSE(same(flipped, before)) << "the flipped booleans change some decision";
+    EXPECT_EQ(memo.filled(), filled_by_first) << "a change in place keeps the entries";
+
+    // Copies made where a memo is installed (as in a simulation) share the original's layout.
     for (size_t i = 0; i < values.size(); i += 3)
         values[i] = !values[i];
-    ASSERT_EQ(set_bools_cond_dup(st, values, &dup), 0);
-    check(dup);
+    PolicyState dup, full;
+    {
+        TeRulesMemoScope scope(&memo);
+        ASSERT_EQ(set_bools_cond_dup(st, values, &dup), 0);
+        ASSERT_EQ(set_bools_full_copy(st, values, &full), 0);
+    }
+    EXPECT_EQ(dup.db.cond->te_cond_avtab.layout(), st.db.cond->te_cond_avtab.layout());
+    EXPECT_NE(dup.db.cond->te_cond_avtab.generation(), st.db.cond->te_cond_avtab.generation());
+    EXPECT_EQ(full.p().te_avtab.layout(), st.p().te_avtab.layout());
+    EXPECT_EQ(full.db.cond->te_cond_avtab.layout(), st.db.cond->te_cond_avtab.layout());
+    const std::vector<AvDecision> on_dup = check(dup);
+    EXPECT_FALSE(same(on_dup, flipped)) << "the copy's own states decide";
+    EXPECT_TRUE(same(check(full), on_dup));
+    EXPECT_EQ(memo.filled(), filled_by_first) << "the copies are served by the same entries";
+}
+
+// A table takes another's layout only when it repeats it node for node.
+TEST(TeRulesMemo, ALayoutIsSharedOnlyByATableThatRepeatsIt) {
+    auto table = [](uint32_t data, bool extra) {
+        auto t = std::make_unique<Avtab>();
+        t->alloc(64);
+        for (uint16_t i = 1; i <= 40; ++i) {
+            AvtabDatum d;
+            d.u.data = i == 7 ? data : i;
+            t->insert(AvtabKey{i, static_cast<uint16_t>(i % 5 + 1), 3, AVTAB_ALLOWED}, d);
+        }
+        if (extra) t->insert(AvtabKey{50, 1, 3, AVTAB_ALLOWED}, AvtabDatum{});
+        return t;
+    };
+    auto orig = table(7, false);
+    EXPECT_TRUE(table(7, false)->adopt_layout(*orig));
+    auto other_data = table(8, false), more = table(7, false);
+    EXPECT_FALSE(other_data->adopt_layout(*orig));
+    EXPECT_NE(other_data->layout(), orig->layout());
+    more->insert(AvtabKey{50, 1, 3, AVTAB_ALLOWED}, AvtabDatum{});
+    EXPECT_FALSE(more->adopt_layout(*orig));
+    auto copy = table(7, false);
+    ASSERT_TRUE(copy->adopt_layout(*orig));
+    EXPECT_EQ(copy->layout(), orig->layout());
+    copy->insert(AvtabKey{60, 1, 3, AVTAB_ALLOWED}, AvtabDatum{});
+    EXPECT_NE(copy->layout(), orig->layout()) << "a change gives the table a layout of its own";
+    // Positions name the same rule in both tables.
+    auto again = table(7, false);
+    ASSERT_TRUE(again->adopt_layout(*orig));
+    orig->for_each([&](const AvtabNode &n) {
+        const AvtabNode *m = again->node_at(orig->position_of(n));
+        ASSERT_NE(m, nullptr);
+        EXPECT_EQ(m->key.source_type, n.key.source_type);
+        EXPECT_NE(m, &n);
+    });
 }
 
 // A new memo entry keeps the count of the distinct lines its searches read and, of those, the
