@@ -81,4 +81,22 @@ inline void print_duration_warnings(const std::string &file, const analysis::Run
         fmt::print(stderr, "warning: {}: {}\n", file, line);
 }
 
+// What the workloads' setups got short of (RunResults::workload_notes), each line once however
+// many runs noted it.
+inline void print_workload_notes(const std::string &file, const analysis::ResultsFile &results) {
+    std::vector<std::string> seen;
+    for (const auto &run : results.runs) {
+        const auto detail = run.find("detail");
+        if (detail == run.end() || !detail->contains("workload_notes")) continue;
+        for (const auto &note : (*detail)["workload_notes"]) {
+            const std::string line = note.get<std::string>();
+            if (std::find(seen.begin(), seen.end(), line) != seen.end()) continue;
+            seen.push_back(line);
+        }
+    }
+    std::fflush(stdout);
+    for (const auto &line : seen)
+        fmt::print(stderr, "warning: {}: {}\n", file, line);
+}
+
 }  // namespace locksim::cli

@@ -291,6 +291,7 @@ void run_command(Mode mode, const RunArgs &a) {
         write_whole_file((dir / "results.csv").string(), analysis::format_csv(summaries));
     if (wants("hgrm")) write_hgrm(dir, results);
     if (!a.quiet) fmt::print("\nresults: {}\n", (dir / "results.json").string());
+    print_workload_notes(a.file, results);
     print_duration_warnings(a.file, counted(scenario, simulated));
     if (!a.trace.path.empty() && !results.runs.empty() && !a.quiet)
         fmt::print("timeline of {} (seed {}){}: {}\n", jobs.front().strategy->label,

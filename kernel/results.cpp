@@ -251,6 +251,7 @@ void to_json(nlohmann::json &j, const RunResults &v) {
     else
         j["wakeup_worst_absent"] = v.wakeup_causes_absent;
     if (!v.memory_stall.empty()) j["memory_stall"] = v.memory_stall;
+    if (!v.workload_notes.empty()) j["workload_notes"] = v.workload_notes;
 }
 
 }  // namespace locksim::kernel

@@ -228,6 +228,10 @@ struct RunResults {
     // for lines the CPU's private cache lacked (included in compute_ns), and the line counts.
     std::map<std::string, MemoryStall> memory_stall;
     std::vector<Violation> violations;
+    // What a workload's setup could not give as asked, one line each (fewer distinct senders,
+    // domains or objects than it asked for, because the policy has no more): in the results
+    // file as `workload_notes` (only when there are some) and printed as warnings.
+    std::vector<std::string> workload_notes;
 
     // Violations of one kind.
     size_t count_violations(std::string_view kind) const;

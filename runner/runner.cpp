@@ -206,6 +206,7 @@ kernel::RunResults run_on(kernel::Platform &platform,
         }
     }
     kernel::RunResults results = run();
+    results.workload_notes = std::move(env.notes);
     server.reset();  // frees the policy states while the platform is current
     return results;
 }

@@ -22,29 +22,33 @@ static void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env) {
     // whose user has fewer categories (user_u at s0 on debian-mls) is not a sender, so that
     // every message costs what the workload says.
     uint32_t most = 0;  // categories of the richest domain looked at
-    std::vector<bool> looked(domains.size(), false);
-    auto add = [&](size_t i) {
-        looked[i] = true;
+    pick_spread(domains.size(), static_cast<size_t>(want), [&](size_t i) {
         uint32_t carried = 0;
         std::string ctx =
             env.facts.domain_context_with_categories(domains[i], categories, &carried);
-        if (ctx.empty()) return;
+        if (ctx.empty()) return false;
         most = std::max(most, carried);
-        if (carried >= categories) senders->push_back(setup_sid(env, ctx, spec.label));
-    };
-    auto enough = [&] { return static_cast<int64_t>(senders->size()) >= want; };
-    for (size_t i = 0; i < domains.size() && !enough();
-         i += std::max<size_t>(1, domains.size() / static_cast<size_t>(want)))
-        add(i);
-    for (size_t i = 0; i < domains.size() && !enough(); ++i)
-        if (!looked[i]) add(i);
+        if (carried < categories) return false;
+        senders->push_back(setup_sid(env, ctx, spec.label));
+        return true;
+    });
+    if (!senders->empty() && static_cast<int64_t>(senders->size()) < want)
+        note_shortfall(env, spec.label, "senders", "senders", senders->size(), want,
+                       categories ? fmt::format("the policy has no more domains whose "
+                                                "contexts carry {} categories",
+                                                categories)
+                                  : "the policy has no more domains with a valid context");
     if (senders->empty() && most < categories)
         throw UserError(fmt::format(
             "workload '{}': its senders carry at most {} categories (every other one their "
             "users' ranges allow), fewer than categories = {}",
             spec.label, most, categories));
-    if (senders->empty())
+    if (senders->empty()) {
+        note_shortfall(env, spec.label, "senders", "senders", 0, want,
+                       "no domain has a valid context with its categories; a domain's context "
+                       "stands in");
         senders->push_back(setup_sid(env, env.facts.some_domain_context({}), spec.label));
+    }
     const kernel::Time gap = kernel::kSec / p.get_int("rate");
     spawn_tasks(spec, env, false, [senders, gap, &server = env.server](int) {
         static const kernel::Label kMsg("journald.message");

@@ -81,16 +81,40 @@ uint32_t setup_sid(WorkloadEnv &env, const std::string &context, const std::stri
     return sid;
 }
 
+size_t pick_spread(size_t count, size_t n, const std::function<bool(size_t)> &take) {
+    size_t taken = 0;
+    std::vector<bool> tried(count, false);
+    const size_t step = std::max<size_t>(1, count / std::max<size_t>(n, 1));
+    for (size_t i = 0; i < count && taken < n; i += step) {
+        tried[i] = true;
+        taken += take(i);
+    }
+    for (size_t i = 0; i < count && taken < n; ++i)
+        if (!tried[i]) taken += take(i);
+    return taken;
+}
+
+void note_shortfall(WorkloadEnv &env, const std::string &label, std::string_view what,
+                    std::string_view param, size_t got, int64_t asked, std::string_view why) {
+    env.notes.push_back(fmt::format("workload '{}': {} distinct {}, not the {} asked ({} = {}): {}",
+                                    label, got, what, asked, param, asked, why));
+}
+
 std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &types, int64_t n,
-                                bool domains, const std::string &label) {
+                                bool domains, const std::string &label, std::string_view param) {
     std::vector<uint32_t> sids;
-    // Spread the picks over the whole type list, deterministically.
-    size_t step = std::max<size_t>(1, types.size() / static_cast<size_t>(n));
-    for (size_t i = 0; i < types.size() && sids.size() < static_cast<size_t>(n); i += step) {
+    pick_spread(types.size(), static_cast<size_t>(n), [&](size_t i) {
         std::string ctx =
             domains ? env.facts.domain_context(types[i]) : env.facts.object_context(types[i]);
-        if (!ctx.empty()) sids.push_back(setup_sid(env, ctx, label));
-    }
+        if (ctx.empty()) return false;
+        sids.push_back(setup_sid(env, ctx, label));
+        return true;
+    });
+    if (sids.size() < static_cast<size_t>(n))
+        note_shortfall(env, label, domains ? "domains" : "object types", param, sids.size(), n,
+                       sids.empty() ? "the policy has none with a valid context; an unconfined "
+                                      "domain's context stands in"
+                                    : "the policy has no more with a valid context");
     if (sids.empty())
         sids.push_back(setup_sid(env, env.facts.some_domain_context({"unconfined_t"}), label));
     return sids;

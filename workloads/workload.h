@@ -39,6 +39,8 @@ struct WorkloadEnv {
     std::shared_ptr<std::vector<int>> bools;
     // The CPU profile's clusters: name -> its CPUs on this machine (the `cluster` parameter).
     std::map<std::string, std::vector<int64_t>> clusters;
+    // What the workloads' setups got short of what they asked (RunResults::workload_notes).
+    std::vector<std::string> notes;
 };
 
 // Throws UserError when the spec names things the policy lacks (an unknown boolean or user).
@@ -52,10 +54,19 @@ void spawn_tasks(const WorkloadSpec &spec, WorkloadEnv &env, bool probe,
                  std::function<void(int index)> body);
 // A SID for a context string, made at setup; throws UserError naming the workload on failure.
 uint32_t setup_sid(WorkloadEnv &env, const std::string &context, const std::string &workload);
+// Takes up to n of `count` candidates: spread over them first (every count/n-th), then any
+// other in order until n are taken. take(i) tries candidate i and says whether it was taken.
+// Returns how many were.
+size_t pick_spread(size_t count, size_t n, const std::function<bool(size_t)> &take);
+// Notes in env.notes that workload `label` got `got` of the `asked` distinct `what` its
+// parameter `param` asks for, and why.
+void note_shortfall(WorkloadEnv &env, const std::string &label, std::string_view what,
+                    std::string_view param, size_t got, int64_t asked, std::string_view why);
 // Up to n SIDs of the given types (domains or objects), spread over the list, each with a valid
-// context (at least one: an unconfined domain's).
+// context (at least one: an unconfined domain's); fewer than n (the types with a valid context
+// run out) is noted (note_shortfall) against the parameter `param`.
 std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &types, int64_t n,
-                                bool domains, const std::string &label);
+                                bool domains, const std::string &label, std::string_view param);
 // The SIDs of the named types, each with a valid context; UserError naming the workload when a
 // name is not a type or has no valid context.
 std::vector<uint32_t> named_sids(WorkloadEnv &env, const std::vector<std::string> &types,
