@@ -178,6 +178,15 @@ json engine_speed(uint64_t events, const Scenario &point, double wall_s) {
     return e;
 }
 
+// " (at sweep point f=v ...)" for a point of a sweep, empty otherwise.
+std::string at_point(const Scenario &point) {
+    if (point.point.empty()) return "";
+    std::string where;
+    for (const auto &[field, value] : point.point)
+        where += fmt::format(" {}={}", field, value);
+    return fmt::format(" (at sweep point{})", where);
+}
+
 // The platform's side of a job: the server, the workloads, the run.
 kernel::RunResults run_on(kernel::Platform &platform,
                           const std::function<kernel::RunResults()> &run, const RunJob &job,
@@ -199,14 +208,12 @@ kernel::RunResults run_on(kernel::Platform &platform,
         } catch (const UserError &e) {
             // What only this point's policy or machine refuses: say which point.
             if (point.point.empty()) throw;
-            std::string where;
-            for (const auto &[field, value] : point.point)
-                where += fmt::format(" {}={}", field, value);
-            throw UserError(fmt::format("{} (at sweep point{})", e.what(), where));
+            throw UserError(fmt::format("{}{}", e.what(), at_point(point)));
         }
     }
     kernel::RunResults results = run();
-    results.workload_notes = std::move(env.notes);
+    for (std::string &note : env.notes)
+        results.workload_notes.push_back(note + at_point(point));
     server.reset();  // frees the policy states while the platform is current
     return results;
 }
