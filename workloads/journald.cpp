@@ -33,7 +33,7 @@ static void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env) {
         return true;
     });
     if (!senders->empty() && static_cast<int64_t>(senders->size()) < want)
-        note_shortfall(env, spec.label, "senders", "senders", senders->size(), want,
+        note_shortfall(env, spec, "senders", "senders", senders->size(),
                        categories ? fmt::format("the policy has no more domains whose "
                                                 "contexts carry {} categories",
                                                 categories)
@@ -44,7 +44,7 @@ static void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env) {
             "users' ranges allow), fewer than categories = {}",
             spec.label, most, categories));
     if (senders->empty()) {
-        note_shortfall(env, spec.label, "senders", "senders", 0, want,
+        note_shortfall(env, spec, "senders", "senders", 0,
                        "no domain has a valid context with its categories; a domain's context "
                        "stands in");
         senders->push_back(setup_sid(env, env.facts.some_domain_context({}), spec.label));

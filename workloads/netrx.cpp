@@ -35,8 +35,7 @@ static void spawn_netrx(const WorkloadSpec &spec, WorkloadEnv &env) {
         throw UserError(fmt::format("workload '{}': the policy has no 'peer' class", spec.label));
     s->recv = env.facts.perms("peer", {"recv"});
     const auto &types = p.get_string_list("domain_types");
-    s->sids = types.empty() ? pick_sids(env, env.facts.domains(), p.get_int("domains"), true,
-                                        spec.label, "domains")
+    s->sids = types.empty() ? pick_sids(env, spec, env.facts.domains(), "domains", true)
                             : named_sids(env, types, true, spec.label);
     s->packets = p.get_int("packets");
     const bool opened = kernel::open_softirq("network", [s, &server = env.server] {

@@ -520,6 +520,8 @@ void read_workloads(TableReader &top, Scenario &s) {
             w.params.set(spec.name, spec.default_value);
         read_params(r, common_workload_params(), w.params);
         read_params(r, info->params, w.params);
+        for (const auto &[name, value] : w.params.values())
+            if (r.node(name)) w.given.insert(name);
         auto label = get_label(r);
         if (w.params.get_string("sched") != "other" && w.params.get_int("nice") != 0)
             r.fail_at(r.node("nice")->source(),

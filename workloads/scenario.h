@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,6 +91,7 @@ struct WorkloadSpec {
     std::string at;  // "file:line:column" of its [[workload]] table: errors found later name it
     int64_t tasks = 1;
     Params params;
+    std::set<std::string> given;  // the parameters the file sets (the others are defaults)
 };
 
 struct OutputSpec {

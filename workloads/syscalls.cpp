@@ -39,13 +39,11 @@ static void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
     auto s = std::make_shared<SyscallsSetup>();
     const auto &domain_types = p.get_string_list("domain_types");
     const auto &object_types = p.get_string_list("object_types");
-    s->domain_sids =
-        domain_types.empty()
-            ? pick_sids(env, env.facts.domains(), p.get_int("domains"), true, spec.label, "domains")
-            : named_sids(env, domain_types, true, spec.label);
+    s->domain_sids = domain_types.empty()
+                         ? pick_sids(env, spec, env.facts.domains(), "domains", true)
+                         : named_sids(env, domain_types, true, spec.label);
     s->object_sids = object_types.empty()
-                         ? pick_sids(env, env.facts.objects(), p.get_int("objects"), false,
-                                     spec.label, "objects")
+                         ? pick_sids(env, spec, env.facts.objects(), "objects", false)
                          : named_sids(env, object_types, false, spec.label);
     // File and directory checks; a policy without those classes checks stand-ins of its own
     // (PolicyFacts::check), so that its rules are what the checks search.

@@ -94,14 +94,19 @@ size_t pick_spread(size_t count, size_t n, const std::function<bool(size_t)> &ta
     return taken;
 }
 
-void note_shortfall(WorkloadEnv &env, const std::string &label, std::string_view what,
-                    std::string_view param, size_t got, int64_t asked, std::string_view why) {
+void note_shortfall(WorkloadEnv &env, const WorkloadSpec &spec, std::string_view what,
+                    const std::string &param, size_t got, std::string_view why) {
+    if (!spec.given.count(param)) return;
+    const int64_t asked = spec.params.get_int(param);
     env.notes.push_back(fmt::format("workload '{}': {} distinct {}, not the {} asked ({} = {}): {}",
-                                    label, got, what, asked, param, asked, why));
+                                    spec.label, got, what, asked, param, asked, why));
 }
 
-std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &types, int64_t n,
-                                bool domains, const std::string &label, std::string_view param) {
+std::vector<uint32_t> pick_sids(WorkloadEnv &env, const WorkloadSpec &spec,
+                                const std::vector<uint32_t> &types, const std::string &param,
+                                bool domains) {
+    const std::string &label = spec.label;
+    const int64_t n = spec.params.get_int(param);
     std::vector<uint32_t> sids;
     pick_spread(types.size(), static_cast<size_t>(n), [&](size_t i) {
         std::string ctx =
@@ -111,7 +116,7 @@ std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &t
         return true;
     });
     if (sids.size() < static_cast<size_t>(n))
-        note_shortfall(env, label, domains ? "domains" : "object types", param, sids.size(), n,
+        note_shortfall(env, spec, domains ? "domains" : "object types", param, sids.size(),
                        sids.empty() ? "the policy has none with a valid context; an unconfined "
                                       "domain's context stands in"
                                     : "the policy has no more with a valid context");

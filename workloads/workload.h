@@ -58,15 +58,17 @@ uint32_t setup_sid(WorkloadEnv &env, const std::string &context, const std::stri
 // other in order until n are taken. take(i) tries candidate i and says whether it was taken.
 // Returns how many were.
 size_t pick_spread(size_t count, size_t n, const std::function<bool(size_t)> &take);
-// Notes in env.notes that workload `label` got `got` of the `asked` distinct `what` its
-// parameter `param` asks for, and why.
-void note_shortfall(WorkloadEnv &env, const std::string &label, std::string_view what,
-                    std::string_view param, size_t got, int64_t asked, std::string_view why);
-// Up to n SIDs of the given types (domains or objects), spread over the list, each with a valid
-// context (at least one: an unconfined domain's); fewer than n (the types with a valid context
-// run out) is noted (note_shortfall) against the parameter `param`.
-std::vector<uint32_t> pick_sids(WorkloadEnv &env, const std::vector<uint32_t> &types, int64_t n,
-                                bool domains, const std::string &label, std::string_view param);
+// Notes in env.notes that the workload got `got` of the distinct `what` its parameter `param`
+// asks for, and why; only where the scenario sets `param` (a default the policy cannot give is
+// the tool's choice, not the user's).
+void note_shortfall(WorkloadEnv &env, const WorkloadSpec &spec, std::string_view what,
+                    const std::string &param, size_t got, std::string_view why);
+// Up to `param` (the spec's "domains" or "objects") SIDs of the given types (domains or
+// objects), spread over the list, each with a valid context (at least one: an unconfined
+// domain's); fewer (the types with a valid context run out) is noted (note_shortfall).
+std::vector<uint32_t> pick_sids(WorkloadEnv &env, const WorkloadSpec &spec,
+                                const std::vector<uint32_t> &types, const std::string &param,
+                                bool domains);
 // The SIDs of the named types, each with a valid context; UserError naming the workload when a
 // name is not a type or has no valid context.
 std::vector<uint32_t> named_sids(WorkloadEnv &env, const std::vector<std::string> &types,
