@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/duration_advice.h"
@@ -81,22 +83,41 @@ inline void print_duration_warnings(const std::string &file, const analysis::Run
         fmt::print(stderr, "warning: {}: {}\n", file, line);
 }
 
-// What the workloads' setups got short of (RunResults::workload_notes), each line once however
-// many runs noted it.
+// What the workloads' setups got short of (RunResults::workload_notes), each note once however
+// many runs made it; in a sweep, a note made at several points once with the points listed.
 inline void print_workload_notes(const std::string &file, const analysis::ResultsFile &results) {
-    std::vector<std::string> seen;
+    static constexpr std::string_view kAt = " (at sweep point ";
+    std::vector<std::pair<std::string, std::vector<std::string>>> notes;  // note, its points
     for (const auto &run : results.runs) {
         const auto detail = run.find("detail");
         if (detail == run.end() || !detail->contains("workload_notes")) continue;
-        for (const auto &note : (*detail)["workload_notes"]) {
-            const std::string line = note.get<std::string>();
-            if (std::find(seen.begin(), seen.end(), line) != seen.end()) continue;
-            seen.push_back(line);
+        for (const auto &item : (*detail)["workload_notes"]) {
+            std::string note = item.get<std::string>(), point;
+            if (const size_t at = note.rfind(kAt); at != std::string::npos && note.back() == ')') {
+                point = note.substr(at + kAt.size(), note.size() - at - kAt.size() - 1);
+                note.resize(at);
+            }
+            auto it = std::find_if(notes.begin(), notes.end(),
+                                   [&](const auto &n) { return n.first == note; });
+            if (it == notes.end()) it = notes.insert(notes.end(), {note, {}});
+            if (!point.empty() &&
+                std::find(it->second.begin(), it->second.end(), point) == it->second.end())
+                it->second.push_back(point);
         }
     }
     std::fflush(stdout);
-    for (const auto &line : seen)
-        fmt::print(stderr, "warning: {}: {}\n", file, line);
+    for (const auto &[note, points] : notes) {
+        constexpr size_t kListed = 6;  // a large sweep's points are counted, not all listed
+        std::string where;
+        for (size_t i = 0; i < points.size() && i < kListed; ++i)
+            where += (i ? "; " : "") + points[i];
+        if (points.size() > kListed) where += fmt::format("; and {} more", points.size() - kListed);
+        if (points.size() == 1)
+            where = fmt::format(" (at sweep point {})", where);
+        else if (!points.empty())
+            where = fmt::format(" (at {} sweep points: {})", points.size(), where);
+        fmt::print(stderr, "warning: {}: {}{}\n", file, note, where);
+    }
 }
 
 }  // namespace locksim::cli
