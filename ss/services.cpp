@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <stdexcept>
 
 #include "ss/avtab.h"
 #include "ss/constraint_eval.h"
@@ -177,8 +178,12 @@ void te_rules_av_memo(TeRulesMemo &memo, const Policydb &db, uint32_t stype, uin
     avd.allowed |= e.allowed;
     avd.auditallow |= e.auditallow;
     avd.auditdeny &= e.auditdeny;
-    for (const Avtab::Position pos : e.cond)
-        cond_node_av(*cond_table.node_at(pos), avd);
+    for (const Avtab::Position pos : e.cond) {
+        const AvtabNode *n = cond_table.node_at(pos);
+        if (!n)  // a layout adopted by a table that does not repeat it
+            throw std::logic_error("TE memo: a conditional rule's place is not in the table");
+        cond_node_av(*n, avd);
+    }
 }
 
 void type_attribute_bounds_av(const Policydb &db, const Context &scontext, const Context &tcontext,
