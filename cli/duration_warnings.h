@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -84,19 +83,18 @@ inline void print_duration_warnings(const std::string &file, const analysis::Run
 }
 
 // What the workloads' setups got short of (RunResults::workload_notes), each note once however
-// many runs made it; in a sweep, a note made at several points once with the points listed.
+// many runs made it; in a sweep, with the points (each run's `point`) where it was made.
 inline void print_workload_notes(const std::string &file, const analysis::ResultsFile &results) {
-    static constexpr std::string_view kAt = " (at sweep point ";
     std::vector<std::pair<std::string, std::vector<std::string>>> notes;  // note, its points
     for (const auto &run : results.runs) {
         const auto detail = run.find("detail");
         if (detail == run.end() || !detail->contains("workload_notes")) continue;
+        std::string point;  // "field=value ..."; empty outside a sweep
+        if (const auto p = run.find("point"); p != run.end())
+            for (const auto &[field, value] : p->items())
+                point += (point.empty() ? "" : " ") + field + "=" + value.get<std::string>();
         for (const auto &item : (*detail)["workload_notes"]) {
-            std::string note = item.get<std::string>(), point;
-            if (const size_t at = note.rfind(kAt); at != std::string::npos && note.back() == ')') {
-                point = note.substr(at + kAt.size(), note.size() - at - kAt.size() - 1);
-                note.resize(at);
-            }
+            const std::string note = item.get<std::string>();
             auto it = std::find_if(notes.begin(), notes.end(),
                                    [&](const auto &n) { return n.first == note; });
             if (it == notes.end()) it = notes.insert(notes.end(), {note, {}});

@@ -230,7 +230,8 @@ struct RunResults {
     std::vector<Violation> violations;
     // What a workload's setup could not give as asked, one line each (fewer distinct senders,
     // domains or objects than it asked for, because the policy has no more): in the results
-    // file as `workload_notes` (only when there are some) and printed as warnings.
+    // file as `workload_notes` (only when there are some) and printed as warnings, with the
+    // run's sweep point.
     std::vector<std::string> workload_notes;
 
     // Violations of one kind.

@@ -212,8 +212,7 @@ kernel::RunResults run_on(kernel::Platform &platform,
         }
     }
     kernel::RunResults results = run();
-    for (std::string &note : env.notes)
-        results.workload_notes.push_back(note + at_point(point));
+    results.workload_notes = std::move(env.notes);  // the run's `point` says where, in a sweep
     server.reset();  // frees the policy states while the platform is current
     return results;
 }
