@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 #include "sim/profile.h"
 
@@ -103,16 +105,32 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
     for (const auto &s : c.samples) {
         EXPECT_GT(s.host_ns, 0) << s.name;
         EXPECT_GT(s.host_cold_ns, 0) << s.name;
-        EXPECT_EQ(s.predicted_ns, static_cast<double>(c.profile.cost(s.counts)) + s.stall_hot_ns)
-            << s.name;
-        EXPECT_EQ(s.predicted_cold_ns,
-                  static_cast<double>(c.profile.cost(s.counts)) + s.stall_cold_ns)
-            << s.name;
+        EXPECT_GT(s.predicted_ns, 0) << s.name;
+        EXPECT_GT(s.predicted_cold_ns, 0) << s.name;
         // A call read from empty caches stalls at least as long as the same call repeated.
         EXPECT_GE(s.stall_cold_ns, s.stall_hot_ns) << s.name;
         validate_read |= s.name.starts_with("validate read") && !s.lines.empty();
     }
     EXPECT_TRUE(validate_read) << "validate's own decisions are timed, with their lines";
+    // The fitted profile predicts the host times it was fitted to: over the operations, the
+    // median of predicted / host lies within a factor of 3 of 1, warm and cold. (A prediction
+    // from the base profile's costs, or with the cache stall counted twice, lies far outside;
+    // single operations may be off by more, which is why the median is taken.)
+    auto median_ratio = [&](auto predicted, auto host) {
+        std::vector<double> r;
+        for (const auto &s : c.samples)
+            r.push_back(predicted(s) / host(s));
+        std::sort(r.begin(), r.end());
+        return r[r.size() / 2];
+    };
+    const double warm = median_ratio([](const auto &s) { return s.predicted_ns; },
+                                     [](const auto &s) { return s.host_ns; });
+    const double cold = median_ratio([](const auto &s) { return s.predicted_cold_ns; },
+                                     [](const auto &s) { return s.host_cold_ns; });
+    EXPECT_GT(warm, 1.0 / 3);
+    EXPECT_LT(warm, 3.0);
+    EXPECT_GT(cold, 1.0 / 3);
+    EXPECT_LT(cold, 3.0);
     // The host's caches and latencies, as the [memory] table the cache model reads.
     const sim::MemoryProfile &m = c.profile.memory;
     EXPECT_EQ(m.private_kib, c.memory.private_kib);
