@@ -8,6 +8,7 @@
 #include "sepol_oracle.h"
 #include "ss/avtab.h"
 #include "svc_test_util.h"
+#include "tests/temp_dir.h"
 
 namespace locksim::ss::test {
 namespace {
@@ -95,8 +96,9 @@ void run_query_check(const std::string &policy) {
     }
     so_unload();
 
-    std::string dir = ::testing::TempDir();
-    std::string qin = dir + "/query_in.txt", qout = dir + "/query_out.txt";
+    const locksim::testing::TestTempDir dir;
+    const std::string qin = (dir / "query_in.txt").string(),
+                      qout = (dir / "query_out.txt").string();
     {
         std::ofstream f(qin);
         for (const std::string &l : in)
@@ -130,8 +132,9 @@ TEST(Query, MatchesLibsepolOnEveryPolicy) {
 }
 
 TEST(Query, UnknownClassMessage) {
-    std::string dir = ::testing::TempDir();
-    std::string qin = dir + "/q1.txt", qout = dir + "/q1.out";
+    const locksim::testing::TestTempDir dir;
+    const std::string qin = (dir / "q1.txt").string(), qout = (dir / "q1.out").string();
+
     std::ofstream(qin) << "av system_u:system_r:kernel_t:s0 system_u:object_r:etc_t:s0 fille\n";
     std::string cmd = fmt::format("'{}' query --policy '{}' < '{}' > '{}'", LOCKSIM_EXE,
                                   debian_policy("default"), qin, qout);
