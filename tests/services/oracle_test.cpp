@@ -33,7 +33,7 @@ enum class BoolPath { InPlace, CondDup, FullCopy };
 
 struct Counts {
     uint64_t av = 0, av_allowed = 0, create = 0, create_ok = 0, named = 0, named_hit = 0,
-             socket = 0, socket_ok = 0, valid = 0, valid_ok = 0;
+             named_refused = 0, socket = 0, socket_ok = 0, valid = 0, valid_ok = 0;
 };
 
 class OracleRun {
@@ -182,9 +182,17 @@ class OracleRun {
         uint32_t nsid = 0;
         int rc = compute_sid(st_, os, ot, tclass, AVTAB_TRANSITION, name, &nsid);
         ++n.named;
-        // A named type may not be valid for the new context's role: libsepol was not asked.
-        if (rc == -EACCES || rc == -EINVAL) return;
-        ASSERT_EQ(rc, 0) << gen_.str(s) << " " << gen_.str(t) << " " << name;
+        // A named type may not be valid for the new context's role or user: libsepol's context
+        // check decides, and ours must refuse exactly those contexts, as the kernel does.
+        const bool valid = so_valid(expected.c_str()) != 0;
+        ASSERT_EQ(rc == 0, valid) << "rc " << rc << ": " << gen_.str(s) << " " << gen_.str(t) << " "
+                                  << p().classes.name_of(tclass) << " \"" << name << "\" -> "
+                                  << expected;
+        if (!valid) {
+            EXPECT_TRUE(rc == -EACCES || rc == -EINVAL) << rc;
+            ++n.named_refused;
+            return;
+        }
         EXPECT_EQ(render(*st_.sidtab->search(nsid)), expected)
             << gen_.str(s) << " " << gen_.str(t) << " " << p().classes.name_of(tclass) << " \""
             << name << "\"";
@@ -347,15 +355,22 @@ void run_policy(const std::string &path, uint32_t av_random, uint32_t av_directe
     g_total_av += before.av + after.av;
     fmt::print(
         "{}: av {}+{} ({} with permissions), new contexts {}+{} ({} ok), named {}+{} ({} by "
-        "name), sockets {}+{} ({} ok), valid {}+{} ({} valid), {} booleans flipped\n",
+        "name, {} refused as invalid), sockets {}+{} ({} ok), valid {}+{} ({} valid), {} "
+        "booleans flipped\n",
         path, before.av, after.av, before.av_allowed + after.av_allowed, before.create,
         after.create, before.create_ok + after.create_ok, before.named, after.named,
-        before.named_hit + after.named_hit, before.socket, after.socket,
-        before.socket_ok + after.socket_ok, before.valid, after.valid,
+        before.named_hit + after.named_hit, before.named_refused + after.named_refused,
+        before.socket, after.socket, before.socket_ok + after.socket_ok, before.valid, after.valid,
         before.valid_ok + after.valid_ok, flipped);
     // Rule-directed queries must mostly hit allowed rules, not only misses.
     EXPECT_GT(before.av_allowed * 2, before.av / 2);
     EXPECT_GT(before.create_ok, 0u);
+    // A policy with named type transitions has them compared, and most by their name.
+    if (!run.p().filename_trans.empty()) {
+        EXPECT_GT(before.named, 0u);
+        EXPECT_GT(before.named_hit * 2, before.named);
+        EXPECT_LT(before.named_refused, before.named);
+    }
     if (before.socket) {
         EXPECT_GT(before.socket_ok + after.socket_ok, 0u);
     }
@@ -375,11 +390,15 @@ TEST(Oracle, Fixtures) {
     for (bool mls : {false, true})
         for (const std::string &path : random_policies(mls))
             paths.push_back(path);
+    size_t policies = 0;
     for (const std::string &path : paths) {
         if (path.find(LOCKSIM_POLICY_DIR) == 0) continue;
         run_policy(path, 4000, 6000, 2000, 40, 25);
+        ++policies;
     }
     std::cout << "av queries in this test: " << g_total_av << "\n";
+    // The six hand-written fixtures and the eight random ones (a missing one fails above).
+    EXPECT_EQ(policies, 14u);
 }
 
 // get_user_sids: the same contexts as libsepol's, which skips the caller's own type.
@@ -388,8 +407,10 @@ TEST(Oracle, GetUserSids) {
     std::vector<std::string> paths = oracle_policies();
     for (const std::string &path : random_policies(true))
         paths.push_back(path);
+    ASSERT_FALSE(paths.empty());
     for (const std::string &path : paths) {
         SCOPED_TRACE(path);
+        size_t compared = 0;  // users compared, over every caller
         // The pool of 600 this test had, so that its callers are the same: libsepol 3.4 crashes
         // in sepol_get_user_sids (inserting into its SID table) for system_u called from
         // system_u:system_r:init_t on a non-MLS fixture, which a larger pool would draw.
@@ -422,8 +443,10 @@ TEST(Oracle, GetUserSids) {
                     theirs_s.insert(strs[i]);
                 so_free_strings(strs, n);
                 EXPECT_EQ(ours_s, theirs_s) << fromstr << " " << user;
+                ++compared;
             }
         }
+        EXPECT_GT(compared, 0u) << "no caller's context was valid on both sides";
     }
 }
 

@@ -30,26 +30,39 @@ inline std::string fixture_policy([[maybe_unused]] const std::string &name) {
 #endif
 }
 
-inline bool have_file(const std::string &path) {
-    return !path.empty() && std::filesystem::exists(path);
+// The paths of policies that must be there: a missing one fails the calling test, naming it
+// (the build makes every fixture; a test that quietly ran on fewer would hide it).
+inline std::vector<std::string> required_policies(const std::vector<std::string> &paths) {
+    std::vector<std::string> out;
+    for (const std::string &path : paths) {
+        if (path.empty() || !std::filesystem::exists(path)) {
+            ADD_FAILURE() << "missing policy: '" << path
+                          << "' (the build's target policy_fixtures makes the fixtures)";
+            continue;
+        }
+        out.push_back(path);
+    }
+    return out;
 }
 
 // The policies the oracle tests run on: the Debian builds and the compiled fixtures.
 inline std::vector<std::string> oracle_policies() {
-    std::vector<std::string> out = {debian_policy("default"), debian_policy("mls")};
+    std::vector<std::string> paths = {debian_policy("default"), debian_policy("mls")};
     for (const char *f : {"basic.33", "mls.33", "bounds.33", "cond.33", "cond.24", "minimal.33"})
-        if (have_file(fixture_policy(f))) out.push_back(fixture_policy(f));
-    return out;
+        paths.push_back(fixture_policy(f));
+    return required_policies(paths);
 }
 
 // Policies generated from random sources (tests/fixtures/random_policy.py), MLS or not.
 inline std::vector<std::string> random_policies(bool mls) {
-    std::vector<std::string> out;
-    for (const char *f : {"rand_r1.33", "rand_r3.31", "rand_r5.33", "rand_x7.33"})
-        if (!mls && have_file(fixture_policy(f))) out.push_back(fixture_policy(f));
-    for (const char *f : {"rand_m11.33", "rand_m13.33", "rand_m15.33", "rand_mx9.30"})
-        if (mls && have_file(fixture_policy(f))) out.push_back(fixture_policy(f));
-    return out;
+    std::vector<std::string> paths;
+    if (mls)
+        for (const char *f : {"rand_m11.33", "rand_m13.33", "rand_m15.33", "rand_mx9.30"})
+            paths.push_back(fixture_policy(f));
+    else
+        for (const char *f : {"rand_r1.33", "rand_r3.31", "rand_r5.33", "rand_x7.33"})
+            paths.push_back(fixture_policy(f));
+    return required_policies(paths);
 }
 
 // libsepol 3.4 prints a category run wrongly when a 64-bit word ends with a set bit and the next
