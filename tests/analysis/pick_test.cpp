@@ -9,6 +9,7 @@
 #include "analysis/pick.h"
 #include "analysis/results_file.h"
 #include "analysis/table.h"
+#include "tests/temp_dir.h"
 #include "util/error.h"
 
 using namespace locksim;
@@ -88,8 +89,8 @@ TEST(Pick, ParsesLimits) {
 
 TEST(ResultsFile, RoundTripsAndMergesShards) {
     namespace fs = std::filesystem;
-    fs::path dir = fs::temp_directory_path() / "locksim_results_test";
-    fs::create_directories(dir);
+    const locksim::testing::TestTempDir tmp;
+    const fs::path &dir = tmp.path();
     ResultsFile whole;
     whole.scenario = {{"name", "t"}};
     std::vector<ResultsFile> shards(2);
@@ -112,12 +113,12 @@ TEST(ResultsFile, RoundTripsAndMergesShards) {
     ResultsFile other = loaded[1];
     other.scenario["name"] = "other";
     EXPECT_THROW(merge_results({loaded[0], other}, {"a", "b"}), UserError);
-    fs::remove_all(dir);
 }
 
 TEST(ResultsFile, RejectsWhatIsNotAResultsFile) {
     namespace fs = std::filesystem;
-    fs::path f = fs::temp_directory_path() / "locksim_not_results.json";
+    const locksim::testing::TestTempDir tmp;
+    const fs::path f = tmp / "not_results.json";
     for (const char *text : {"{", "[]", R"({"schema": "other"})",
                              R"({"schema": "locksim/results/1", "runs": [{"strategy": 1}]})"}) {
         FILE *out = fopen(f.c_str(), "w");
@@ -125,7 +126,6 @@ TEST(ResultsFile, RejectsWhatIsNotAResultsFile) {
         fclose(out);
         EXPECT_THROW(load_results(f.string()), UserError) << text;
     }
-    fs::remove(f);
 }
 
 TEST(Table, OneRowPerRunWithHumanUnits) {

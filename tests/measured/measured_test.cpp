@@ -13,6 +13,7 @@
 
 #include "analysis/measured/import.h"
 #include "analysis/measured/measurement.h"
+#include "tests/temp_dir.h"
 #include "util/error.h"
 #include "util/read_file.h"
 
@@ -27,11 +28,9 @@ namespace {
 const std::string kFixtures = std::string(LOCKSIM_SOURCE_DIR) + "/tests/fixtures/measured/";
 const std::string kLocksim = std::string(LOCKSIM_BINARY_DIR) + "/cli/locksim";
 
+// A new directory of the test's own under the temporary directory.
 fs::path fresh_dir(const std::string &name) {
-    fs::path d = fs::temp_directory_path() / fmt::format("{}_{}", name, getpid());
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
+    return locksim::testing::unique_temp_dir(name);
 }
 
 std::string read(const fs::path &p) {
@@ -55,10 +54,10 @@ struct Command {
 };
 
 Command run(const std::string &args) {
-    fs::path out = fs::temp_directory_path() / fmt::format("locksim_measured_cmd_{}", getpid());
+    const fs::path dir = fresh_dir("locksim_measured_cmd"), out = dir / "output.txt";
     int rc = std::system(fmt::format("{} {} >'{}' 2>&1", kLocksim, args, out.string()).c_str());
     Command c{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, read(out)};
-    fs::remove(out);
+    fs::remove_all(dir);
     return c;
 }
 

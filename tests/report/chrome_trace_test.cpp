@@ -16,6 +16,7 @@
 #include "kernel/results.h"
 #include "sim/chrome_trace.h"
 #include "sim/sim_platform.h"
+#include "tests/temp_dir.h"
 #include "util/error.h"
 
 using namespace locksim;
@@ -99,13 +100,13 @@ Traced run_traced(const TraceOptions &opts) {
     auto rec = sim::enable_chrome_trace(sim, opts);
     Traced t;
     t.results = sim.run();
-    // One file per test process: ctest runs the tests of this file in parallel.
-    auto path = std::filesystem::path(::testing::TempDir()) /
-                ("locksim_trace_test_" + std::to_string(::getpid()) + ".json");
+    // A directory of the test's own: ctest runs the tests of this file in parallel.
+    const locksim::testing::TestTempDir dir;
+    const auto path = dir / "trace.json";
     sim::write_chrome_trace(*rec, path.string());
     std::ifstream in(path);
     t.trace = json::parse(in);  // throws (fails the test) when the file is not JSON
-    std::filesystem::remove(path);
+
     t.dropped = rec->dropped();
     return t;
 }
