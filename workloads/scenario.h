@@ -66,7 +66,8 @@ struct PolicySpec {
     SyntheticPolicySpec synthetic;
 };
 
-// The seeds' optimisations, as runtime variants of the core (DESIGN.md "The core").
+// The seeds' optimisations, as runtime variants of the core (docs/design.md, "The core,
+// faithful where it costs").
 struct CoreVariants {
     bool mls_isvalid_bitwise = false;  // pre-3.13 bit-by-bit mls_level_isvalid
     bool avc_audit_always = false;     // call the audit path on every check (pre-2007)
