@@ -12,8 +12,9 @@ may use what an earlier block wrote.
 Full mode (the default) compares every line, figures included: the counted model is a function
 of (scenario, seed, binary), so the output is the same on every run. --short DURATION runs every
 `locksim compare`, `run` and `sweep` that sets no duration of its own for that simulated time
-(and two seeds unless it names seeds) and checks only the tables' structure (their header lines
-and the row labels in order); the other commands must still succeed. --update rewrites each
+(one seed, two where the table shows a `seeds` column, unless it names its seeds) and checks
+only the tables' structure (their header lines and the row labels in order); the other commands
+must still succeed. --update rewrites each
 block's output in the files from a full run (blocks with "..." are left alone and reported when
 they no longer match).
 
@@ -115,7 +116,7 @@ def table_structure(lines):
             out.append(("header", tuple(lines[h:k])))
             r = k + 1
             labels = []
-            while r < len(lines) and lines[r].strip():
+            while r < len(lines) and lines[r].strip() and lines[r] != "...":
                 labels.append(lines[r].split()[0])
                 r += 1
             out.append(("rows", tuple(labels)))
@@ -125,22 +126,23 @@ def table_structure(lines):
 SIM_COMMANDS = re.compile(r"^(locksim (?:compare|run|sweep) )(.*)$", re.S)
 
 
-def shorten(cmd, duration):
+def shorten(cmd, duration, expected=()):
     # A command that sets its own duration is short already: it runs as shown.
     if not SIM_COMMANDS.match(cmd) or "--duration" in cmd:
         return cmd, False
-    # Two seeds unless the command names its own: the tables keep their rows and columns (the
-    # `seeds` column shows with more than one).
-    seed = "" if "--seed" in cmd else " --seed 1 --seed 2"
+    # Unless the command names its seeds: two where the shown table has a `seeds` column (it
+    # shows with more than one), else one, so that the tables keep their rows and columns.
+    multi = any(re.search(r"\bseeds$", line) for line in expected)
+    seed = "" if "--seed" in cmd else (" --seed 1 --seed 2" if multi else " --seed 1")
     return f"{cmd} --duration {duration}{seed}", True
 
 
 def run_block(block, args, work, env):
     """Runs the block's commands in one shell; returns [(stdout lines, status)] and stderr."""
     script = ["set +e"]
-    for cmd, _, _ in block.commands:
+    for cmd, expected, _ in block.commands:
         if args.short:
-            cmd, _ = shorten(cmd, args.short)
+            cmd, _ = shorten(cmd, args.short, expected)
         script.append(cmd)
         script.append(f"printf '\\n{MARK} %d\\n' $?")
     p = subprocess.run(["bash", "-c", "\n".join(script)], cwd=work, env=env,
