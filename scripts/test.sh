@@ -2,10 +2,13 @@
 # Runs every locksim test: installs what is missing, then, in this order,
 #   1. each parser under libFuzzer for a bounded time (clang, ASan + UBSan);
 #   2. the real-thread tests under ThreadSanitizer;
-#   3. a plain Release build: the benchmarks run once each at minimal time, and the torture
-#      test's broken strategy must be caught by the platform's own check (no sanitizer there);
+#   3. a plain Release build: the benchmarks run once each at minimal time, the torture
+#      test's broken strategy must be caught by the platform's own check (no sanitizer there),
+#      and the documentation's console sessions print what they show (the README's worked
+#      example at its full size);
 #   4. everything built under AddressSanitizer and UndefinedBehaviorSanitizer, the whole suite
-#      with ctest but the benchmark smoke runs (its summary is the last thing printed).
+#      with ctest but the benchmark smoke runs and the full-size documentation check (its
+#      summary is the last thing printed).
 # Each stage's ctest summary is printed; the exit status is non-zero when any stage failed.
 # Safe to run again.
 #
@@ -129,16 +132,17 @@ run_stage "2. ThreadSanitizer (build and run)" ctest --test-dir build/tsan -j "$
 print_skips build/tsan
 stage_done "2. ThreadSanitizer (build and run)"
 
-# 3. Release, no sanitizer: the benchmark smoke runs and the plain-build torture catch.
+# 3. Release, no sanitizer: the benchmark smoke runs, the plain-build torture catch and the
+# documentation's outputs at the documented settings (too slow under the sanitizers).
 cmake -S . -B build/test-release -G Ninja -DCMAKE_BUILD_TYPE=Release "${unity[@]}" \
   -DLOCKSIM_BENCH=ON >/dev/null
-run_stage "3. Release benchmarks (build and run)" cmake --build build/test-release -j "$jobs" \
-  --target real_tests real_primitives_bench bench_services sim_bench bench_policydb
-run_stage "3. Release benchmarks (build and run)" ctest --test-dir build/test-release \
-  -R 'bench_smoke|TortureDeathTest' --no-tests=error --output-on-failure --timeout 900 ||
-  status=$?
+run_stage "3. Release benchmarks, docs (build and run)" cmake --build build/test-release -j "$jobs" \
+  --target real_tests real_primitives_bench bench_services sim_bench bench_policydb locksim
+run_stage "3. Release benchmarks, docs (build and run)" ctest --test-dir build/test-release \
+  -R 'bench_smoke|TortureDeathTest|^docs\.shown_outputs$' --no-tests=error --output-on-failure \
+  --timeout 900 || status=$?
 print_skips build/test-release
-stage_done "3. Release benchmarks (build and run)"
+stage_done "3. Release benchmarks, docs (build and run)"
 
 # 4. The whole suite under ASan + UBSan (the benchmarks are built and run in stage 3); its
 # summary is the last thing printed.
@@ -150,8 +154,8 @@ stage_done "4. ASan + UBSan build"
 # last thing printed.
 printf '\ntime per stage\n'
 printf '  %s\n' "${timings[@]}"
-run_stage "5. ASan + UBSan suite" ctest --test-dir build/asan -j "$jobs" --output-on-failure \
-  --timeout 900 || status=$?
+run_stage "5. ASan + UBSan suite" ctest --test-dir build/asan -j "$jobs" -LE docs_full \
+  --output-on-failure --timeout 900 || status=$?
 print_skips build/asan
 
 exit $status
