@@ -1,5 +1,7 @@
 #include "analysis/metrics.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <type_traits>
 
@@ -151,7 +153,7 @@ const Metric kMetrics[] = {
      .field = &RunSummary::preempt_off_worst_label,
      .extract = [](const RunRecords &r) -> Value {
          const kernel::AtomicInterval *w = worst_section(r);
-         return w ? w->label : std::string();
+         return w ? section_operation(w->label, w->task) : std::string();
      },
      .worst = Worst::Follows,
      .leader = "max_ns"},
@@ -636,6 +638,11 @@ void extract_metrics(RunSummary &s, const RunRecords &records) {
 bool is_censorable_worst(const Metric &m) {
     const Metric *c = sibling(m, "max_censored");
     return c && c->leader && std::string_view(c->leader) == m.key;
+}
+
+std::string section_operation(const std::string &label, const std::string &task) {
+    if (!label.empty()) return label;
+    return fmt::format("no operation ({} ran)", task.empty() ? "?" : task);
 }
 
 bool nothing_counted(const RunSummary &s, const Metric &m) {

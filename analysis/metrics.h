@@ -123,4 +123,8 @@ void extract_metrics(RunSummary &s, const RunRecords &records);
 bool is_censorable_worst(const Metric &m);
 bool nothing_counted(const RunSummary &s, const Metric &m);
 
+// What an atomic section ran for: its operation, or, for a section outside every operation
+// (the softirq task's __do_softirq, an idle CPU's), the task that ran it.
+std::string section_operation(const std::string &label, const std::string &task);
+
 }  // namespace locksim::analysis

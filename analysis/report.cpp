@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "analysis/metrics.h"
 #include "analysis/table.h"
@@ -71,11 +73,16 @@ int64_t nice_width(int64_t ns) {
             if (m * p >= ns) return m * p;
 }
 
-// Rebins the histogram's log-linear buckets into equal bins for a linear axis (at most kMaxBins
-// up to the maximum; a bucket's count goes to the bin of its midpoint): [[low_us, width_us,
-// count], ...] for non-empty bins.
-json linear_bins(const json &hist, const Histogram &h) {
-    int64_t width = nice_width(std::max<int64_t>(1, (h.max() + kMaxBins - 1) / kMaxBins));
+// The width of equal bins that cover 0..max_ns in at most kMaxBins.
+int64_t bin_width(int64_t max_ns) {
+    return nice_width(std::max<int64_t>(1, (max_ns + kMaxBins - 1) / kMaxBins));
+}
+
+// Rebins the histogram's log-linear buckets into equal bins of `width` ns for a linear axis (a
+// bucket's count goes to the bin of its midpoint): [[low_us, width_us, count], ...] for
+// non-empty bins.
+json linear_bins(const Histogram &h, int64_t width) {
+    const json hist = h;
     std::map<int64_t, uint64_t> bins;
     for (const json &b : hist.at("buckets")) {
         auto index = b.at(0).get<size_t>();
@@ -135,6 +142,11 @@ std::vector<Group> group_by_point(const std::vector<RunSummary> &sums) {
     return groups;
 }
 
+bool is_sweep(const std::vector<RunSummary> &sums) {
+    return std::any_of(sums.begin(), sums.end(),
+                       [](const RunSummary &s) { return !s.point.empty(); });
+}
+
 std::string choose_reader_op(const ResultsFile &r, const ReportOptions &o) {
     if (!o.reader_op.empty()) return o.reader_op;
     std::map<std::string, uint64_t> completed;
@@ -187,59 +199,86 @@ json worst_wakeup_cause(const json &run, const std::string &where) {
     return cause;
 }
 
+// The histogram (ns) behind a run's preempt-off or probe figure, the probe tasks' merged.
+Histogram figure_histogram(const json &run, bool probe, const std::string &run_where) {
+    Histogram h;
+    if (probe) {
+        if (const json *p = child(run, {"detail", "wakeup_latency_ns"}); p && p->is_object())
+            for (const auto &[task, hj] : p->items())
+                h.merge(decode(hj, run_where + ": detail.wakeup_latency_ns." + task));
+    } else if (const json *hj = child(run, {"detail", "preempt_off", "length_ns"})) {
+        h = decode(*hj, run_where + ": detail.preempt_off.length_ns");
+    }
+    return h;
+}
+
+// The text that marks a run's worst section or wake-up (`h` is its histogram): the section's
+// operation, task and sites, or the probe's worst with its cause, which goes to *cause when
+// the run records one.
+std::string worst_text(const json &run, const RunSummary &s, bool probe, const Histogram &h,
+                       const std::string &run_where, json *cause) {
+    std::string worst;
+    if (!probe) {
+        const json *longest = child(run, {"detail", "preempt_off", "longest"});
+        if (longest && longest->is_array() && !longest->empty()) {
+            const json &w = longest->front();
+            worst = fmt::format(
+                "worst {}: {} in {}\n{} → {}", human_ns(h.max()),
+                section_operation(w.value("label", std::string()), w.value("task", std::string())),
+                w.value("task", std::string("?")), w.value("start_site", std::string("?")),
+                w.value("end_site", std::string("?")));
+        } else if (h.count()) {
+            worst = fmt::format("worst {}: {} ({})", human_ns(h.max()), s.preempt_off_worst_label,
+                                s.preempt_off_worst_site);
+        }
+    } else {
+        if (h.count()) worst = fmt::format("worst {}", human_ns(h.max()));
+        if (json c = worst_wakeup_cause(run, run_where); !c.is_null()) {
+            worst += "\n" + c.at("text").get<std::string>();
+            *cause = std::move(c);
+        }
+    }
+    const Censoring &open = probe ? s.probe_open : s.preempt_off_open;
+    if (open.max_censored && !worst.empty())
+        worst = "\u2265 " + worst + " (still open when the run ended)";
+    return worst;
+}
+
+// A measured series records only some of the histograms (cyclictest: the probe's; a
+// preemptoff trace: the sections'): it has no figure for the others, and the page says so.
+bool not_measured(const RunSummary &s, const Histogram &h) {
+    return s.platform == "measured" && h.count() == 0;
+}
+
+// Run i's preempt-off or probe histogram; null for a measured series that did not measure it.
 json histogram_figure(const json &run, size_t i, const RunSummary &s, bool probe,
                       const std::string &where) {
-    std::string run_where = fmt::format("{}: run {}", where, i);
+    const std::string run_where = fmt::format("{}: run {}", where, i);
+    const Histogram h = figure_histogram(run, probe, run_where);
+    if (not_measured(s, h)) return nullptr;
     json fig = {{"kind", "histogram"},
                 {"file", fmt::format("run-{}-{}", i, probe ? "probe" : "preempt-off")},
                 {"width", kHistW},
                 {"height", kHistH},
                 {"xlabel", "latency (µs)"},
                 {"ylabel", "number of samples"}};
-    Histogram h;
-    json bins = json::array();
-    std::string worst;
     if (!probe) {
         fig["title"] = "Preempt-off sections: " + run_title(s);
         fig["caption"] =
             "Length of every section with preemption off (outermost sections, as ftrace's "
             "preemptoff tracer measures them).";
-        if (const json *hj = child(run, {"detail", "preempt_off", "length_ns"})) {
-            h = decode(*hj, run_where + ": detail.preempt_off.length_ns");
-            bins = linear_bins(*hj, h);
-        }
-        const json *longest = child(run, {"detail", "preempt_off", "longest"});
-        if (longest && longest->is_array() && !longest->empty()) {
-            const json &w = longest->front();
-            worst = fmt::format(
-                "worst {}: {} in {}\n{} → {}", human_ns(h.max()),
-                w.value("label", std::string("?")), w.value("task", std::string("?")),
-                w.value("start_site", std::string("?")), w.value("end_site", std::string("?")));
-        } else if (h.count()) {
-            worst = fmt::format("worst {}: {} ({})", human_ns(h.max()), s.preempt_off_worst_label,
-                                s.preempt_off_worst_site);
-        }
     } else {
         fig["title"] = "Real-time probe wake-up: " + run_title(s);
         fig["caption"] =
             "How late a periodic SCHED_FIFO probe woke after its timer (cyclictest's latency), "
             "all probe tasks of the run together.";
-        const json *probes = child(run, {"detail", "wakeup_latency_ns"});
-        json merged;
-        if (probes && probes->is_object()) {
-            // Merge every probe task's histogram, then decode the merged one for the bins.
-            for (const auto &[task, hj] : probes->items())
-                h.merge(decode(hj, run_where + ": detail.wakeup_latency_ns." + task));
-            merged = h;
-            bins = linear_bins(merged, h);
-        }
-        if (h.count()) worst = fmt::format("worst {}", human_ns(h.max()));
-        if (json cause = worst_wakeup_cause(run, run_where); !cause.is_null()) {
-            worst += "\n" + cause.at("text").get<std::string>();
-            fig["caption"] = fig["caption"].get<std::string>() +
-                             " Worst wake-up: " + cause.at("text").get<std::string>() + ".";
-            fig["worst_cause"] = std::move(cause);
-        }
+    }
+    json cause;
+    const std::string worst = worst_text(run, s, probe, h, run_where, &cause);
+    if (!cause.is_null()) {
+        fig["caption"] = fig["caption"].get<std::string>() +
+                         " Worst wake-up: " + cause.at("text").get<std::string>() + ".";
+        fig["worst_cause"] = std::move(cause);
     }
     // The tail estimate beside the histogram (analysis/tail.h), at two probabilities.
     if (h.count()) {
@@ -264,10 +303,7 @@ json histogram_figure(const json &run, size_t i, const RunSummary &s, bool probe
                          "with probability p per " + (probe ? "wake-up" : "section") +
                          " (peaks over threshold, generalised Pareto; 95% interval): " + text + ".";
     }
-    const Censoring &open = probe ? s.probe_open : s.preempt_off_open;
-    if (open.max_censored && !worst.empty())
-        worst = "\u2265 " + worst + " (still open when the run ended)";
-    fig["bins"] = std::move(bins);
+    fig["bins"] = h.count() ? linear_bins(h, bin_width(h.max())) : json::array();
     fig["samples"] = h.count();
     if (h.count()) {
         fig["worst"] = {{"x", us(h.max())}, {"text", worst}};
@@ -275,6 +311,89 @@ json histogram_figure(const json &run, size_t i, const RunSummary &s, bool probe
         fig["worst"] = nullptr;
         fig["empty_text"] = probe ? "no probe task in this run" : "no preempt-off section";
     }
+    return fig;
+}
+
+// A sweep point's preempt-off or probe histograms in one figure: one step line per design, its
+// seeds merged, on a shared axis; the worst over the designs marked with what its run says.
+json summary_histogram(const ResultsFile &r, const std::vector<RunSummary> &sums, const Group &g,
+                       bool probe, const std::string &stem, const std::string &where) {
+    struct Line {
+        std::string label;
+        Histogram h;
+        size_t worst_run = 0;
+    };
+    std::vector<Line> lines;
+    std::vector<std::string> unmeasured;
+    for (const std::string &label : g.labels) {
+        Line l{label, {}, 0};
+        bool measured_none = true;
+        for (size_t i : g.runs) {
+            if (sums[i].label != label) continue;
+            const Histogram h =
+                figure_histogram(r.runs[i], probe, fmt::format("{}: run {}", where, i));
+            measured_none = measured_none && not_measured(sums[i], h);
+            if (h.count() && (l.h.count() == 0 || h.max() > l.h.max())) l.worst_run = i;
+            l.h.merge(h);
+        }
+        if (measured_none)
+            unmeasured.push_back(label);
+        else
+            lines.push_back(std::move(l));
+    }
+    if (lines.empty()) return nullptr;
+    int64_t axis_max = 0;
+    uint64_t samples = 0;
+    const Line *worst = nullptr;
+    for (const Line &l : lines) {
+        axis_max = std::max(axis_max, l.h.max());
+        samples += l.h.count();
+        if (l.h.count() && (!worst || l.h.max() > worst->h.max())) worst = &l;
+    }
+    const int64_t width = bin_width(axis_max);
+    json series = json::array();
+    for (const Line &l : lines)
+        series.push_back({{"name", fmt::format("{} (n={}, worst {})", l.label, l.h.count(),
+                                               human_ns(l.h.max()))},
+                          {"label", l.label},
+                          {"bins", l.h.count() ? linear_bins(l.h, width) : json::array()},
+                          {"samples", l.h.count()}});
+    const std::string what = probe ? "Real-time probe wake-up" : "Preempt-off sections";
+    std::string caption =
+        probe ? "How late a periodic SCHED_FIFO probe woke after its timer, each design's probe "
+                "tasks and seeds together, one line per design."
+              : "Length of every section with preemption off, each design's seeds together, one "
+                "line per design.";
+    caption += " `locksim report --per-run` draws each run's histogram with its tail estimate.";
+    if (!unmeasured.empty()) {
+        caption += " Not measured by";
+        for (size_t k = 0; k < unmeasured.size(); ++k)
+            caption += (k ? ", " : " ") + unmeasured[k];
+        caption += ".";
+    }
+    json fig = {{"kind", "histogram"},
+                {"file", stem},
+                {"title", g.point.empty() ? what : what + ": " + g.point},
+                {"width", kHistW},
+                {"height", kHistH},
+                {"xlabel", "latency (µs)"},
+                {"ylabel", "number of samples"},
+                {"bins", json::array()},
+                {"series", std::move(series)},
+                {"samples", samples}};
+    if (worst) {
+        json cause;
+        const size_t i = worst->worst_run;
+        std::string text = worst_text(r.runs[i], sums[i], probe, worst->h,
+                                      fmt::format("{}: run {}", where, i), &cause);
+        text = fmt::format("{}, seed {}: {}", sums[i].label, sums[i].seed, text);
+        if (!cause.is_null()) fig["worst_cause"] = std::move(cause);
+        fig["worst"] = {{"x", us(worst->h.max())}, {"text", text}};
+    } else {
+        fig["worst"] = nullptr;
+        fig["empty_text"] = probe ? "no probe task in these runs" : "no preempt-off section";
+    }
+    fig["caption"] = caption;
     return fig;
 }
 
@@ -572,19 +691,71 @@ std::string figure_html(const json &f) {
         escape(f.at("title").get<std::string>()), escape(f.value("caption", std::string())));
 }
 
-// Runs `argv` (the program found on PATH when it has no slash) and returns its exit status:
-// -2 when it could not start, -1 when it died by a signal.
-int run_process(const std::vector<std::string> &argv) {
+// Starts `argv` (the program found on PATH when it has no slash): its pid, or -1 when it could
+// not start.
+pid_t start_process(const std::vector<std::string> &argv) {
     std::vector<char *> args;
     for (const auto &a : argv)
         args.push_back(const_cast<char *>(a.c_str()));
     args.push_back(nullptr);
     pid_t pid = 0;
-    if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -2;
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
+    if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -1;
+    return pid;
+}
+
+// The exit status of a finished child, -1 when it died by a signal.
+int exit_status(int status) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs plots.py in `parts` processes at once (figure k is drawn by process k mod parts) and
+// waits for them all; on a terminal, counts the figures written on stderr meanwhile. Returns
+// the first non-zero exit status (-2: python could not start, -1: it died by a signal), else 0.
+int draw_figures(const std::string &python, const std::string &script, const fs::path &spec,
+                 const fs::path &dir, const json &figures, int threads) {
+    const auto total = static_cast<int>(figures.size());
+    int parts = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+    parts = std::clamp(parts, 1, std::max(1, total));
+    std::vector<pid_t> pids;
+    for (int k = 0; k < parts; ++k) {
+        const pid_t pid = start_process(
+            {python, script, spec.string(), dir.string(), fmt::format("{}/{}", k, parts)});
+        if (pid < 0) {
+            for (pid_t p : pids)
+                waitpid(p, nullptr, 0);
+            return -2;
+        }
+        pids.push_back(pid);
+    }
+    const bool progress = isatty(STDERR_FILENO) == 1;
+    auto drawn = [&] {
+        int n = 0;
+        std::error_code ec;
+        for (const json &f : figures)
+            n += fs::exists(dir / (f.at("file").get<std::string>() + ".svg"), ec) ? 1 : 0;
+        return n;
+    };
+    int rc = 0;
+    size_t running = pids.size();
+    while (running > 0) {
+        for (pid_t &pid : pids) {
+            if (pid < 0) continue;
+            int status = 0;
+            const pid_t done = waitpid(pid, &status, progress ? WNOHANG : 0);
+            if (done == 0 || (done < 0 && errno == EINTR)) continue;
+            const int code = done < 0 ? -1 : exit_status(status);
+            if (rc == 0) rc = code;
+            pid = -1;
+            --running;
+        }
+        if (progress) {
+            fmt::print(stderr, "\rreport: {}/{} figures drawn", drawn(), total);
+            std::fflush(stderr);
+            if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+    }
+    if (progress) fmt::print(stderr, "\r\033[K");
+    return rc;
 }
 
 // Pick's limits drawn on the figures they apply to: the preempt-off and probe histograms (a
@@ -595,10 +766,9 @@ void add_limit_lines(json &figures, const Limits &l) {
         const char *prefix, *suffix, *path;  // the figures' file names; the metric's path
     };
     const Rule rules[] = {
-        {"run-", "-preempt-off", "preempt_off.max_ns"},
-        {"run-", "-probe", "probe_wakeup.max_ns"},
-        {"spectrum-toggle", "", "toggle.max_ns"},
-        {"spectrum-reader", "", "reader.p99_ns"},
+        {"run-", "-preempt-off", "preempt_off.max_ns"}, {"run-", "-probe", "probe_wakeup.max_ns"},
+        {"preempt-off-", "", "preempt_off.max_ns"},     {"probe-", "", "probe_wakeup.max_ns"},
+        {"spectrum-toggle", "", "toggle.max_ns"},       {"spectrum-reader", "", "reader.p99_ns"},
     };
     for (json &f : figures) {
         const std::string stem = f.at("file");
@@ -612,78 +782,55 @@ void add_limit_lines(json &figures, const Limits &l) {
             f["limits"] =
                 json::array({{{"value", us(limit.value)}, {"label", label}, {"option", option}}});
             f["caption"] = f.value("caption", std::string()) +
-                           fmt::format(" The dashed grey line is pick's {} ({} {}).", label, option,
-                                       human_ns(limit.value));
+                           fmt::format(" The dashed grey line is pick's {} ({} {}){}.", label,
+                                       option, human_ns(limit.value),
+                                       f.at("kind") == "histogram"
+                                           ? "; a limit far outside the samples is an arrow at "
+                                             "the axis' edge instead"
+                                           : "");
         }
     }
 }
 
-// The histogram (ns) behind run `run`'s preempt-off or probe figure: merged over probe tasks.
-Histogram figure_histogram(const json &run, bool probe) {
-    Histogram h;
-    if (probe) {
-        if (const json *p = child(run, {"detail", "wakeup_latency_ns"}); p && p->is_object())
-            for (const auto &[task, hj] : p->items())
-                h.merge(decode(hj, "measured series: detail.wakeup_latency_ns." + task));
-    } else if (const json *hj = child(run, {"detail", "preempt_off", "length_ns"})) {
-        h = decode(*hj, "measured series: detail.preempt_off.length_ns");
-    }
-    return h;
-}
-
-// Measured series drawn over each simulated run's preempt-off and probe histograms: binned
-// like the run's own histogram up to its axis, with how many samples lie beyond it (and the
-// worst), so that nothing measured is hidden by the axis.
+// Measured series drawn over each simulated run's preempt-off and probe histograms: the run's
+// histogram and every measured series rebinned alike on an axis that holds all their samples.
 void add_measured_overlays(json &figures, const ResultsFile &r,
                            const std::vector<RunSummary> &sums) {
     for (json &f : figures) {
-        if (f.at("kind") != "histogram") continue;
         const std::string stem = f.at("file");
+        if (f.at("kind") != "histogram" || !stem.starts_with("run-")) continue;
         const bool probe = stem.ends_with("-probe");
         const size_t i = std::stoul(stem.substr(4));
         if (sums[i].platform == "measured" || f.at("bins").empty()) continue;
-        const json &bins = f.at("bins");
-        const double width_us = bins.front().at(1).get<double>();
-        double right_us = 0;
-        for (const json &b : bins)
-            right_us = std::max(right_us, b.at(0).get<double>() + width_us);
-        if (f.contains("limits"))
-            right_us = std::max(right_us, f["limits"][0]["value"].get<double>() * 1.05);
-        json overlays = json::array();
+        std::vector<size_t> measured;
+        std::vector<Histogram> hists;
+        int64_t axis_max = figure_histogram(r.runs[i], probe, "").max();
         for (size_t m = 0; m < sums.size(); ++m) {
             if (sums[m].platform != "measured") continue;
-            const Histogram h = figure_histogram(r.runs[m], probe);
+            Histogram h = figure_histogram(r.runs[m], probe, fmt::format("run {}", m));
             if (h.count() == 0) continue;
-            const json hj = h;
-            std::map<int64_t, uint64_t> rebinned;
-            uint64_t beyond = 0;
-            const auto width_ns = static_cast<int64_t>(std::llround(width_us * 1000));
-            for (const json &b : hj.at("buckets")) {
-                const auto index = b.at(0).get<size_t>();
-                const int64_t mid = std::clamp(Histogram::bucket_mid(index), h.min(), h.max());
-                const uint64_t n = b.at(1).get<uint64_t>();
-                if (us(mid) >= right_us)
-                    beyond += n;
-                else
-                    rebinned[mid / std::max<int64_t>(1, width_ns)] += n;
-            }
-            json out = json::array();
-            for (const auto &[bin, n] : rebinned)
-                out.push_back({us(bin * width_ns), width_us, n});
-            std::string name = fmt::format("measured: {} (n={})", sums[m].label, h.count());
-            if (beyond)
-                name += fmt::format(", {} beyond the axis up to {}", beyond, human_ns(h.max()));
-            overlays.push_back({{"name", name},
-                                {"label", sums[m].label},
-                                {"bins", std::move(out)},
+            axis_max = std::max(axis_max, h.max());
+            measured.push_back(m);
+            hists.push_back(std::move(h));
+        }
+        if (measured.empty()) continue;
+        const int64_t width = bin_width(axis_max);
+        f["bins"] = linear_bins(figure_histogram(r.runs[i], probe, ""), width);
+        json overlays = json::array();
+        for (size_t k = 0; k < measured.size(); ++k) {
+            const Histogram &h = hists[k];
+            const RunSummary &ms = sums[measured[k]];
+            overlays.push_back({{"name", fmt::format("measured: {} (n={}, worst {})", ms.label,
+                                                     h.count(), human_ns(h.max()))},
+                                {"label", ms.label},
+                                {"bins", linear_bins(h, width)},
                                 {"samples", h.count()},
-                                {"beyond_axis", beyond},
                                 {"max_us", us(h.max())}});
         }
-        if (overlays.empty()) continue;
         f["overlays"] = std::move(overlays);
         f["caption"] = f.value("caption", std::string()) +
-                       " The step lines are measured series (a real kernel), binned alike.";
+                       " The step lines are measured series (a real kernel), binned alike on an "
+                       "axis that holds every sample of each.";
     }
 }
 
@@ -774,10 +921,21 @@ json report_figures(const ResultsFile &r, const std::string &where, const Report
     }
     for (json &f : scaling_figures(sums))
         figs.push_back(std::move(f));
-    for (size_t i = 0; i < sums.size(); ++i) {
-        figs.push_back(histogram_figure(r.runs[i], i, sums[i], false, where));
-        figs.push_back(histogram_figure(r.runs[i], i, sums[i], true, where));
-    }
+    // A sweep gets one histogram figure per point and histogram (its designs side by side),
+    // each run its own only when asked: a figure per run would be most of a sweep's report.
+    if (is_sweep(sums))
+        for (size_t k = 0; k < groups.size(); ++k)
+            for (bool probe : {false, true}) {
+                const std::string stem = fmt::format("{}-{}", probe ? "probe" : "preempt-off", k);
+                if (json f = summary_histogram(r, sums, groups[k], probe, stem, where);
+                    !f.is_null())
+                    figs.push_back(std::move(f));
+            }
+    if (!is_sweep(sums) || o.per_run)
+        for (size_t i = 0; i < sums.size(); ++i)
+            for (bool probe : {false, true})
+                if (json f = histogram_figure(r.runs[i], i, sums[i], probe, where); !f.is_null())
+                    figs.push_back(std::move(f));
     add_limit_lines(figs, o.limits);
     add_measured_overlays(figs, r, sums);
     return figs;
@@ -799,7 +957,9 @@ std::string report_html(const ResultsFile &r, const std::string &where, const js
         "table.verdict th, table.verdict td {{ border: 1px solid #ccc; padding: 0.3em 0.5em; "
         "vertical-align: top; }}\n"
         "td.pass {{ background: #e3f4e3; }} td.fail {{ background: #f9dede; }}\n"
-        "td.unmeasured {{ background: #eee; color: #666; }} td.unstable {{ background: #fff3cd; }}"
+        "td.unmeasured {{ background: #eee; color: #666; }} td.unstable {{ background: #fff3cd; "
+        "}}\n"
+        "p.unmeasured {{ color: #666; }}"
         "\n</style>\n</head>\n<body>\n"
         "<h1>locksim report: {0}</h1>\n",
         escape(name));
@@ -809,7 +969,9 @@ std::string report_html(const ResultsFile &r, const std::string &where, const js
     html +=
         "<nav><a href=\"#comparison\">Comparison</a><a href=\"#verdict\">Verdict</a>"
         "<a href=\"#toggle\">Boolean commits</a><a href=\"#spectra\">Percentiles</a>"
-        "<a href=\"#scaling\">Scaling</a><a href=\"#runs\">Runs</a></nav>\n";
+        "<a href=\"#scaling\">Scaling</a>";
+    if (is_sweep(sums)) html += "<a href=\"#histograms\">Histograms</a>";
+    html += "<a href=\"#runs\">Runs</a></nav>\n";
     html += "<h2 id=\"comparison\">Comparison</h2>\n<pre id=\"table\">" +
             escape(format_table(sums)) + "</pre>\n";
     html += fmt::format("<h2 id=\"verdict\">Verdict</h2>\n<p>Limits: <code>{}</code></p>\n",
@@ -838,14 +1000,38 @@ std::string report_html(const ResultsFile &r, const std::string &where, const js
     section("spectra", "Latency by percentile", kind("spectrum"),
             "No operation latencies in these runs.");
     section("scaling", "Scaling", kind("scaling"), "Not a sweep: nothing to scale against.");
+    const bool sweep = is_sweep(sums);
+    if (sweep)
+        section(
+            "histograms", "Histograms",
+            [](const json &f) {
+                return f.at("kind") == "histogram" &&
+                       !f.at("file").get<std::string>().starts_with("run-");
+            },
+            "No preempt-off section or probe wake-up in these runs.");
     html += "<h2 id=\"runs\">Runs</h2>\n";
+    if (sweep && !o.per_run) {
+        html +=
+            "<p>A sweep's histograms are drawn per point above; <code>locksim report "
+            "--per-run</code> draws each run's own, with its tail estimate.</p>\n";
+        return html + "</body>\n</html>\n";
+    }
     for (size_t i = 0; i < sums.size(); ++i) {
         html +=
             fmt::format("<h3 id=\"run-{}\">Run {}: {}</h3>\n", i, i, escape(run_title(sums[i])));
-        for (const json &f : figures)
-            if (f.at("kind") == "histogram" &&
-                f.at("file").get<std::string>().rfind(fmt::format("run-{}-", i), 0) == 0)
-                html += figure_html(f);
+        for (const char *which : {"preempt-off", "probe"}) {
+            const std::string stem = fmt::format("run-{}-{}", i, which);
+            auto f = std::find_if(figures.begin(), figures.end(),
+                                  [&](const json &x) { return x.at("file") == stem; });
+            if (f != figures.end())
+                html += figure_html(*f);
+            else
+                html += fmt::format(
+                    "<p class=\"unmeasured\" id=\"{}\">{}: not measured by this series.</p>\n",
+                    stem,
+                    std::string_view(which) == "probe" ? "Real-time probe wake-up"
+                                                       : "Preempt-off sections");
+        }
     }
     html += "</body>\n</html>\n";
     return html;
@@ -881,7 +1067,11 @@ ReportOutput write_report(const ResultsFile &r, const std::string &where,
     if (!fs::exists(script, ec))
         throw UserError(fmt::format(
             "the plotting script {} is missing: set LOCKSIM_PLOTS to analysis/plots.py", script));
-    int rc = run_process({python, script, spec.string(), dir.string()});
+    // Stale images would pass for new ones (and count as progress): remove them first.
+    for (const json &f : figures)
+        for (const char *ext : {".png", ".svg"})
+            fs::remove(dir / (f.at("file").get<std::string>() + ext), ec);
+    const int rc = draw_figures(python, script, spec, dir, figures, o.threads);
     if (rc == -2) throw no_python();
     if (rc == 3)
         throw UserError(

@@ -6,8 +6,12 @@
 // output directory lists each figure with its kind, file stem, pixel size and data, and
 // analysis/plots.py (matplotlib, run by /usr/bin/python3) writes <stem>.png and <stem>.svg for
 // each. Figures:
-//   run-<i>-preempt-off, run-<i>-probe   per run: latency histograms, linear microseconds on x,
-//                                        log count on y, the worst case marked (cyclictest style)
+//   run-<i>-preempt-off, run-<i>-probe   per run (a sweep's only with per_run): latency
+//                                        histograms, linear microseconds on x, log count on y,
+//                                        the worst case marked (cyclictest style); none for a
+//                                        measured series that did not measure it
+//   preempt-off-<k>, probe-<k>           per sweep point: the same histograms, one step line per
+//                                        design (seeds merged) on a shared axis
 //   spectrum-reader[-<k>], spectrum-toggle[-<k>]
 //                                        per sweep point k (none without a sweep): latency by
 //                                        percentile, x = 1/(1-p) on a log axis, one line per
@@ -35,6 +39,8 @@ struct ReportOptions {
     std::string toggle_op = kernel::op::kSetBools;
     std::string python;        // empty: $LOCKSIM_PYTHON, else /usr/bin/python3
     std::string plots_script;  // empty: $LOCKSIM_PLOTS, else found by default_plots_script()
+    bool per_run = false;      // a sweep: each run's histograms too, not only each point's
+    int threads = 0;           // plotting processes at once; 0: one per core
 };
 
 // Operations on the write side of the policy; never chosen as the read-side operation.
@@ -53,8 +59,9 @@ struct ReportOutput {
     std::vector<std::string> files;  // every file written, index.html included
 };
 
-// Writes figures.json, the images and index.html into `out_dir` (created if needed). Errors
-// (bad results, no python, no matplotlib, a failed plot) are UserErrors with the reason.
+// Writes figures.json, the images and index.html into `out_dir` (created if needed), the images
+// by `threads` plots.py processes at once; on a terminal it counts the figures drawn on stderr.
+// Errors (bad results, no python, no matplotlib, a failed plot) are UserErrors with the reason.
 ReportOutput write_report(const ResultsFile &results, const std::string &where,
                           const std::string &out_dir, const ReportOptions &options);
 

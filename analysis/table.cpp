@@ -31,8 +31,15 @@ bool any_points(const std::vector<RunSummary> &runs) {
     return false;
 }
 
-// A metric's cell: "-" when nothing was counted, "\u2265" in front of a worst that is a lower
-// bound (something was still open when the run ended; `censored` is then set).
+// Measured files (cyclictest, ftrace, a trace's slices) record latencies only: a measured
+// series' throughput, memory and self-check count are not zero but unknown.
+bool unrecorded(const RunSummary &r, const Value &v) {
+    return r.platform == "measured" &&
+           std::visit([](const auto &x) { return x == std::decay_t<decltype(x)>{}; }, v);
+}
+
+// A metric's cell: "-" when nothing was counted or recorded, "\u2265" in front of a worst that is a
+// lower bound (something was still open when the run ended; `censored` is then set).
 std::string cell(const RunSummary &r, const Metric &m, bool *censored) {
     const Value v = get(r, m);
     switch (m.unit) {
@@ -44,10 +51,13 @@ std::string cell(const RunSummary &r, const Metric &m, bool *censored) {
             return (at_least ? "\u2265" : "") + human_ns(std::get<int64_t>(v));
         }
         case Unit::Bytes:
+            if (unrecorded(r, v)) return "-";
             return human_bytes(std::get<int64_t>(v));
         case Unit::PerSecond:
+            if (unrecorded(r, v)) return "-";
             return fmt::format("{:.0f}", std::get<double>(v));
         default:
+            if (unrecorded(r, v)) return "-";
             return std::visit([](const auto &x) { return fmt::format("{}", x); }, v);
     }
 }
@@ -77,6 +87,7 @@ std::vector<Heading> headings() {
 
 // The spread between seeds of the designs run under several (analysis/seeds.h).
 std::string format_spread(const std::vector<DesignRuns> &groups, size_t w) {
+    bool partial = false;
     auto width = [](const Metric &m) { return m.spread == SpreadColumn::Range ? 17 : 22; };
     std::string out = fmt::format(
         "\nspread over seeds: worst = min-max of the per-seed worst cases; p99 = mean over seeds "
@@ -91,21 +102,27 @@ std::string format_spread(const std::vector<DesignRuns> &groups, size_t w) {
         out += fmt::format("{:<{}}  {:>5}", g.label, w, g.runs.size());
         for (const Metric &m : metrics()) {
             if (m.spread == SpreadColumn::None) continue;
+            // Over the seeds that counted something: a seed without a commit has no worst
+            // commit, not one of 0ns.
             std::vector<double> v;
-            bool nothing = true;
-            for (const RunSummary *r : g.runs) {
-                v.push_back(number(*r, m));
-                nothing = nothing && nothing_counted(*r, m);
+            for (const RunSummary *r : g.runs)
+                if (!nothing_counted(*r, m)) v.push_back(number(*r, m));
+            std::string text = "-";
+            if (!v.empty()) {
+                const Spread s = spread_of(v);
+                text = m.spread == SpreadColumn::Range ? format_range_ns(s) : format_mean_ci_ns(s);
             }
-            const Spread s = spread_of(v);
-            out += fmt::format("  {:>{}}",
-                               nothing                           ? std::string("-")
-                               : m.spread == SpreadColumn::Range ? format_range_ns(s)
-                                                                 : format_mean_ci_ns(s),
-                               width(m));
+            if (!v.empty() && v.size() < g.runs.size()) {
+                text += "*";
+                partial = true;
+            }
+            out += fmt::format("  {:>{}}", text, width(m));
         }
         out += g.point.empty() ? "\n" : "  " + g.point + "\n";
     }
+    if (partial)
+        out +=
+            "*: over the seeds that recorded any (a seed without a commit has no worst commit)\n";
     return out;
 }
 

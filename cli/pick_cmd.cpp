@@ -4,12 +4,16 @@
 // `locksim merge OUT SHARD...`: joins the results files of `sweep --shard I/N` runs.
 #include <fmt/core.h>
 
+#include <exception>
+
+#include "analysis/measured/import.h"
 #include "analysis/pick.h"
 #include "analysis/results_file.h"
 #include "cli/command.h"
 #include "cli/limit_options.h"
 #include "cli/measured_options.h"
 #include "cli/paths.h"
+#include "util/error.h"
 
 namespace locksim::cli {
 namespace {
@@ -20,11 +24,30 @@ struct PickArgs {
     MeasuredArgs measured;
 };
 
+// A results file; a measured file given in its place (cyclictest's histogram, an ftrace or
+// Perfetto trace) is refused with a pointer to --measured rather than a parser's complaint.
+analysis::ResultsFile load_results_file(const std::string &path) {
+    try {
+        return analysis::load_results(path);
+    } catch (const UserError &e) {
+        bool measured = false;
+        try {
+            measured = !analysis::measured::import_measured({path}, {}).runs.empty();
+        } catch (const std::exception &) {
+        }
+        if (!measured) throw;
+        throw UserError(fmt::format(
+            "{}: a measured file, not a results file: pass it as --measured {} (or read it "
+            "with locksim import)",
+            path, path));
+    }
+}
+
 void run_pick(const PickArgs &a) {
     // Several files (simulated results, `import`'s measured ones) are judged together.
-    analysis::ResultsFile file = analysis::load_results(a.results.front());
+    analysis::ResultsFile file = load_results_file(a.results.front());
     for (size_t i = 1; i < a.results.size(); ++i)
-        analysis::measured::append_runs(file, analysis::load_results(a.results[i]));
+        analysis::measured::append_runs(file, load_results_file(a.results[i]));
     add_measured(file, a.measured);
     analysis::Limits limits = parse_limits(a.limits);
     analysis::Pick p =

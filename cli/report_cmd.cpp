@@ -35,6 +35,12 @@ CommandRegistrar report_registrar([](CLI::App &app) {
         ->capture_default_str();
     cmd->add_option("--python", a->options.python,
                     "Python with matplotlib (default: $LOCKSIM_PYTHON, else /usr/bin/python3)");
+    cmd->add_flag("--per-run", a->options.per_run,
+                  "On a sweep, draw each run's histograms too (by default one figure per sweep "
+                  "point, its designs side by side)");
+    cmd->add_option("-j,--threads", a->options.threads,
+                    "Figures drawn in parallel, one python process each (default: all cores)")
+        ->check(CLI::Range(1, 1024));
     add_measured_options(cmd, a->measured, "--measured");
     cmd->footer("Pass an empty value (--max-toggle '') to drop a default limit.");
     cmd->callback([a] {

@@ -16,6 +16,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "analysis/metrics.h"
 #include "analysis/results_file.h"
 #include "analysis/table.h"
 #include "analysis/wakeup_cause.h"
@@ -117,8 +118,9 @@ void print_run_detail(const nlohmann::json &run) {
         if (n++ == 8) break;
         fmt::print("  {:>10}  cpu {:<3} {:<18} {:<22} {} -> {}\n",
                    analysis::human_ns(iv.value("length_ns", int64_t{0})), iv.value("cpu", 0),
-                   iv.value("task", ""), iv.value("label", ""), iv.value("start_site", ""),
-                   iv.value("end_site", ""));
+                   iv.value("task", ""),
+                   analysis::section_operation(iv.value("label", ""), iv.value("task", "")),
+                   iv.value("start_site", ""), iv.value("end_site", ""));
     }
     print_worst_wakeups(d);
     fmt::print("operations\n");

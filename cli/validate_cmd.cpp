@@ -24,6 +24,7 @@
 #include <string>
 #include <thread>
 
+#include "analysis/pick.h"
 #include "cli/command.h"
 #include "cli/paths.h"
 #include "kernel/op_names.h"
@@ -50,6 +51,7 @@ struct ValidateArgs {
     std::string file;
     std::string profile = "host";
     int64_t duration_ms = 0;  // overrides the scenario's
+    std::string duration;     // the same as a duration ("300ms"), as the other commands take it
     int64_t toggle_us = 20000;
     size_t pool = 256;
     int rounds = 5;
@@ -212,7 +214,12 @@ StrategySeries empty_series() {
 
 int validate(const ValidateArgs &a) {
     Scenario s = load_scenario(a.file);
-    const Time duration = a.duration_ms > 0 ? a.duration_ms * kernel::kMsec : s.duration_ns;
+    Time duration = a.duration_ms > 0 ? a.duration_ms * kernel::kMsec : s.duration_ns;
+    if (!a.duration.empty()) {
+        duration = analysis::parse_limit_ns("--duration", a.duration);
+        if (duration < kernel::kMsec || duration > 3600 * kernel::kSec)
+            throw UserError(fmt::format("--duration {}: between 1ms and 1h", a.duration));
+    }
     const CoreConfig core = core_config(s.core);
     const std::vector<uint8_t> image = scenario_policy_image(s.policy);
     // The torture's readers check decisions that the booleans change: a policy without them is
@@ -403,9 +410,11 @@ CommandRegistrar validate_registrar([](CLI::App &app) {
     cmd->add_option("file", args->file, "Scenario file (TOML)")->required();
     cmd->add_option("--profile", args->profile,
                     "CPU profile for the simulator (default: host, from 'locksim calibrate')");
-    cmd->add_option("--duration-ms", args->duration_ms,
-                    "run time per platform (default: the scenario's)")
-        ->check(CLI::Range(1, 3600000));
+    auto *duration = cmd->add_option("--duration", args->duration,
+                                     "run time per platform, e.g. 300ms (default: the scenario's)");
+    cmd->add_option("--duration-ms", args->duration_ms, "the same in milliseconds")
+        ->check(CLI::Range(1, 3600000))
+        ->excludes(duration);
     cmd->add_option("--toggle-us", args->toggle_us, "microseconds between boolean commits")
         ->check(CLI::Range(100, 10000000));
     cmd->add_option("--pool", args->pool,

@@ -81,6 +81,25 @@ std::vector<RunJob> plan_runs(const std::vector<Scenario> &points) {
 }
 
 void check_machine_profile(const Scenario &point, const sim::CpuProfile &profile) {
+    // A profile with clusters describes whole clusters: a machine that ends inside one would
+    // model a SoC that does not exist (and pin a cluster's tasks round part of it).
+    if (!profile.clusters.empty()) {
+        std::string layout, whole;
+        int end = 0;
+        bool fits = false;
+        for (const sim::CpuCluster &c : profile.clusters) {
+            layout += fmt::format("{}{} {}", layout.empty() ? "" : " + ", c.cpus, c.name);
+            end += c.cpus;
+            whole += fmt::format("{}{}", whole.empty() ? "" : " or ", end);
+            fits = fits || point.machine.cpus == end;
+        }
+        if (!fits)
+            throw UserError(fmt::format(
+                "{}: machine.cpus = {} on profile '{}', whose CPUs are {}: the machine must end "
+                "where a cluster ends (cpus = {})",
+                point.machine.cpus_at.empty() ? point.file : point.machine.cpus_at,
+                point.machine.cpus, profile.name, layout, whole));
+    }
     if (point.machine.spinlock == "byte" && profile.memory.private_kib <= 0)
         throw UserError(fmt::format(
             "{}: 'machine.spinlock = \"byte\"' needs a profile that models caches ([memory]); "

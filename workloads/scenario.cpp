@@ -277,7 +277,10 @@ void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
 }
 
 void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_file) {
-    if (auto v = r.get_int("cpus", 1, 4096)) m.cpus = static_cast<int>(*v);
+    if (auto v = r.get_int("cpus", 1, 4096)) {
+        m.cpus = static_cast<int>(*v);
+        m.cpus_at = r.place_of("cpus");
+    }
     // A shipped profile's name stays a name; a path (with '/' or ending in .toml) is a file.
     if (auto v = r.get<std::string>("profile")) {
         m.profile = names_a_file(*v, ".toml") ? resolve_from_scenario(scenario_file, *v) : *v;
@@ -767,6 +770,7 @@ void restore_places(const Scenario &s, const std::vector<size_t> &index, Scenari
     };
     p.machine.profile_at = place("machine.profile", s.machine.profile_at);
     p.machine.spinlock_at = place("machine.spinlock", s.machine.spinlock_at);
+    p.machine.cpus_at = place("machine.cpus", s.machine.cpus_at);
     p.policy.path_at = place("policy.path", s.policy.path_at);
     for (size_t i = 0; i < p.workloads.size() && i < s.workloads.size(); ++i)
         p.workloads[i].at = s.workloads[i].at;

@@ -42,6 +42,7 @@ struct MachineSpec {
     std::string spinlock = "queued";
     std::string spinlock_at;  // file:line:column of the key, for errors found with the profile
     std::string profile_at;   // file:line:column of machine.profile (empty: the default's)
+    std::string cpus_at;      // file:line:column of machine.cpus (empty: the default's)
     std::vector<IrqSpec> irqs;
 };
 

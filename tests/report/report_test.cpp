@@ -192,6 +192,7 @@ struct Generated {
         ReportOptions o;
         o.limits = {{"preempt_off.max_ns", {100 * kUs}}, {"toggle.max_ns", {10 * kMs}}};
         o.plots_script = std::string(LOCKSIM_SOURCE_DIR) + "/analysis/plots.py";
+        o.per_run = true;  // a sweep's run histograms too
         out = write_report(results, (dir / "results.json").string(), (dir / "out").string(), o);
         figures = json::parse(read_text(dir / "out" / "figures.json"))["figures"];
     }
@@ -275,7 +276,8 @@ TEST(Report, SweepWritesEveryFigureAndTheIndex) {
     std::set<std::string> expected = run_histograms(6);
     expected.insert({"spectrum-reader-0", "spectrum-reader-1", "spectrum-toggle-0",
                      "spectrum-toggle-1", "toggle-cost-0", "toggle-cost-1", "toggle-alloc-0",
-                     "toggle-alloc-1", "scaling-machine.cpus"});
+                     "toggle-alloc-1", "scaling-machine.cpus", "preempt-off-0", "preempt-off-1",
+                     "probe-0", "probe-1"});
     check_files(g, expected);
     check_images(g);
     check_index(g);
@@ -298,6 +300,20 @@ TEST(Report, SweepWritesEveryFigureAndTheIndex) {
     EXPECT_TRUE(contains(worst, "get_user_sids in login")) << worst;
     EXPECT_TRUE(contains(worst, "read_lock @ s.cpp:10")) << worst;
     EXPECT_LE(po["bins"].size(), 201u);
+    // The point's summary: one line per design, each with every section of its run; the worst
+    // is rwlock's, marked with its run.
+    const json &summary = g.figure("preempt-off-0");
+    ASSERT_EQ(summary["series"].size(), 3u);
+    for (size_t d = 0; d < 3; ++d) {
+        uint64_t n = 0;
+        for (const json &b : summary["series"][d]["bins"])
+            n += b[2].get<uint64_t>();
+        EXPECT_EQ(n, 3001u) << d;
+        EXPECT_EQ(summary["series"][d]["label"], kDesigns[d].name);
+    }
+    EXPECT_DOUBLE_EQ(summary["worst"]["x"].get<double>(), 1200.0);
+    EXPECT_TRUE(contains(summary["worst"]["text"], "rwlock, seed 1: worst 1.20ms"))
+        << summary["worst"]["text"];
     // Both probe tasks are merged.
     EXPECT_EQ(g.figure("run-0-probe")["samples"], 2000u);
     // Spectra: one line per design; the reader op is the most frequent non-writer op; each line
@@ -656,10 +672,13 @@ TEST(Report, MeasuredSeriesBesideARealRun) {
             EXPECT_EQ(f["overlays"][0]["label"], "cyclictest");
         }
         EXPECT_EQ(f["overlays"][series - 1]["label"], "wakeup_rt");
+        // Every measured sample is drawn, on the run's own bins' axis and width.
         for (const json &overlay : f["overlays"]) {
-            uint64_t drawn = overlay["beyond_axis"].get<uint64_t>();
-            for (const json &b : overlay["bins"])
+            uint64_t drawn = 0;
+            for (const json &b : overlay["bins"]) {
                 drawn += b[2].get<uint64_t>();
+                EXPECT_EQ(b[1], f["bins"][0][1]) << stem;
+            }
             EXPECT_EQ(drawn, overlay["samples"].get<uint64_t>()) << stem;  // none lost
         }
         ++overlaid;
