@@ -29,6 +29,7 @@
 #include "runner/runner.h"
 #include "util/error.h"
 #include "util/read_file.h"
+#include "workloads/phases.h"
 
 namespace locksim::cli {
 namespace {
@@ -293,6 +294,8 @@ void run_command(Mode mode, const RunArgs &a) {
     if (!a.quiet) fmt::print("\nresults: {}\n", (dir / "results.json").string());
     print_workload_notes(a.file, results);
     print_duration_warnings(a.file, counted(scenario, simulated));
+    for (const std::string &note : phase_lock_notes(points))
+        fmt::print(stderr, "note: {}: {}\n", a.file, note);
     if (!a.trace.path.empty() && !results.runs.empty() && !a.quiet)
         fmt::print("timeline of {} (seed {}){}: {}\n", jobs.front().strategy->label,
                    jobs.front().seed,

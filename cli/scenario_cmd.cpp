@@ -10,6 +10,7 @@
 #include "sim/profile.h"
 #include "ss/policydb.h"
 #include "util/error.h"
+#include "workloads/phases.h"
 #include "workloads/scenario.h"
 
 namespace locksim::cli {
@@ -34,6 +35,8 @@ void check(const CheckArgs &args) {
         fmt::print("{}: ok ({} strategies, {} workloads, {} seeds, {} sweep points)\n", file,
                    s.strategies.size(), s.workloads.size(), s.seeds.size(), points.size());
         print_duration_warnings(file, expected_counts(s));
+        for (const std::string &note : phase_lock_notes(points))
+            fmt::print(stderr, "note: {}: {}\n", file, note);
     }
 }
 

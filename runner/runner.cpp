@@ -140,7 +140,9 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
                           .period = kernel::kSec / irq.rate,
                           .handler = irq.handler_ns,
                           .softirq = irq.softirq_ns,
-                          .thread_priority = irq.priority});
+                          .thread_priority = irq.priority,
+                          .drawn_phase = true,
+                          .jitter = irq.jitter_ns});
     return c;
 }
 
@@ -199,6 +201,7 @@ kernel::RunResults run_on(kernel::Platform &platform,
         make_policy_state(ss::policydb_read(image, "scenario policy"), core), core);
     PolicyFacts facts(server->setup_state());
     WorkloadEnv env{*server, facts, point.machine.cpus, [&image] { return image; }, nullptr, {}};
+    env.seed = static_cast<uint64_t>(job.seed);
     for (const sim::CpuCluster &c : point_profile(point).clusters)
         for (int i = c.first_cpu; i < c.first_cpu + c.cpus && i < point.machine.cpus; ++i)
             env.clusters[c.name].push_back(i);
@@ -282,6 +285,7 @@ json scenario_json(const Scenario &s) {
                                   {"rate", irq.rate},
                                   {"handler_ns", irq.handler_ns},
                                   {"softirq_ns", irq.softirq_ns},
+                                  {"jitter_ns", irq.jitter_ns},
                                   {"priority", irq.priority}});
     return {{"name", s.name},           {"description", s.description},
             {"file", s.file},           {"duration_ns", s.duration_ns},
