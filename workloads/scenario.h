@@ -144,5 +144,8 @@ Scenario parse_scenario(std::string_view text, const std::string &source_name);
 std::vector<Scenario> expand_sweep(const Scenario &s);
 
 std::string_view preemption_name(PreemptionModel m);
+std::string_view policy_source_name(PolicySpec::Source s);
+// Every [core] key with its value (defaults included), as a scenario file writes it.
+std::vector<std::pair<std::string, ParamValue>> core_settings(const CoreVariants &c);
 
 }  // namespace locksim
