@@ -11,8 +11,7 @@
 namespace locksim {
 
 int64_t timer_jitter(const WorkloadSpec &spec) {
-    const bool rt = spec.params.get_string("sched") != "other";
-    return rt && !spec.given.count("jitter") ? 0 : spec.params.get_duration_ns("jitter");
+    return spec.params.get_duration_ns("jitter");
 }
 
 std::vector<PeriodicSource> periodic_sources(const Scenario &s) {

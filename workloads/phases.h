@@ -15,7 +15,7 @@
 namespace locksim {
 
 // A periodic workload's jitter as its timers use it: the `jitter` given, else the default of
-// its scheduling policy (workloads::jitter).
+// its scheduling policy (workloads::jitter), which the loader sets.
 int64_t timer_jitter(const WorkloadSpec &spec);
 
 struct PeriodicSource {

@@ -565,6 +565,10 @@ void read_workloads(TableReader &top, Scenario &s) {
         read_params(r, info->params, w.params);
         for (const auto &[name, value] : w.params.values())
             if (r.node(name)) w.given.insert(name);
+        // A real-time task's timers get no slack: its jitter defaults to 0 (workloads::jitter).
+        if (w.params.has("jitter") && !w.given.count("jitter") &&
+            w.params.get_string("sched") != "other")
+            w.params.set("jitter", int64_t{0});
         auto label = get_label(r);
         if (w.params.get_string("sched") != "other" && w.params.get_int("nice") != 0)
             r.fail_at(r.node("nice")->source(),
