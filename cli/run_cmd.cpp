@@ -9,6 +9,7 @@
 // Results go to the scenario's output directory (or -o): results.json, results.csv and one
 // .hgrm percentile file per histogram. Ctrl-C stops starting new runs and keeps what finished.
 #include <fmt/core.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +31,8 @@
 #include "runner/runner.h"
 #include "util/error.h"
 #include "util/read_file.h"
+#include "workloads/catalog.h"
+#include "workloads/phases.h"
 
 namespace locksim::cli {
 namespace {
@@ -162,6 +165,29 @@ void submit_sweep(const RunArgs &a, const Scenario &scenario, const fs::path &di
     slurm_submit(a.slurm, sweep);
 }
 
+// On host threads a scenario that asks for more CPUs, or has more tasks that may run at once,
+// than the host has shares the host's CPUs: the host preempts threads inside their would-be
+// atomic sections, which then last as long as the host keeps them off the CPU.
+void warn_host_cpus(const std::string &file, const std::vector<Scenario> &points) {
+    cpu_set_t set;
+    const int host = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+    int cpus = 0;
+    int64_t tasks = 0;
+    for (const Scenario &p : points) {
+        int64_t n = 0;
+        for (const WorkloadSpec &w : p.workloads)
+            if (find_workload_info(w.kind) && find_workload_info(w.kind)->irq_kind.empty())
+                n += w.tasks == 0 ? p.machine.cpus : w.tasks;
+        cpus = std::max(cpus, p.machine.cpus);
+        tasks = std::max(tasks, n);
+    }
+    if (host > 0 && (cpus > host || tasks > host))
+        fmt::print(stderr,
+                   "warning: {}: {} CPUs and {} tasks, more than the host's {} CPU{}: the host "
+                   "runs the threads in turn, and its preemptions lengthen their sections\n",
+                   file, cpus, tasks, host, host == 1 ? "" : "s");
+}
+
 void run_command(Mode mode, const RunArgs &a) {
     for (size_t i = 0; i < a.seeds.size(); ++i) {
         const int64_t seed = a.seeds[i];
@@ -244,6 +270,7 @@ void run_command(Mode mode, const RunArgs &a) {
                    "warning: {}: [[machine.irq]] is simulated interrupt load; on --platform real "
                    "the threads get only the host's own interrupts\n",
                    scenario.file);
+    if (options.platform == PlatformKind::Real) warn_host_cpus(scenario.file, points);
     options.interrupted = &g_interrupted;
     options.wall_clock = a.wall_clock;
     options.trace_path = a.trace.path;
@@ -295,6 +322,8 @@ void run_command(Mode mode, const RunArgs &a) {
     if (!a.quiet) fmt::print("\nresults: {}\n", (dir / "results.json").string());
     print_workload_notes(a.file, results);
     print_duration_warnings(a.file, counted(scenario, simulated));
+    for (const std::string &note : phase_lock_notes(points))
+        fmt::print(stderr, "note: {}: {}\n", a.file, note);
     if (!a.trace.path.empty() && !results.runs.empty() && !a.quiet)
         fmt::print("timeline of {} (seed {}){}: {}\n", jobs.front().strategy->label,
                    jobs.front().seed,

@@ -1,15 +1,13 @@
-// `locksim scenario check FILE...`: validates scenario files without running them, and opens
-// the policy and CPU profile files they name (every sweep point's) to check their format.
+// `locksim scenario check FILE...`: validates scenario files without running them: every sweep
+// point's policy, CPU profile, machine and workloads are set up as a run would set them up
+// (check_runs), so that what `run`, `compare` and `sweep` refuse is refused here, with the same
+// message. Notes the periodic sources that keep their phase to the probe.
 #include <fmt/core.h>
-
-#include <map>
 
 #include "cli/command.h"
 #include "cli/duration_warnings.h"
 #include "runner/runner.h"
-#include "sim/profile.h"
-#include "ss/policydb.h"
-#include "util/error.h"
+#include "workloads/phases.h"
 #include "workloads/scenario.h"
 
 namespace locksim::cli {
@@ -23,17 +21,12 @@ void check(const CheckArgs &args) {
     for (const auto &file : args.files) {
         Scenario s = load_scenario(file);
         std::vector<Scenario> points = expand_sweep(s);
-        std::map<std::string, std::string> policies;  // path -> the first place naming it
-        for (const Scenario &p : points)
-            if (p.policy.source == PolicySpec::Source::File)
-                policies.emplace(p.policy.path, p.policy.path_at);
-        for (const auto &[path, at] : policies)
-            at_place(at, [&] { ss::policydb_read_file(path); });
-        for (const Scenario &p : points)
-            check_machine_profile(p, point_profile(p));
+        check_runs(points);
         fmt::print("{}: ok ({} strategies, {} workloads, {} seeds, {} sweep points)\n", file,
                    s.strategies.size(), s.workloads.size(), s.seeds.size(), points.size());
         print_duration_warnings(file, expected_counts(s));
+        for (const std::string &note : phase_lock_notes(points))
+            fmt::print(stderr, "note: {}: {}\n", file, note);
     }
 }
 

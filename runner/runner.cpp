@@ -159,7 +159,9 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
                           .period = kernel::kSec / irq.rate,
                           .handler = irq.handler_ns,
                           .softirq = irq.softirq_ns,
-                          .thread_priority = irq.priority});
+                          .thread_priority = irq.priority,
+                          .drawn_phase = true,
+                          .jitter = irq.jitter_ns});
     return c;
 }
 
@@ -218,6 +220,7 @@ kernel::RunResults run_on(kernel::Platform &platform,
         make_policy_state(ss::policydb_read(image, "scenario policy"), core), core);
     PolicyFacts facts(server->setup_state());
     WorkloadEnv env{*server, facts, point.machine.cpus, [&image] { return image; }, nullptr, {}};
+    env.seed = static_cast<uint64_t>(job.seed);
     for (const sim::CpuCluster &c : point_profile(point).clusters)
         for (int i = c.first_cpu; i < c.first_cpu + c.cpus && i < point.machine.cpus; ++i)
             env.clusters[c.name].push_back(i);
@@ -330,6 +333,7 @@ json scenario_json(const Scenario &s) {
                                   {"rate", irq.rate},
                                   {"handler_ns", irq.handler_ns},
                                   {"softirq_ns", irq.softirq_ns},
+                                  {"jitter_ns", irq.jitter_ns},
                                   {"priority", irq.priority}});
     const SyntheticPolicySpec &syn = s.policy.synthetic;
     json policy = {{"source", policy_source_name(s.policy.source)}};
@@ -362,20 +366,44 @@ json scenario_json(const Scenario &s) {
             {"sweep", sweep}};
 }
 
-analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scenario> &points,
-                               const std::vector<RunJob> &jobs, const RunOptions &options) {
-    // One policy image per distinct policy source among the points.
+namespace {
+
+// One policy image per distinct policy source among the jobs' points, by policy_key.
+std::string policy_key(const PolicySpec &p) {
+    const auto &s = p.synthetic;
+    return fmt::format("{}|{}|{}|{},{},{},{},{},{},{},{},{}", static_cast<int>(p.source), p.path,
+                       s.preset, s.types, s.booleans, s.attributes, s.rules, s.users, s.roles,
+                       s.categories, s.mls, s.seed);
+}
+
+std::map<std::string, std::vector<uint8_t>> policy_images(const std::vector<RunJob> &jobs) {
     std::map<std::string, std::vector<uint8_t>> images;
-    auto key = [](const PolicySpec &p) {
-        const auto &s = p.synthetic;
-        return fmt::format("{}|{}|{}|{},{},{},{},{},{},{},{},{}", static_cast<int>(p.source),
-                           p.path, s.preset, s.types, s.booleans, s.attributes, s.rules, s.users,
-                           s.roles, s.categories, s.mls, s.seed);
-    };
     for (const auto &job : jobs) {
-        std::string k = key(job.point->policy);
+        std::string k = policy_key(job.point->policy);
         if (!images.count(k)) images[k] = scenario_policy_image(job.point->policy);
     }
+    return images;
+}
+
+}  // namespace
+
+void check_runs(const std::vector<Scenario> &points) {
+    std::vector<RunJob> jobs;
+    for (const RunJob &job : plan_runs(points))
+        if (job.seed == job.point->seeds.front()) jobs.push_back(job);
+    const auto images = policy_images(jobs);
+    for (const RunJob &job : jobs) {
+        const ss::Avtab::GenerationScope generations;
+        sim::SimPlatform platform(sim_config(*job.point, job.seed));
+        run_on(
+            platform, [] { return kernel::RunResults{}; }, job,
+            images.at(policy_key(job.point->policy)));
+    }
+}
+
+analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scenario> &points,
+                               const std::vector<RunJob> &jobs, const RunOptions &options) {
+    const auto images = policy_images(jobs);
     (void)points;
     std::vector<json> items(jobs.size());
     std::vector<char> ran(jobs.size(), 0);
@@ -387,7 +415,7 @@ analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scena
         limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
     tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t i) {
         if (options.interrupted && options.interrupted->load()) return;
-        items[i] = run_job(jobs[i], images.at(key(jobs[i].point->policy)), nullptr,
+        items[i] = run_job(jobs[i], images.at(policy_key(jobs[i].point->policy)), nullptr,
                            options.platform, i == 0 ? &options : nullptr, options.wall_clock);
         ran[i] = 1;
         size_t n = ++done;

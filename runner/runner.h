@@ -65,6 +65,11 @@ nlohmann::json run_job(const RunJob &job, const std::vector<uint8_t> &image,
                        kernel::RunResults *raw = nullptr, PlatformKind platform = PlatformKind::Sim,
                        const RunOptions *trace = nullptr, bool wall_clock = true);
 
+// Refuses what a run of the points would refuse, without running: for each point and strategy
+// (with the point's first seed) the policy image, the CPU profile, the simulated machine, the
+// security server and every workload's setup, on the same path as a run (its UserError).
+void check_runs(const std::vector<Scenario> &points);
+
 // Runs the jobs (a shard of them, or all) and assembles the results file. Runs not started
 // because of an interruption are left out and the file says "complete": false.
 analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scenario> &points,

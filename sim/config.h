@@ -39,6 +39,10 @@ enum class SpinlockImpl : uint8_t { Queued, Byte };
 // handler costs `handler`, the softirq work raised by it `softirq` (0: none), and `work` (set by
 // open_softirq) is code that softirq runs, once per interrupt. Under PREEMPT_RT every kind but
 // the timer is a threaded interrupt whose thread runs at SCHED_FIFO `thread_priority`.
+// With `drawn_phase` the first interrupt on each CPU is due at a time in [0, period) drawn from
+// the run's seed (a stream of its own per source and CPU: util/seed_stream.h), else at `period`;
+// each next one is due `period` after the previous one was, and each arrives late by a draw in
+// [0, jitter].
 struct IrqSource {
     std::string kind;  // what the results call it (timer, network, block)
     std::vector<int> cpus;
@@ -46,6 +50,8 @@ struct IrqSource {
     Time handler = 0;
     Time softirq = 0;
     int thread_priority = 50;  // MAX_RT_PRIO / 2, as setup_irq_thread's sched_set_fifo gives
+    bool drawn_phase = false;
+    Time jitter = 0;
     std::function<void()> work;
     bool threaded(PreemptModel m) const { return m == PreemptModel::Rt && kind != "timer"; }
     bool hits(int cpu) const {

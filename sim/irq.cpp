@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "sim/sim_platform.h"
+#include "util/seed_stream.h"
 
 namespace locksim::sim {
 
@@ -122,11 +124,38 @@ size_t take_first(std::vector<size_t> &raised) {
 
 }  // namespace
 
+// Each source's first interrupt on each CPU it hits: at its period, or with drawn_phase at a
+// phase drawn from a stream of its own, named by the source's kind and its place among the
+// sources of that kind, and the CPU (another source added does not move it).
+void SimPlatform::start_irq_timers() {
+    std::map<std::string, int> of_kind;
+    for (size_t i = 0; i < cfg_.irqs.size(); ++i) {
+        const IrqSource &src = cfg_.irqs[i];
+        const std::string name = fmt::format("irq/{}/{}", src.kind, of_kind[src.kind]++);
+        for (Cpu &c : cpus_) {
+            c.irq_timers.resize(cfg_.irqs.size());
+            if (!src.hits(c.id)) continue;
+            Cpu::IrqTimer &timer = c.irq_timers[i];
+            timer.rng = seed_stream(cfg_.seed, name, static_cast<uint64_t>(c.id));
+            timer.due = src.drawn_phase ? draw_upto(timer.rng, src.period - 1) : src.period;
+            schedule_irq(c, i);
+        }
+    }
+}
+
+// The source's next interrupt on `c`: at its due time, late by its jitter.
+void SimPlatform::schedule_irq(Cpu &c, size_t source) {
+    Cpu::IrqTimer &timer = c.irq_timers[source];
+    const Time at = timer.due + draw_upto(timer.rng, cfg_.irqs[source].jitter);
+    engine_.schedule(at, on_irq, this, cpu_event_arg(source, c.id));
+}
+
 void SimPlatform::on_irq(void *self, uint64_t arg) {
     auto *p = static_cast<SimPlatform *>(self);
     Cpu &c = p->cpus_[static_cast<size_t>(event_cpu(arg))];
     const size_t source = event_number(arg);
-    p->engine_.schedule(p->engine_.now() + p->cfg_.irqs[source].period, on_irq, self, arg);
+    c.irq_timers[source].due += p->cfg_.irqs[source].period;
+    p->schedule_irq(c, source);
     if (c.curr && c.curr->irqs_off) {
         // Delivered at local_irq_enable; raised again meanwhile, it is still one pending
         // interrupt (the controller's pending bit).

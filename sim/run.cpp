@@ -104,10 +104,7 @@ kernel::RunResults SimPlatform::run() {
     for (Cpu &c : cpus_)
         engine_.schedule(jiffy_, on_tick, this, static_cast<uint64_t>(c.id));
     start_irq_threads();
-    for (size_t i = 0; i < cfg_.irqs.size(); ++i)
-        for (const Cpu &c : cpus_)
-            if (cfg_.irqs[i].hits(c.id))
-                engine_.schedule(cfg_.irqs[i].period, on_irq, this, cpu_event_arg(i, c.id));
+    start_irq_timers();
     engine_.schedule(cfg_.duration, on_stop, this, 0);
     warm_ = !(cfg_.warmup > 0 && cfg_.warmup < cfg_.duration);
     if (!warm_) engine_.schedule(cfg_.warmup, on_warmup_end, this, 0);

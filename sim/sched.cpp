@@ -48,6 +48,11 @@ SimPlatform::SimPlatform(SimConfig cfg) : cfg_(checked(std::move(cfg))) {
         if (src.period <= 0 || src.handler < 0 || src.softirq < 0)
             throw UserError(fmt::format(
                 "interrupt '{}': period must be positive and costs not negative", src.kind));
+        if (src.jitter < 0 || src.jitter >= src.period)
+            throw UserError(
+                fmt::format("interrupt '{}': jitter must be at least 0 and shorter "
+                            "than the period",
+                            src.kind));
         for (int c : src.cpus)
             if (c < 0 || c >= cfg_.cpus)
                 throw UserError(fmt::format("interrupt '{}' on CPU {} but the machine has {} CPUs",

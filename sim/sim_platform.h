@@ -214,6 +214,8 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void task_tick_rr(Cpu &c);
     bool load_balance(Cpu &c);  // whether it moved a task
     // Interrupt load and interrupt state (irq.cpp; timer_fire in sched.cpp).
+    void start_irq_timers();
+    void schedule_irq(Cpu &c, size_t source);
     void deliver_irq(Cpu &c, size_t source);
     void timer_fire(Task *t, Cpu &c);
     void irqs_on_work(Cpu &c);

@@ -169,6 +169,13 @@ struct Cpu {
     bool tick_pending = false;
     std::vector<Task *> pending_timers;
     std::vector<size_t> pending_irqs;  // interrupt sources waiting for local_irq_enable
+    // Per interrupt source hitting this CPU: when its next interrupt is due (before its
+    // jitter), and the stream its phase and jitter are drawn from (irq.cpp).
+    struct IrqTimer {
+        Time due = 0;
+        std::mt19937_64 rng;
+    };
+    std::vector<IrqTimer> irq_timers;
     // Softirq work (irq.cpp): sources whose raised work waits, per kind of context that runs it
     // (the softirq task without PREEMPT_RT; ksoftirqd and each interrupt's thread under it).
     std::vector<size_t> softirq_raised, ksoftirqd_raised;

@@ -53,6 +53,22 @@ ParamSpec names(std::string name, std::string doc) {
             .default_value = std::vector<std::string>{}};
 }
 
+ParamSpec jitter() {
+    return dur("jitter",
+               "how late after its period each wake-up comes: a draw in [0, jitter] (the timer's "
+               "slack); default 50us with sched = \"other\" (timer_slack_ns), 0 with \"fifo\" "
+               "or \"rr\" (real-time tasks get no slack)",
+               kDefaultJitter);
+}
+
+int64_t period_param(const Params &params) {
+    return params.get_duration_ns("period");
+}
+
+int64_t rate_param(const Params &params) {
+    return 1'000'000'000 / params.get_int("rate");
+}
+
 }  // namespace workloads
 
 using workloads::count;

@@ -21,12 +21,17 @@ struct WorkloadEnv;   // workloads/workload.h
 struct WorkloadInfo {
     // Creates the workload's tasks on the current platform (workloads/workload.h).
     using Spawner = void (*)(const WorkloadSpec &spec, WorkloadEnv &env);
+    // A periodic workload's time between two wake-ups of each task (its `period` or 1 s /
+    // `rate`), 0 when its parameters make it not periodic. Such a workload also takes
+    // `jitter` (workloads::jitter); its tasks' timers start at a phase drawn from the seed.
+    using PeriodOf = int64_t (*)(const Params &params);
     std::string name;
     std::string summary;
     std::vector<ParamSpec> params;  // without the common ones
     // This workload's own defaults for common parameters (a probe runs one FIFO task per CPU).
     std::vector<std::pair<std::string, ParamValue>> common_defaults = {};
     Spawner spawn = nullptr;
+    PeriodOf period = nullptr;  // nullptr: not periodic
     // Non-empty: the workload runs in the softirq work of the machine's interrupts of this kind
     // (kernel::open_softirq). It has no tasks of its own, so the common parameters do not apply,
     // and the scenario must have a [[machine.irq]] of that kind.
@@ -50,6 +55,16 @@ ParamSpec count(std::string name, std::string doc, int64_t v, int64_t min, int64
 ParamSpec text(std::string name, std::string doc, std::string v, std::vector<std::string> choices);
 // A list of names, empty by default.
 ParamSpec names(std::string name, std::string doc);
+// `jitter`, of a periodic workload: how late after its timer's expiry each wake-up comes, a
+// draw in [0, jitter]. Default kDefaultJitter with sched = "other" (the timer slack the kernel
+// gives a task, timer_slack_ns = 50 us: its hrtimer may expire anywhere in that range, with
+// the next interrupt that finds it due), 0 with "fifo" or "rr" (real-time tasks' sleeps get
+// no slack, hrtimer_nanosleep); a value given applies to any policy.
+inline constexpr int64_t kDefaultJitter = 50 * us;
+ParamSpec jitter();
+// The period of `period` and of `rate` (1 s / rate), for WorkloadInfo::period.
+int64_t period_param(const Params &params);
+int64_t rate_param(const Params &params);
 }  // namespace workloads
 
 }  // namespace locksim

@@ -49,14 +49,13 @@ static void spawn_journald(const WorkloadSpec &spec, WorkloadEnv &env) {
                        "stands in");
         senders->push_back(setup_sid(env, env.facts.some_domain_context({}), spec.label));
     }
-    const kernel::Time gap = kernel::kSec / p.get_int("rate");
-    spawn_tasks(spec, env, false, [senders, gap, &server = env.server](int) {
+    spawn_tasks(spec, env, false, [senders, spec, seed = env.seed, &server = env.server](int i) {
         static const kernel::Label kMsg("journald.message");
-        kernel::Time next = kernel::now();
+        PeriodicTimer timer(spec, seed, i);
+        timer.start();
         std::string text;
         while (!kernel::kthread_should_stop()) {
-            next += gap;
-            kernel::sleep_until(next);
+            timer.wait();
             if (kernel::kthread_should_stop()) break;  // no new work after the duration
             kernel::OpScope op(kMsg);
             server.sid_to_context((*senders)[draw(senders->size())], &text);
@@ -77,8 +76,10 @@ WorkloadInfo journald_workload() {
                              "categories in each sender's context: every other one its user's "
                              "range allows (512 of c0.c1023), so that its string stays long; a "
                              "domain whose user allows fewer is not a sender",
-                             512, 0, 1024)},
-            .spawn = spawn_journald};
+                             512, 0, 1024),
+                       jitter()},
+            .spawn = spawn_journald,
+            .period = rate_param};
 }
 
 }  // namespace workloads

@@ -8,12 +8,11 @@ namespace locksim {
 
 static void spawn_load_policy(const WorkloadSpec &spec, WorkloadEnv &env) {
     auto image = std::make_shared<std::vector<uint8_t>>(env.policy_image());
-    const kernel::Time period = spec.params.get_duration_ns("period");
-    spawn_tasks(spec, env, false, [image, period, &server = env.server](int) {
-        kernel::Time next = kernel::now();
+    spawn_tasks(spec, env, false, [image, spec, seed = env.seed, &server = env.server](int i) {
+        PeriodicTimer timer(spec, seed, i);
+        timer.start();
         while (!kernel::kthread_should_stop()) {
-            next += period;
-            kernel::sleep_until(next);
+            timer.wait();
             if (kernel::kthread_should_stop()) break;  // no new work after the duration
             server.load_policy(*image);
         }
@@ -25,8 +24,9 @@ namespace workloads {
 WorkloadInfo load_policy_workload() {
     return {.name = "load_policy",
             .summary = "periodic policy reload (security_load_policy) of the same policy",
-            .params = {dur("period", "time between reloads", 500 * ms, 1 * ms)},
-            .spawn = spawn_load_policy};
+            .params = {dur("period", "time between reloads", 500 * ms, 1 * ms), jitter()},
+            .spawn = spawn_load_policy,
+            .period = period_param};
 }
 
 }  // namespace workloads

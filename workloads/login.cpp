@@ -21,15 +21,14 @@ static void spawn_login(const WorkloadSpec &spec, WorkloadEnv &env) {
     const uint32_t from = setup_sid(
         env, env.facts.some_domain_context({"local_login_t", "sshd_t", "init_t", "unconfined_t"}),
         spec.label);
-    const kernel::Time period = spec.params.get_duration_ns("period");
-    spawn_tasks(spec, env, false, [=, &server = env.server](int index) {
+    spawn_tasks(spec, env, false, [=, seed = env.seed, &server = env.server](int index) {
         static const kernel::Label kOp("login.get_user_sids");
-        kernel::Time next = kernel::now();
+        PeriodicTimer timer(spec, seed, index);
+        timer.start();
         size_t i = static_cast<size_t>(index);
         std::vector<uint32_t> sids;
         while (!kernel::kthread_should_stop()) {
-            next += period;
-            kernel::sleep_until(next);
+            timer.wait();
             if (kernel::kthread_should_stop()) break;  // no new work after the duration
             kernel::OpScope op(kOp);
             server.get_user_sids(from, (*users)[i++ % users->size()], &sids);
@@ -44,8 +43,10 @@ WorkloadInfo login_workload() {
             .summary = "security_get_user_sids for chosen users (the long read-side section)",
             .params = {dur("period", "time between logins per task", 10 * ms, 1 * us),
                        names("users",
-                             "users to log in (default: every user of the policy with a role)")},
-            .spawn = spawn_login};
+                             "users to log in (default: every user of the policy with a role)"),
+                       jitter()},
+            .spawn = spawn_login,
+            .period = period_param};
 }
 
 }  // namespace workloads

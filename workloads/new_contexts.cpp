@@ -23,7 +23,6 @@ struct NewContexts {
     std::atomic<int64_t> made{0};   // contexts made so far (the next pair's index)
     std::atomic<int64_t> known{0};  // of which have a SID (lookups draw below it)
     int64_t lookups = 0;            // percent of operations that look up a known context
-    kernel::Time gap = 0;
 };
 
 }  // namespace
@@ -41,19 +40,18 @@ static void spawn_new_contexts(const WorkloadSpec &spec, WorkloadEnv &env) {
             "preload + max_contexts = {} (an MLS policy with categories is needed)",
             spec.label, s->pairs.count(), s->limit));
     s->lookups = p.get_int("lookups");
-    s->gap = kernel::kSec / p.get_int("rate");
     for (int64_t i = 0; i < preload; ++i)
         setup_sid(env, s->pairs.context(static_cast<uint64_t>(i)), spec.label);
     s->made = preload;
     s->known = preload;
-    spawn_tasks(spec, env, false, [s, &server = env.server](int) {
+    spawn_tasks(spec, env, false, [s, spec, seed = env.seed, &server = env.server](int index) {
         static const kernel::Label kCreate("new_contexts.create"), kLookup("new_contexts.lookup"),
             kFailed("sidtab_insert_failed");
-        kernel::Time next = kernel::now();
+        PeriodicTimer timer(spec, seed, index);
+        timer.start();
         uint32_t sid = 0;
         while (!kernel::kthread_should_stop()) {
-            next += s->gap;
-            kernel::sleep_until(next);
+            timer.wait();
             if (kernel::kthread_should_stop()) break;  // no new work after the duration
             const int64_t known = s->known.load(std::memory_order_relaxed);
             const bool lookup = known > 0 && static_cast<int64_t>(draw(100)) < s->lookups;
@@ -99,8 +97,10 @@ WorkloadInfo new_contexts_workload() {
                          "contexts made at setup, before the run (the table's starting size)", 0, 0,
                          1000000),
                    count("lookups", "percent of operations that look up a context made earlier", 0,
-                         0, 100)},
-        .spawn = spawn_new_contexts};
+                         0, 100),
+                   jitter()},
+        .spawn = spawn_new_contexts,
+        .period = rate_param};
 }
 
 }  // namespace workloads

@@ -2,20 +2,19 @@
 // it sleeps to the next multiple of `period` and the platform records how late each wake-up
 // was. The lateness is the preempt-off and IRQs-off time a real-time task sees. Like
 // cyclictest's threads, task i of n is phase-shifted by i/n of a period, so that the probes do
-// not all fire at the same instant.
+// not all fire at the same instant; the first task's phase is drawn from the seed (PeriodicTimer).
 #include "workloads/workload.h"
 
 namespace locksim {
 
 static void spawn_probe(const WorkloadSpec &spec, WorkloadEnv &env) {
-    const kernel::Time period = spec.params.get_duration_ns("period");
     const int64_t tasks = spec.tasks == 0 ? env.cpus : spec.tasks;
-    spawn_tasks(spec, env, true, [period, tasks](int index) {
-        kernel::Time next = kernel::now() + period * index / tasks;
-        while (!kernel::kthread_should_stop()) {
-            next += period;
-            kernel::sleep_until(next);
-        }
+    const kernel::Time phase = PeriodicTimer(spec, env.seed, 0).phase();
+    spawn_tasks(spec, env, true, [spec, seed = env.seed, tasks, phase](int index) {
+        PeriodicTimer timer(spec, seed, index);
+        timer.start_at((phase + timer.period() * index / tasks) % timer.period());
+        while (!kernel::kthread_should_stop())
+            timer.wait();
     });
 }
 
@@ -27,12 +26,13 @@ WorkloadInfo probe_workload() {
         .summary =
             "a cyclictest-like SCHED_FIFO task: sleeps to the next period and records how late it "
             "woke",
-        .params = {dur("period", "wake-up period", 1 * ms, 10 * us)},
+        .params = {dur("period", "wake-up period", 1 * ms, 10 * us), jitter()},
         .common_defaults = {{"tasks", int64_t{0}},
                             {"sched", std::string("fifo")},
                             {"prio", int64_t{99}},
                             {"pin", true}},
-        .spawn = spawn_probe};
+        .spawn = spawn_probe,
+        .period = period_param};
 }
 
 }  // namespace workloads

@@ -51,6 +51,8 @@ std::string_view policy_source_name(PolicySpec::Source s) {
 
 namespace {
 
+constexpr int64_t kSecNs = 1'000'000'000;
+
 // Reads one TOML table, remembering which keys were used so that the rest can be reported as
 // unknown (with a "did you mean" hint).
 class TableReader {
@@ -242,6 +244,15 @@ void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
         if (!handler) r.fail("[[machine.irq]] needs a 'handler' (the hard handler's cost)");
         irq.handler_ns = *handler;
         irq.softirq_ns = r.get_duration("softirq", 0).value_or(0);
+        if (auto jitter = r.get_duration("jitter", 0)) {
+            if (*jitter >= kSecNs / irq.rate)
+                r.fail_at(r.node("jitter")->source(),
+                          fmt::format("'machine.irq.jitter' ({}) must be shorter than the "
+                                      "interrupts' period ({} at rate {})",
+                                      format_duration_ns(*jitter),
+                                      format_duration_ns(kSecNs / irq.rate), irq.rate));
+            irq.jitter_ns = *jitter;
+        }
         if (auto prio = r.get_int("priority", 1, 99)) {
             if (m.preemption != PreemptionModel::Rt)
                 r.fail_at(r.node("priority")->source(),
@@ -557,6 +568,10 @@ void read_workloads(TableReader &top, Scenario &s) {
         read_params(r, info->params, w.params);
         for (const auto &[name, value] : w.params.values())
             if (r.node(name)) w.given.insert(name);
+        // A real-time task's timers get no slack: its jitter defaults to 0 (workloads::jitter).
+        if (w.params.has("jitter") && !w.given.count("jitter") &&
+            w.params.get_string("sched") != "other")
+            w.params.set("jitter", int64_t{0});
         auto label = get_label(r);
         if (w.params.get_string("sched") != "other" && w.params.get_int("nice") != 0)
             r.fail_at(r.node("nice")->source(),

@@ -20,13 +20,15 @@ enum class PreemptionModel { None, Voluntary, Full, Rt };
 // A device interrupt source: `rate` interrupts per second on each of `cpus` (empty: all), each
 // a hard handler of `handler_ns` followed by `softirq_ns` of softirq work ([[machine.irq]]).
 // Under preemption "rt" a network or block source is a threaded interrupt whose thread runs at
-// SCHED_FIFO `priority`.
+// SCHED_FIFO `priority`. Its phase on each CPU is drawn from the run's seed, and each
+// interrupt arrives late by a draw in [0, jitter_ns] (shorter than its period).
 struct IrqSpec {
     std::string kind;  // timer | network | block
     std::vector<int> cpus;
     int64_t rate = 0;
     int64_t handler_ns = 0;
     int64_t softirq_ns = 0;
+    int64_t jitter_ns = 0;
     int priority = 50;
 };
 

@@ -12,6 +12,11 @@
 
 namespace locksim {
 
+// Periodic except with mode = random (exponential gaps of mean `period`, no phase to draw).
+static int64_t setsebool_period(const Params &p) {
+    return p.get_string("mode") == "random" ? 0 : p.get_duration_ns("period");
+}
+
 static void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env) {
     const Params &p = spec.params;
     std::vector<uint32_t> chosen;  // boolean values (1-based) this workload may flip
@@ -42,30 +47,33 @@ static void spawn_setsebool(const WorkloadSpec &spec, WorkloadEnv &env) {
         throw UserError(fmt::format(
             "workload '{}': 'booleans' = {} per commit, but there are only {} to choose from",
             spec.label, per_commit, choice->size()));
-    spawn_tasks(spec, env, false, [=, bools = env.bools, &server = env.server](int) {
-        static const kernel::Label kOp(kernel::op::kSetsebool);
-        kernel::Time next = kernel::now();
-        while (!kernel::kthread_should_stop()) {
-            if (mode == "random") {
-                // Exponential gap from a uniform draw in (0, 1].
-                double u = (static_cast<double>(kernel::get_random_u64() >> 11) + 1) * 0x1p-53;
-                next += static_cast<kernel::Time>(-std::log(u) * static_cast<double>(period));
-            } else {
-                next += period;
-            }
-            kernel::sleep_until(next);
-            for (int64_t b = 0; b < burst && !kernel::kthread_should_stop(); ++b) {
-                std::vector<int> values = *bools;
-                std::vector<uint32_t> pool = *choice;  // the first k are drawn (Fisher-Yates)
-                for (size_t k = 0; k < per_commit; ++k) {
-                    std::swap(pool[k], pool[k + draw(pool.size() - k)]);
-                    values[pool[k] - 1] = !values[pool[k] - 1];
+    spawn_tasks(
+        spec, env, false, [=, seed = env.seed, bools = env.bools, &server = env.server](int index) {
+            static const kernel::Label kOp(kernel::op::kSetsebool);
+            PeriodicTimer timer(spec, seed, index);
+            timer.start();
+            kernel::Time next = kernel::now();
+            while (!kernel::kthread_should_stop()) {
+                if (mode == "random") {
+                    // Exponential gap from a uniform draw in (0, 1].
+                    double u = (static_cast<double>(kernel::get_random_u64() >> 11) + 1) * 0x1p-53;
+                    next += static_cast<kernel::Time>(-std::log(u) * static_cast<double>(period));
+                    timer.wait_until(next);
+                } else {
+                    timer.wait();
                 }
-                kernel::OpScope op(kOp);
-                if (server.set_bools(values) == 0) *bools = std::move(values);
+                for (int64_t b = 0; b < burst && !kernel::kthread_should_stop(); ++b) {
+                    std::vector<int> values = *bools;
+                    std::vector<uint32_t> pool = *choice;  // the first k are drawn (Fisher-Yates)
+                    for (size_t k = 0; k < per_commit; ++k) {
+                        std::swap(pool[k], pool[k + draw(pool.size() - k)]);
+                        values[pool[k] - 1] = !values[pool[k] - 1];
+                    }
+                    kernel::OpScope op(kOp);
+                    if (server.set_bools(values) == 0) *bools = std::move(values);
+                }
             }
-        }
-    });
+        });
 }
 
 namespace workloads {
@@ -81,9 +89,10 @@ WorkloadInfo setsebool_workload() {
                        100 * ms, 1 * us),
                    count("burst", "commits per burst with mode = burst", 10, 1, 100000),
                    count("booleans", "booleans changed per commit", 1, 1, 10000),
-                   names("names",
-                         "booleans to toggle (default: drawn from the policy's booleans)")},
-        .spawn = spawn_setsebool};
+                   names("names", "booleans to toggle (default: drawn from the policy's booleans)"),
+                   jitter()},
+        .spawn = spawn_setsebool,
+        .period = setsebool_period};
 }
 
 }  // namespace workloads

@@ -3,9 +3,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "util/error.h"
+#include "util/seed_stream.h"
 #include "workloads/catalog.h"
+#include "workloads/phases.h"
 
 namespace locksim {
 
@@ -71,6 +74,29 @@ void spawn_tasks(const WorkloadSpec &spec, WorkloadEnv &env, bool probe,
             body(i);
         });
     }
+}
+
+PeriodicTimer::PeriodicTimer(const WorkloadSpec &spec, uint64_t seed, int source)
+    : rng_(seed_stream(seed, spec.label, static_cast<uint64_t>(source))) {
+    const WorkloadInfo *info = find_workload_info(spec.kind);
+    if (!info || !info->period)
+        throw std::logic_error("workload '" + spec.kind + "' is not periodic");
+    period_ = info->period(spec.params);
+    jitter_ = timer_jitter(spec);
+    phase_ = draw_upto(rng_, period_ - 1);
+}
+
+void PeriodicTimer::start_at(kernel::Time phase) {
+    next_ = kernel::now() + phase;
+}
+
+void PeriodicTimer::wait() {
+    wait_until(next_);
+    next_ += period_;
+}
+
+void PeriodicTimer::wait_until(kernel::Time expiry) {
+    kernel::sleep_until(expiry + draw_upto(rng_, jitter_));
 }
 
 uint32_t setup_sid(WorkloadEnv &env, const std::string &context, const std::string &workload) {

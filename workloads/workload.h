@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,6 +42,7 @@ struct WorkloadEnv {
     std::map<std::string, std::vector<int64_t>> clusters;
     // What the workloads' setups got short of what they asked (RunResults::workload_notes).
     std::vector<std::string> notes;
+    uint64_t seed = 1;  // the run's: periodic tasks draw their phases from it (PeriodicTimer)
 };
 
 // Throws UserError when the spec names things the policy lacks (an unknown boolean or user).
@@ -73,6 +75,29 @@ std::vector<uint32_t> pick_sids(WorkloadEnv &env, const WorkloadSpec &spec,
 // name is not a type or has no valid context.
 std::vector<uint32_t> named_sids(WorkloadEnv &env, const std::vector<std::string> &types,
                                  bool domains, const std::string &label);
+// The timer of a periodic workload's task (WorkloadInfo::period): expiries every `period` from
+// a phase in [0, period) after the task starts, each wake-up late by a draw in [0, jitter]. The
+// phase and the jitter come from a stream of the run's seed, the workload's label and `source`
+// (the task's index), not from the task's own: adding a workload or a draw elsewhere moves no
+// other source, and each seed puts the sources at other relative phases.
+class PeriodicTimer {
+  public:
+    PeriodicTimer(const WorkloadSpec &spec, uint64_t seed, int source);
+    // The expiries start now (in the task), at the drawn phase; or at `phase` instead.
+    void start() { start_at(phase_); }
+    void start_at(kernel::Time phase);
+    // Sleeps until the next expiry, then its jitter.
+    void wait();
+    // Sleeps until `expiry` (a time the task chose), then the jitter.
+    void wait_until(kernel::Time expiry);
+    kernel::Time period() const { return period_; }
+    kernel::Time phase() const { return phase_; }
+
+  private:
+    std::mt19937_64 rng_;
+    kernel::Time period_ = 0, jitter_ = 0, phase_ = 0, next_ = 0;
+};
+
 // Draws from [0, n) on the calling task's random stream.
 inline size_t draw(size_t n) {
     return static_cast<size_t>(kernel::get_random_below(n));

@@ -29,13 +29,16 @@ kind = "syscalls"
 tasks = 2
 )";
 
-// rcu-full-copy with its copy made atomically (the 2018 series); a commit every `period`.
-// `drain`: how long the work in flight may run on after the duration ("": the default, 1 s).
+// rcu-full-copy with its copy made atomically (the 2018 series); a commit every `period`, the
+// first at the phase `seed` draws for it. `drain`: how long the work in flight may run on after
+// the duration ("": the default, 1 s).
 Scenario full_copy(const std::string &duration, const std::string &warmup,
-                   const std::string &period, const std::string &mode = "periodic",
+                   const std::string &period, int seed, const std::string &mode = "periodic",
                    const std::string &drain = "") {
     return parse_scenario(R"(
 name = "in-flight"
+seeds = [)" + std::to_string(seed) +
+                              R"(]
 duration = ")" + duration + R"("
 warmup = ")" + warmup + R"("
 )" + (drain.empty() ? "" : "drain = \"" + drain + "\"\n") +
@@ -59,9 +62,10 @@ period = "1ms"
 }  // namespace
 
 TEST(Verdict, CommitInFlightAtTheEndIsMeasuredInFullWithinTheDrain) {
-    // A commit at 25 ms of a 30 ms run: its atomic copy is still running at 30 ms. It runs on
-    // (no new commit starts) and is measured in full: its grace periods, its preempt-off copy.
-    analysis::ResultsFile file = run_all(full_copy("30ms", "0ms", "25ms"));
+    // A commit at 26.1 ms of a 30 ms run (seed 4 draws that phase of its 30 ms period): its
+    // atomic copy is still running at 30 ms. It runs on (no new commit starts) and is measured
+    // in full: its grace periods, its preempt-off copy.
+    analysis::ResultsFile file = run_all(full_copy("30ms", "0ms", "30ms", 4));
     std::vector<analysis::RunSummary> sums = file.summaries("in-flight");
     ASSERT_EQ(sums.size(), 1u);
     const analysis::RunSummary &s = sums[0];
@@ -87,7 +91,7 @@ TEST(Verdict, CommitInFlightAtTheEndIsMeasuredInFullWithinTheDrain) {
 
 TEST(Verdict, CommitStillInFlightAfterTheDrainIsAtLeastItsElapsedPartAndMeetsNoLimit) {
     // The same commit with a drain of 1 ms: its copy is still running when the drain ends.
-    analysis::ResultsFile file = run_all(full_copy("30ms", "0ms", "25ms", "periodic", "1ms"));
+    analysis::ResultsFile file = run_all(full_copy("30ms", "0ms", "30ms", 4, "periodic", "1ms"));
     std::vector<analysis::RunSummary> sums = file.summaries("in-flight");
     ASSERT_EQ(sums.size(), 1u);
     const analysis::RunSummary &s = sums[0];
@@ -123,9 +127,10 @@ TEST(Verdict, CommitStillInFlightAfterTheDrainIsAtLeastItsElapsedPartAndMeetsNoL
 }
 
 TEST(Verdict, WarmUpDropsOnlyWhatEndedBeforeIt) {
-    // The copy begins at about 25 ms and runs past a 30 ms warm-up: it still counts, in full.
+    // The copy begins at about 27.3 ms (seed 31's phase of an 80 ms period: the run's only
+    // commit) and runs past a 30 ms warm-up: it still counts, in full.
     auto worst = [](const std::string &warmup) {
-        return run_all(full_copy("80ms", warmup, "25ms")).summaries("w")[0];
+        return run_all(full_copy("80ms", warmup, "80ms", 31)).summaries("w")[0];
     };
     analysis::RunSummary none = worst("0ms"), warm = worst("30ms");
     EXPECT_FALSE(none.preempt_off_open.max_censored);

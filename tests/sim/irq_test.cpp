@@ -3,6 +3,8 @@
 // where only explicit work costs time.
 #include <gtest/gtest.h>
 
+#include <fmt/core.h>
+
 #include <set>
 #include <string>
 
@@ -262,4 +264,79 @@ TEST(Irq, SoftirqReaderPassesAQueuedWriter) {
     EXPECT_TRUE(r.violations.empty());
     EXPECT_EQ(softirq_in, 155 * kUsec);  // after the handler and the softirq time
     EXPECT_EQ(writer_in, 205 * kUsec);   // the reader's 200 us, plus the 5 us of interrupt work
+}
+
+namespace {
+
+// When each interrupt of kind `kind` reached CPU `cpu` in a 10 ms run of an idle machine.
+std::vector<Time> arrivals(std::vector<IrqSource> irqs, uint64_t seed, const std::string &kind,
+                           int cpu = 0) {
+    auto cfg = zero_config(2, 10 * kMsec);
+    cfg.irqs = std::move(irqs);
+    cfg.seed = seed;
+    cfg.trace = true;
+    SimPlatform sim(cfg);
+    sim.create_task({"idle", Sched::Other, 0, 0, false}, [] {});
+    sim.run();
+    std::vector<Time> at;
+    const std::string what = fmt::format(" cpu{} irq {}", cpu, kind);
+    for (const std::string &line : sim.trace())
+        if (line.size() > 12 && line.substr(12) == what)
+            at.push_back(std::stoll(line.substr(0, 12)));
+    return at;
+}
+
+IrqSource network(bool drawn, Time jitter) {
+    return {.kind = "network",
+            .cpus = {},
+            .period = 1 * kMsec,
+            .handler = 1 * kUsec,
+            .drawn_phase = drawn,
+            .jitter = jitter};
+}
+
+}  // namespace
+
+// Without a drawn phase a source fires at its period; with one, its first interrupt on each
+// CPU comes at a phase in [0, period) that the seed chooses, and every later one is due a
+// period after the one before, late by at most the jitter.
+TEST(Irq, DrawnPhaseAndJitter) {
+    const std::vector<Time> fixed = arrivals({network(false, 0)}, 1, "network");
+    ASSERT_EQ(fixed.size(), 10u);
+    EXPECT_EQ(fixed[0], 1 * kMsec);
+    std::set<Time> firsts;
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+        const std::vector<Time> at = arrivals({network(true, 50 * kUsec)}, seed, "network");
+        ASSERT_GE(at.size(), 9u);
+        EXPECT_LE(at[0], 1 * kMsec - 1 + 50 * kUsec);  // a phase below the period, its jitter
+        firsts.insert(at[0]);
+        std::set<Time> gaps;
+        for (size_t k = 1; k < at.size(); ++k) {
+            EXPECT_GE(at[k] - at[k - 1], 1 * kMsec - 50 * kUsec);
+            EXPECT_LE(at[k] - at[k - 1], 1 * kMsec + 50 * kUsec);
+            gaps.insert(at[k] - at[k - 1]);
+        }
+        EXPECT_GT(gaps.size(), 1u) << "the jitter moves each interrupt";
+    }
+    EXPECT_GE(firsts.size(), 7u) << "the seeds put the source at other phases";
+    // The other CPU draws its own phase.
+    EXPECT_NE(arrivals({network(true, 0)}, 3, "network", 0),
+              arrivals({network(true, 0)}, 3, "network", 1));
+}
+
+// A source's phase comes from a stream of its own: adding a source of another kind before it
+// leaves its interrupts where they were.
+TEST(Irq, AddingASourceMovesNoOther) {
+    IrqSource block{.kind = "block",
+                    .cpus = {},
+                    .period = 300 * kUsec,
+                    .handler = 1 * kUsec,
+                    .drawn_phase = true};
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+        const std::vector<Time> alone = arrivals({network(true, 20 * kUsec)}, seed, "network");
+        const std::vector<Time> with =
+            arrivals({block, network(true, 20 * kUsec)}, seed, "network");
+        ASSERT_FALSE(alone.empty());
+        EXPECT_EQ(alone, with);
+    }
 }
