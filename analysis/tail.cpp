@@ -116,8 +116,21 @@ GpdFit mle(const Excesses &e) {
         grid.push_back(std::pow(10.0, b));
     std::sort(grid.begin(), grid.end());
     const double scale = e.y_max > 0 ? e.y_max : 1;
-    auto [tau, ll] = maximise([&](double t) { return at_theta(e, t / scale).ll; }, grid);
+    // Shapes below -1 are left out: there the likelihood grows without bound as the endpoint
+    // approaches the largest excess, and no maximum likelihood estimate exists (Smith,
+    // "Maximum likelihood estimation in a class of nonregular cases", Biometrika 1985). At
+    // xi = -1 (a uniform tail) the best fit ends just above the largest excess.
+    auto ll_at = [&](double t) {
+        const ThetaPoint p = at_theta(e, t / scale);
+        return p.xi >= -1 ? p.ll : -kInf;
+    };
+    auto [tau, ll] = maximise(ll_at, grid);
     ThetaPoint p = at_theta(e, tau / scale);
+    const double edge_sigma = e.y_max * (1 + 1e-9);
+    if (const double edge = log_likelihood(e, edge_sigma, -1); edge > ll || !std::isfinite(ll)) {
+        p = {edge, edge_sigma, -1};
+        ll = edge;
+    }
     GpdFit f;
     f.sigma = p.sigma;
     f.xi = p.xi;
@@ -127,24 +140,36 @@ GpdFit mle(const Excesses &e) {
     return f;
 }
 
-double gpd_cdf(double sigma, double xi, double y) {
+// log P(Y > y) under the fitted GPD; -inf beyond its upper end.
+double gpd_log_survival(double sigma, double xi, double y) {
     if (y <= 0) return 0;
-    if (std::abs(xi) < 1e-9) return -std::expm1(-y / sigma);
+    if (std::abs(xi) < 1e-9) return -y / sigma;
     const double z = 1 + xi * y / sigma;
-    if (z <= 0) return 1;
-    return 1 - std::pow(z, -1 / xi);
+    if (z <= 0) return -kInf;
+    return -std::log(z) / xi;
 }
 
-// Kolmogorov-Smirnov distance between the uncensored excesses and the fitted GPD.
-double ks_distance(const Excesses &e, double sigma, double xi) {
-    double below = 0, d = 0;
+// The Anderson-Darling statistic of the uncensored excesses against the fitted GPD,
+//   A2 = -k - 1/k sum_i (2i - 1) [log z_(i) + log(1 - z_(k+1-i))],   z = F(y),
+// as Choulakian and Stephens ("Goodness-of-fit tests for the generalized Pareto
+// distribution", Technometrics 2001) use it for the GPD. Unlike the Kolmogorov-Smirnov
+// distance it weighs the upper tail, where the extrapolation lives: a largest value the fit
+// calls impossible makes it large. Tied values (a distinct value of weight w holds the ranks
+// r+1 .. r+w) add their ranks' weights together.
+double ad_statistic(const Excesses &e, double sigma, double xi) {
+    const double k = e.k_uncensored;
+    double r = 0, sum = 0;
     for (const auto &[y, w] : e.y) {
-        const double f = gpd_cdf(sigma, xi, y);
-        d = std::max(d, std::abs(f - below / e.k_uncensored));
-        below += w;
-        d = std::max(d, std::abs(f - below / e.k_uncensored));
+        const double log_s = gpd_log_survival(sigma, xi, y);
+        if (!std::isfinite(log_s)) return kInf;
+        const double log_f = std::log(-std::expm1(log_s));
+        // sum over the ranks j = r+1 .. r+w of (2j - 1), and of (2k - 2j + 1)
+        const double low_weight = (r + w) * (r + w) - r * r;
+        const double high_weight = w * (2 * k + 1) - ((r + w) * (r + w + 1) - r * (r + 1));
+        sum += low_weight * std::max(log_f, -745.0) + high_weight * log_s;
+        r += w;
     }
-    return d;
+    return -k - sum / k;
 }
 
 // Threshold choice and excesses (see the header).
@@ -154,49 +179,90 @@ struct Split {
     Excesses e;
 };
 
-bool split(const TailSample &s, const TailOptions &o, Split &out, std::string &why) {
-    out.n = s.count();
-    const double n = static_cast<double>(out.n);
-    const auto target = static_cast<uint64_t>(std::max<double>(
-        static_cast<double>(o.min_exceedances), std::min(2 * std::sqrt(n), n / 10)));
-    if (out.n < 3 * target || s.values.size() < 3) {
-        why = fmt::format(
-            "too few observations ({}; the fit needs {} above its threshold and "
-            "{} in all)",
-            out.n, target, 3 * target);
-        return false;
-    }
-    // Walk down from the largest value until `target` values lie at or above it (censored
-    // values count where they lie).
-    std::vector<double> cens = s.censored;
-    std::sort(cens.begin(), cens.end());
-    uint64_t above = 0;
-    size_t j = s.values.size();
-    size_t c = cens.size();
-    while (j > 1 && above < target) {
-        --j;
-        above += s.values[j].second;
-        while (c > 0 && cens[c - 1] >= s.values[j].first) {
-            --c;
-            ++above;
-        }
-    }
-    if (j == 0 || above >= out.n) {
-        why = "no threshold leaves enough values below it";
-        return false;
-    }
+// The split whose threshold lies between values[j-1] and values[j].
+Split split_at(const TailSample &s, const std::vector<double> &cens, size_t j, uint64_t n) {
+    Split out;
+    out.n = n;
     out.u = (s.values[j - 1].first + s.values[j].first) / 2;
-    out.k = above;
     for (size_t i = j; i < s.values.size(); ++i) {
         out.e.y.emplace_back(s.values[i].first - out.u, static_cast<double>(s.values[i].second));
         out.e.k_uncensored += static_cast<double>(s.values[i].second);
     }
+    out.k = static_cast<uint64_t>(out.e.k_uncensored);
     for (double v : cens)
-        if (v > out.u) out.e.censored.push_back(v - out.u);
+        if (v > out.u) {
+            out.e.censored.push_back(v - out.u);
+            ++out.k;
+        }
     out.e.y_max = out.e.y.back().first;
     for (double v : out.e.censored)
         out.e.y_max = std::max(out.e.y_max, v);
-    return true;
+    return out;
+}
+
+// The candidate thresholds, lowest first. A threshold lies between two distinct values, so the
+// exceedances are the values strictly above it and a value that many observations share (a
+// simulated fixed cost, or one histogram bucket) lies wholly on one side: below the lowest
+// threshold, or above it as a tied excess. The lowest keeps about k = clamp(2 sqrt(n), 30, n/10)
+// values above it; the others keep 1.5 times fewer each, down to `min_exceedances`.
+std::vector<Split> candidates(const TailSample &s, const TailOptions &o, std::string &why) {
+    const uint64_t n_obs = s.count();
+    const double n = static_cast<double>(n_obs);
+    const auto target = static_cast<uint64_t>(std::max<double>(
+        static_cast<double>(o.min_exceedances), std::min(2 * std::sqrt(n), n / 10)));
+    if (n_obs < 3 * target || s.values.size() < 3) {
+        why = fmt::format(
+            "too few observations ({}; the fit needs {} above its threshold and "
+            "{} in all)",
+            n_obs, target, 3 * target);
+        return {};
+    }
+    std::vector<double> cens = s.censored;
+    std::sort(cens.begin(), cens.end());
+    // above[j]: values (censored ones where they lie) above the threshold below values[j].
+    std::vector<uint64_t> above(s.values.size() + 1, 0);
+    size_t c = cens.size();
+    for (size_t j = s.values.size(); j-- > 0;) {
+        above[j] = above[j + 1] + s.values[j].second;
+        while (c > 0 && cens[c - 1] >= s.values[j].first) {
+            --c;
+            ++above[j];
+        }
+    }
+    std::vector<size_t> picked;  // indices j, lowest threshold first
+    for (size_t j = 1; j < s.values.size(); ++j) {
+        if (above[j] > target) continue;
+        if (above[j] < o.min_exceedances) break;
+        if (picked.empty() ||
+            static_cast<double>(above[j]) * 1.5 <= static_cast<double>(above[picked.back()]))
+            picked.push_back(j);
+        else if (above[j + 1] < o.min_exceedances && picked.back() != j)
+            picked.push_back(j);  // the highest threshold that leaves enough values
+    }
+    if (picked.empty()) {
+        // Every threshold leaving at most `target` values above it leaves fewer than
+        // `min_exceedances`: the value below it is shared by too many observations.
+        size_t j = s.values.size();
+        while (j > 1 && above[j - 1] <= target)
+            --j;
+        const auto &[v, count] = s.values[j - 1];
+        const double share = 100.0 * static_cast<double>(count) / n;
+        if (j == s.values.size())
+            why = fmt::format(
+                "the largest value ({}) is shared by {} of the {} observations ({:.0f}%): one "
+                "fixed cost with nothing above it, no tail to fit",
+                human_ns(std::llround(v)), count, n_obs, share);
+        else
+            why = fmt::format(
+                "too few values in the tail: {} lie above {}, a value {} of the {} observations "
+                "({:.0f}%) share (one fixed cost); the fit needs {} above its threshold",
+                above[j], human_ns(std::llround(v)), count, n_obs, share, o.min_exceedances);
+        return {};
+    }
+    std::vector<Split> out;
+    for (size_t j : picked)
+        out.push_back(split_at(s, cens, j, n_obs));
+    return out;
 }
 
 // Bucketed like kernel::Histogram: the midpoint of the bucket that holds the value.
@@ -205,7 +271,13 @@ double bucketed(double v) {
     return static_cast<double>(kernel::Histogram::bucket_mid(i));
 }
 
-// Parametric bootstrap p-value of the KS distance (samples drawn from the fit, treated alike).
+// The goodness-of-fit p-value by a parametric bootstrap: the statistic of samples drawn from
+// the fit, bucketed like the data (so they share its ties) and refitted, against the data's.
+// The parameters were estimated from the data, so the statistic's tabulated null distribution
+// for known parameters does not apply (the Lilliefors problem); the bootstrap gives the right
+// one (Stute, Gonzalez Manteiga and Presedo Quindimil, "Bootstrap based goodness-of-fit tests",
+// Metrika 1993; Villasenor-Alva and Gonzalez-Estrada, "A bootstrap goodness of fit test for
+// the generalized Pareto distribution", Computational Statistics & Data Analysis 2009).
 double bootstrap_p(const Split &s, const GpdFit &fit, const TailOptions &o) {
     if (o.gof_replicates <= 0) return 1;
     std::mt19937_64 rng(o.seed);
@@ -228,7 +300,7 @@ double bootstrap_p(const Split &s, const GpdFit &fit, const TailOptions &o) {
         if (e.y.size() < 3) continue;
         e.y_max = e.y.back().first;
         GpdFit refit = mle(e);
-        if (!refit.ok || ks_distance(e, refit.sigma, refit.xi) >= fit.ks) ++as_far;
+        if (!refit.ok || ad_statistic(e, refit.sigma, refit.xi) >= fit.ad) ++as_far;
     }
     return (as_far + 1.0) / (o.gof_replicates + 1.0);
 }
@@ -250,7 +322,7 @@ double profile_at(const Split &s, double x, double p) {
         return log_likelihood(s.e, sigma, xi);
     };
     std::vector<double> grid;
-    for (double xi = -0.95; xi <= 3.0001; xi += 0.05)
+    for (double xi = -1; xi <= 3.0001; xi += 0.05)
         grid.push_back(xi);
     return maximise(ll, grid).second;
 }
@@ -309,14 +381,11 @@ double gpd_quantile(double sigma, double xi, double q) {
     return sigma / xi * (std::pow(1 - q, -xi) - 1);
 }
 
-GpdFit fit_gpd(const TailSample &sample, const TailOptions &o) {
-    Split s;
-    GpdFit fit;
-    if (!split(sample, o, s, fit.why_not)) {
-        fit.n = s.n;
-        return fit;
-    }
-    fit = mle(s.e);
+namespace {
+
+// The fit at one threshold, with its goodness of fit.
+GpdFit fit_at(const Split &s, const TailOptions &o) {
+    GpdFit fit = mle(s.e);
     fit.threshold = s.u;
     fit.n = s.n;
     fit.k = s.k;
@@ -331,19 +400,86 @@ GpdFit fit_gpd(const TailSample &sample, const TailOptions &o) {
             fit.xi);
         return fit;
     }
-    fit.ks = ks_distance(s.e, fit.sigma, fit.xi);
+    fit.ad = ad_statistic(s.e, fit.sigma, fit.xi);
     fit.gof_p = bootstrap_p(s, fit, o);
     if (fit.gof_p < o.gof_alpha) {
         fit.ok = false;
-        fit.why_not = fmt::format("poor fit (KS p={:.2f} < {:.2f})", fit.gof_p, o.gof_alpha);
+        fit.why_not = fmt::format("poor fit (A-D p={:.2f} < {:.2f})", fit.gof_p, o.gof_alpha);
     }
     return fit;
 }
 
+// Why no threshold gave a generalised Pareto tail, from the excesses over the highest one.
+std::string not_gpd(const std::vector<Split> &tried, const GpdFit &last) {
+    const Split &s = tried.back();
+    std::string why = fmt::format(
+        "not a generalised Pareto tail at any of {} thresholds from {} (k={}) to {} (k={}): {}",
+        tried.size(), human_ns(std::llround(tried.front().u)), tried.front().k,
+        human_ns(std::llround(s.u)), s.k, last.why_not);
+    double top = 0, at = 0;
+    for (const auto &[y, w] : s.e.y)
+        if (w > top) {
+            top = w;
+            at = y;
+        }
+    if (top >= 0.2 * s.e.k_uncensored) {
+        return why + fmt::format(
+                         "; {:.0f}% of the values above {} are one value ({}): a few fixed costs, "
+                         "not a continuous tail",
+                         100 * top / s.e.k_uncensored, human_ns(std::llround(s.u)),
+                         human_ns(std::llround(s.u + at)));
+    }
+    if (last.sigma > 0) {
+        // The largest value's discordancy: how likely the fit makes a maximum this large among
+        // k excesses (Barnett and Lewis, "Outliers in Statistical Data", 1994).
+        const double y = s.e.y.back().first;
+        const double log_s = gpd_log_survival(last.sigma, last.xi, y);
+        const double p_max = -std::expm1(s.e.k_uncensored * std::log1p(-std::exp(log_s)));
+        if (p_max < 0.01)
+            return why + fmt::format(
+                             "; the largest value ({}) lies beyond the rest's tail (p={:.0e}): a "
+                             "rarer cause with too few values to fit",
+                             human_ns(std::llround(s.u + y)), p_max);
+    }
+    return why;
+}
+
+// The fit at the lowest candidate threshold where the generalised Pareto distribution passes
+// the goodness-of-fit test, as Choulakian and Stephens (Technometrics 2001, section 4) propose
+// for choosing the threshold: the lowest threshold keeps the most data, and a higher one is
+// tried only while the data above the lower one are shown not to be a GPD tail (a mixture of
+// fixed costs and their perturbations settles into a tail only further up).
+GpdFit choose(const TailSample &sample, const TailOptions &o, Split &chosen) {
+    GpdFit fit;
+    fit.n = sample.count();
+    const std::vector<Split> tried = candidates(sample, o, fit.why_not);
+    for (const Split &s : tried) {
+        fit = fit_at(s, o);
+        if (fit.ok) {
+            chosen = s;
+            return fit;
+        }
+    }
+    if (!tried.empty()) fit.why_not = not_gpd(tried, fit);
+    return fit;
+}
+
+}  // namespace
+
+GpdFit fit_gpd(const TailSample &sample, const TailOptions &o) {
+    Split s;
+    return choose(sample, o, s);
+}
+
 namespace {
 
+struct Chosen {
+    GpdFit fit;
+    Split split;
+};
+
 TailQuantile tail_quantile_unchecked(const TailSample &sample, double p, const TailOptions &o,
-                                     std::optional<GpdFit> &fit) {
+                                     std::optional<Chosen> &chosen) {
     TailQuantile q;
     q.probability = p;
     const double n = static_cast<double>(sample.count());
@@ -354,10 +490,12 @@ TailQuantile tail_quantile_unchecked(const TailSample &sample, double p, const T
         q.note = "observed";
         return q;
     }
-    Split s;
-    if (!split(sample, o, s, q.note)) return q;
-    if (!fit) fit = fit_gpd(sample, o);
-    q.fit = *fit;
+    if (!chosen) {
+        chosen.emplace();
+        chosen->fit = choose(sample, o, chosen->split);
+    }
+    q.fit = chosen->fit;
+    const Split &s = chosen->split;
     if (!q.fit.ok) {
         q.note = q.fit.why_not;
         return q;
@@ -368,7 +506,7 @@ TailQuantile tail_quantile_unchecked(const TailSample &sample, double p, const T
     auto f = [&](double x) { return profile_at(s, x, p) - limit; };
     const double d = q.estimate - s.u;
     if (!(d > 0) || !(f(q.estimate) > 0)) {
-        // The profile misses the maximum: the shape lies outside [-0.95, 3] or the likelihood
+        // The profile misses the maximum: the shape lies outside [-1, 3] or the likelihood
         // is too flat to locate it.
         q.note = fmt::format(
             "no confidence interval (xi={:.2f}: the profile likelihood does not "
@@ -415,7 +553,7 @@ TailQuantile tail_quantile_unchecked(const TailSample &sample, double p, const T
 std::vector<TailQuantile> tail_quantiles(const TailSample &sample,
                                          const std::vector<double> &probabilities,
                                          const TailOptions &o) {
-    std::optional<GpdFit> fit;  // made once, when a probability lies beyond the data
+    std::optional<Chosen> fit;  // made once, when a probability lies beyond the data
     std::vector<TailQuantile> out;
     for (double p : probabilities) {
         try {
@@ -440,7 +578,7 @@ std::string format_tail(const TailQuantile &q) {
         return fmt::format("{} at p={:.0e} (observed)", human_ns(std::llround(q.estimate)),
                            q.probability);
     if (!q.ok) return fmt::format("no estimate at p={:.0e}: {}", q.probability, q.note);
-    return fmt::format("{} [{}, {}] at p={:.0e} (GPD over {}: k={} of {}, xi={:.2f}, KS p={:.2f})",
+    return fmt::format("{} [{}, {}] at p={:.0e} (GPD over {}: k={} of {}, xi={:.2f}, A-D p={:.2f})",
                        human_ns(std::llround(q.estimate)), human_ns(std::llround(q.low)),
                        human_ns(std::llround(q.high)), q.probability,
                        human_ns(std::llround(q.fit.threshold)), q.fit.k, q.fit.n, q.fit.xi,

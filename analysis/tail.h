@@ -5,26 +5,37 @@
 // Analysis for Multi-path Programs", ECRTS 2012).
 //
 // Method:
-//  - threshold u: the k largest values are the exceedances, k = clamp(2 sqrt(n), 30, n/10)
-//    (at least `min_exceedances`); on a histogram u is put at a bucket boundary, so k is the
-//    count at and above that bucket;
 //  - values come from log-linear histogram buckets (kernel/histogram.h): each bucket counts as
 //    its midpoint, within 0.4 % of the true values, far below the fit's statistical error;
+//  - a threshold u lies between two distinct values and the exceedances are the values
+//    strictly above it, so a value many observations share (a simulated fixed cost: the
+//    counted model's sections and wake-ups take a few exact lengths, plus rarer perturbed
+//    ones) lies wholly below the threshold or is a tied exceedance, never cut in two;
+//  - candidate thresholds: the lowest keeps about k = clamp(2 sqrt(n), 30, n/10) values above
+//    it, each next one 1.5 times fewer, down to `min_exceedances`. The fit is the one at the
+//    lowest candidate that passes the goodness-of-fit test (Choulakian and Stephens,
+//    "Goodness-of-fit tests for the generalized Pareto distribution", Technometrics 2001);
 //  - values still open when the run ended are right-censored: they add their survival term
 //    (at least that long) to the likelihood instead of their density;
 //  - maximum likelihood over (sigma, xi) by Grimshaw's reduction (Technometrics 1993) to one
-//    parameter theta = xi / sigma, whose profile is maximised with Brent's method (Boost.Math);
+//    parameter theta = xi / sigma, whose profile is maximised with Brent's method (Boost.Math),
+//    with xi >= -1 (below it no maximum exists; xi = -1 is a uniform tail that ends at the
+//    largest value);
 //  - the value exceeded with probability p per observation,
 //      x_p = u + sigma / xi * ((p / zeta)^(-xi) - 1),   zeta = k / n,
 //    with a profile-likelihood confidence interval (Coles 2001, section 4.3.4): the x_p whose
 //    profile log-likelihood is within chi2(1, confidence) / 2 of the maximum;
-//  - goodness of fit: the Kolmogorov-Smirnov distance between the exceedances and the fitted
-//    GPD, its p-value by a parametric bootstrap (samples drawn from the fit, bucketed the same
-//    way and refitted), since the parameters were estimated from the same data.
-// A fit is poor, and no number is given, when there are too few exceedances, the shape xi is 1
-// or more (a tail with no finite mean: the threshold lies below a mixture of modes rather than
-// in one tail), the goodness-of-fit p-value is below 0.05, or the interval is unbounded above. When
-// p is at least zeta the value lies inside the data and the empirical quantile is given instead.
+//  - goodness of fit: the Anderson-Darling statistic of the exceedances against the fitted GPD
+//    (it weighs the upper tail, where the extrapolation lives), its p-value by a parametric
+//    bootstrap (samples drawn from the fit, bucketed the same way, so with the same ties, and
+//    refitted), since the parameters were estimated from the same data.
+// No number is given when there are too few exceedances above the values many observations
+// share, or when no candidate threshold passes: the shape xi is 1 or more (a tail with no
+// finite mean: a mixture of modes rather than one tail) or the p-value is below 0.05 at every
+// threshold; the message then says what the highest threshold saw (most exceedances one fixed
+// value, or a largest value the fit calls impossible: a rarer cause with too few values). Nor
+// when the interval is unbounded above. When p is at least 1/n the value lies inside the data
+// and the empirical quantile is given instead.
 #pragma once
 
 #include <cstdint>
@@ -61,13 +72,13 @@ struct TailOptions {
 
 struct GpdFit {
     bool ok = false;
-    std::string why_not;  // when !ok: too few exceedances, a poor fit ...
+    std::string why_not;  // when !ok: too few exceedances, not a GPD tail (and why) ...
     double threshold = 0;
     uint64_t n = 0;  // observations
     uint64_t k = 0;  // exceedances (censored ones included)
     double sigma = 0, xi = 0;
     double log_likelihood = 0;
-    double ks = 0;     // Kolmogorov-Smirnov distance of the exceedances to the fit
+    double ad = 0;     // Anderson-Darling statistic of the exceedances against the fit
     double gof_p = 0;  // its bootstrap p-value
 };
 
@@ -89,8 +100,8 @@ std::vector<TailQuantile> tail_quantiles(const TailSample &sample,
                                          const std::vector<double> &probabilities,
                                          const TailOptions &o = {});
 
-// "310us [220us, 580us] at p=1e-09 (GPD: k=200 of 12000, xi=0.12, KS p=0.43)" or
-// "no estimate at p=1e-09: poor fit (KS p=0.01 < 0.05)".
+// "310us [220us, 580us] at p=1e-09 (GPD over 120us: k=200 of 12000, xi=0.12, A-D p=0.43)" or
+// "no estimate at p=1e-09: not a generalised Pareto tail at any of 5 thresholds ...".
 std::string format_tail(const TailQuantile &q);
 
 // The generalised Pareto distribution's quantile function (for tests and sampling).

@@ -79,7 +79,7 @@ CommandRegistrar policy_registrar([](CLI::App &app) {
     static std::string info_file;
     static bool info_json = false, info_fan_out = false;
     info->add_option("FILE", info_file, "binary policy")->required();
-    info->add_flag("--json", info_json, "JSON output (keys documented in README.md)");
+    info->add_flag("--json", info_json, "JSON output (keys documented in docs/policies.md)");
     info->add_flag("--fan-out", info_fan_out,
                    "also the type -> attribute fan-out of domains and other types (mean, "
                    "percentiles, maximum)");

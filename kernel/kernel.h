@@ -36,7 +36,7 @@
 
 namespace locksim::kernel {
 
-// Time is integer nanoseconds everywhere (DESIGN.md decision 3).
+// Time is integer nanoseconds everywhere (docs/design.md, decision 3).
 using Time = int64_t;
 inline constexpr Time kNsec = 1;
 inline constexpr Time kUsec = 1000;

@@ -1,6 +1,6 @@
 // The simulated platform: kernel/ implemented on N simulated CPUs in simulated time.
 //
-// Model (DESIGN.md decisions 2-9):
+// Model (docs/design.md, decisions 2-9):
 //  - Tasks are fibers (engine.h). A task runs host code in zero simulated time; time passes in
 //    spans: charged work, primitive costs, spinning. A span in which the task is preemptible
 //    (preempt count zero, interrupts on, and under PreemptModel::None and ::Voluntary only

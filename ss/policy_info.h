@@ -1,5 +1,5 @@
 // Counts of every table of a policy, for `locksim policy info` and for checks against libsepol.
-// Keys are snake_case and stable (documented in README.md, "policy info keys").
+// Keys are snake_case and stable (documented in docs/policies.md, "policy info keys").
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The work meter: the security-server core counts abstract units of work as it runs, at
 // well-defined points (an avtab node visited, a hash probe, an ebitmap word compared, ...).
-// A platform turns the counts into time with a CPU profile (DESIGN.md decision 4), so the
+// A platform turns the counts into time with a CPU profile (docs/design.md, decision 4), so the
 // simulated duration of a core call follows what the call really did.
 //
 // The meter is per thread and off unless a platform installs a WorkCounts with WorkMeterScope:

@@ -24,7 +24,7 @@
 //   (a get_user_sids) to drain.
 // The semaphore is kernel/percpu_rwsem.h (with its simplifications).
 // Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
-//   the 5.10 patches, current services.c (torvalds 002903e1); docs/policy-change-path.md.
+//   the 5.10 patches, current services.c (torvalds 002903e1); docs/kernel-eras.md.
 #include "kernel/percpu_rwsem.h"
 #include "strategies/strategy.h"
 

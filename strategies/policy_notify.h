@@ -3,9 +3,8 @@
 // netnode.c, netport.c, ibpkey.c, netlabel.c, xfrm.h, status.c, netlink.c), the audit record of
 // each changed boolean, and selinuxfs's rebuild of its directories after a load (selinuxfs.c).
 //
-// The sequence, as read in the kernel (docs/policy-change-path.md lists the copies read: the
-// v4.15-era and current services.c, a v5.10.13 selinuxfs.c, and the 5.10 patches whose removed
-// lines are v5.9's code):
+// The sequence, as read in the kernel (docs/kernel-eras.md lists the releases read, 4.15.1 to
+// 6.6.0, and tables each step by release):
 //
 //   avc_ss_reset(seqno)                                        avc.c
 //     avc_flush(): every slot, under its spinlock with interrupts off (strategies/avc.cpp)

@@ -30,7 +30,7 @@
 // Trades: readers never wait and copies are only the conditional state, but setsebool waits
 //   two grace periods and memory holds two conditional states until the first ends.
 // Checked against: v5.10.13 selinuxfs.c (Rtoax/linux-5.10.13 3ef831be), the 5.10 RCU patch as
-//   merged, current services.c (torvalds 002903e1); docs/policy-change-path.md.
+//   merged, current services.c (torvalds 002903e1); docs/kernel-eras.md.
 #include "strategies/rcu_cond_dup.h"
 
 namespace locksim::strategies {

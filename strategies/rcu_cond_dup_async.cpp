@@ -16,7 +16,7 @@
 //   flight (peak memory grows with the burst), and the frees run in softirq-like callback
 //   context.
 // Checked against: v5.10.13 selinuxfs.c (Rtoax/linux-5.10.13 3ef831be), the 5.10 RCU patch as
-//   merged, current services.c (torvalds 002903e1); docs/policy-change-path.md.
+//   merged, current services.c (torvalds 002903e1); docs/kernel-eras.md.
 #include "strategies/rcu_cond_dup.h"
 
 namespace locksim::strategies {

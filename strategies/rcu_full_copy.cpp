@@ -31,7 +31,7 @@
 //   milliseconds on a distribution policy, with preemption off in the atomic variant) and
 //   holds two whole policies until the grace period ends.
 // Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
-//   the 5.10 patches, current services.c (torvalds 002903e1); docs/policy-change-path.md.
+//   the 5.10 patches, current services.c (torvalds 002903e1); docs/kernel-eras.md.
 #include <memory>
 
 #include "strategies/strategy.h"

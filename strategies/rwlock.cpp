@@ -25,7 +25,7 @@
 // Trades: the simplest design and no copies, paid for in preempt-off latency on every CPU that
 //   reads while anything holds the lock.
 // Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
-//   the 5.10 patches, current services.c (torvalds 002903e1); docs/policy-change-path.md.
+//   the 5.10 patches, current services.c (torvalds 002903e1); docs/kernel-eras.md.
 #include "strategies/strategy.h"
 
 namespace locksim::strategies {

@@ -17,7 +17,7 @@
 // Trades: no preempt-off reader section, but readers still block for every write (and pay a
 //   sleep and a wake-up when they do); read-side calls from atomic context become impossible.
 // Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
-//   the 5.10 patches, current services.c (torvalds 002903e1); docs/policy-change-path.md.
+//   the 5.10 patches, current services.c (torvalds 002903e1); docs/kernel-eras.md.
 #include "strategies/strategy.h"
 
 namespace locksim::strategies {

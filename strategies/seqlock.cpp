@@ -26,7 +26,7 @@
 //   policydb code was never written for that. (The simulation runs each lookup atomically on
 //   the host, so it shows the retries and their cost, not torn reads.)
 // Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
-//   the 5.10 patches, current services.c (torvalds 002903e1); docs/policy-change-path.md.
+//   the 5.10 patches, current services.c (torvalds 002903e1); docs/kernel-eras.md.
 #include "kernel/seqlock.h"
 #include "strategies/strategy.h"
 

@@ -33,6 +33,24 @@ std::string_view preemption_name(PreemptionModel m) {
 
 namespace {
 
+// policy.source: one table for both directions.
+constexpr std::pair<PolicySpec::Source, std::string_view> kPolicySources[] = {
+    {PolicySpec::Source::DebianDefault, "debian-default"},
+    {PolicySpec::Source::DebianMls, "debian-mls"},
+    {PolicySpec::Source::File, "file"},
+    {PolicySpec::Source::Synthetic, "synthetic"},
+};
+
+}  // namespace
+
+std::string_view policy_source_name(PolicySpec::Source s) {
+    for (const auto &[source, name] : kPolicySources)
+        if (source == s) return name;
+    return "?";
+}
+
+namespace {
+
 // Reads one TOML table, remembering which keys were used so that the rest can be reported as
 // unknown (with a "did you mean" hint).
 class TableReader {
@@ -332,19 +350,16 @@ void read_synthetic(TableReader &r, SyntheticPolicySpec &s) {
 }
 
 void read_policy(TableReader &r, PolicySpec &p, const std::string &scenario_file) {
-    auto source = r.get_choice("source", {"debian-default", "debian-mls", "file", "synthetic"});
+    std::vector<std::string> names;
+    for (const auto &entry : kPolicySources)
+        names.emplace_back(entry.second);
+    auto source = r.get_choice("source", names);
     auto path = r.get<std::string>("path");
     const toml::table *synth = r.get_table("synthetic");
     r.finish();
     std::string src = source.value_or(path ? "file" : synth ? "synthetic" : "debian-default");
-    if (src == "debian-default")
-        p.source = PolicySpec::Source::DebianDefault;
-    else if (src == "debian-mls")
-        p.source = PolicySpec::Source::DebianMls;
-    else if (src == "file")
-        p.source = PolicySpec::Source::File;
-    else
-        p.source = PolicySpec::Source::Synthetic;
+    for (const auto &[value, name] : kPolicySources)
+        if (name == src) p.source = value;
     if (p.source == PolicySpec::Source::File) {
         if (!path) r.fail("'policy.source = \"file\"' needs 'policy.path'");
         p.path = resolve_from_scenario(scenario_file, *path);
@@ -381,6 +396,23 @@ void read_core(TableReader &r, CoreVariants &c) {
     if (auto v = integer("avc_threshold")) c.avc_threshold = *v;
     r.finish();
 }
+
+}  // namespace
+
+std::vector<std::pair<std::string, ParamValue>> core_settings(const CoreVariants &c) {
+    // The [core] keys as a scenario writes them, in the catalog's order (read_core's inverse).
+    return {{"mls_level_isvalid", std::string(c.mls_isvalid_bitwise ? "bitwise" : "contains")},
+            {"avc_audit", std::string(c.avc_audit_always ? "always" : "needed")},
+            {"avc_slow_path", std::string(c.avc_slow_path_inline ? "inline" : "outline")},
+            {"avc_lock", c.avc_lock},
+            {"file_hook", c.file_hook},
+            {"sid_string_cache", c.sid_string_cache},
+            {"sidtab", c.sidtab},
+            {"avc_slots", c.avc_slots},
+            {"avc_threshold", c.avc_threshold}};
+}
+
+namespace {
 
 std::string label_with_options(const std::string &name, const std::vector<ParamSpec> &specs,
                                const Params &p) {

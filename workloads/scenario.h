@@ -66,7 +66,8 @@ struct PolicySpec {
     SyntheticPolicySpec synthetic;
 };
 
-// The seeds' optimisations, as runtime variants of the core (DESIGN.md "The core").
+// The seeds' optimisations, as runtime variants of the core (docs/design.md, "The core,
+// faithful where it costs").
 struct CoreVariants {
     bool mls_isvalid_bitwise = false;  // pre-3.13 bit-by-bit mls_level_isvalid
     bool avc_audit_always = false;     // call the audit path on every check (pre-2007)
@@ -144,5 +145,8 @@ std::vector<Scenario> expand_sweep(const Scenario &s);
 std::string base_point_text(const Scenario &s);
 
 std::string_view preemption_name(PreemptionModel m);
+std::string_view policy_source_name(PolicySpec::Source s);
+// Every [core] key with its value (defaults included), as a scenario file writes it.
+std::vector<std::pair<std::string, ParamValue>> core_settings(const CoreVariants &c);
 
 }  // namespace locksim

@@ -127,3 +127,59 @@ TEST(Tail, CensoredValuesRaiseTheEstimate) {
     ASSERT_TRUE(a.ok && b.ok) << a.note << " / " << b.note;
     EXPECT_GT(b.estimate, a.estimate);
 }
+
+// The counted model's sections and wake-ups mostly take one exact length, and the tail is the
+// rarer perturbed ones above it: the threshold must lie above the shared value, not inside it.
+TEST(Tail, AValueManyShareStaysBelowTheThreshold) {
+    std::mt19937_64 rng(11);
+    const double base = 5000, mean = 2000, p = 1e-9;
+    std::exponential_distribution<double> e(1 / mean);
+    std::vector<double> v(19900, base);
+    for (int i = 0; i < 20000; ++i)
+        v.push_back(1000 + i % 3000);  // shorter paths below it
+    for (int i = 0; i < 100; ++i)
+        v.push_back(base + 1 + e(rng));
+    // P(X > x) = 100/40000 * exp(-(x - base - 1) / mean) above the shared value.
+    const double truth = base + 1 + mean * std::log(100.0 / 40000 / p);
+    TailQuantile q = tail_quantile(tail_sample(v), p);
+    ASSERT_TRUE(q.ok) << format_tail(q);
+    EXPECT_GT(q.fit.threshold, base) << format_tail(q);
+    EXPECT_EQ(q.fit.k, 100u) << format_tail(q);
+    EXPECT_LE(q.low, truth) << format_tail(q);
+    EXPECT_GE(q.high, truth) << format_tail(q);
+}
+
+// A bounded tail (wake-ups that cannot be later than a fixed worst path): the shape reaches
+// -1, where the fit ends at the largest value; the estimate lies there, with a bounded
+// interval. (At that edge the likelihood is not regular, so the interval's chi-squared
+// calibration, and its coverage, are not claimed here.)
+TEST(Tail, AUniformTailEndsAtItsLargestValue) {
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> u(0, 1000);
+    const double truth = 1000 * (1 - 1e-6);
+    for (int r = 0; r < 20; ++r) {
+        std::vector<double> v(5000);
+        for (double &x : v)
+            x = u(rng);
+        TailQuantile q = tail_quantile(tail_sample(v), 1e-6);
+        ASSERT_TRUE(q.ok) << format_tail(q);
+        EXPECT_NEAR(q.estimate, truth, 0.01 * truth) << format_tail(q);
+        EXPECT_LT(q.high, 1.1 * truth) << format_tail(q);
+    }
+}
+
+// A tail made of a few fixed lengths is no generalised Pareto tail, and the message says so.
+TEST(Tail, FixedCostsInTheTailAreNamed) {
+    std::mt19937_64 rng(5);
+    std::exponential_distribution<double> e(1 / 300.0);
+    std::vector<double> v;
+    for (int i = 0; i < 19700; ++i)
+        v.push_back(1000 + e(rng));
+    for (double atom : {9000.0, 9500.0, 10000.0})
+        for (int i = 0; i < 100; ++i)
+            v.push_back(atom);
+    TailQuantile q = tail_quantile(tail_sample(v), 1e-9);
+    EXPECT_FALSE(q.ok) << format_tail(q);
+    EXPECT_NE(q.note.find("not a generalised Pareto tail"), std::string::npos) << q.note;
+    EXPECT_NE(q.note.find("fixed cost"), std::string::npos) << q.note;
+}

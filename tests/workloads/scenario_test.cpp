@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "util/error.h"
+#include "workloads/catalog.h"
 #include "workloads/scenario.h"
 
 namespace fs = std::filesystem;
@@ -242,4 +243,37 @@ TEST(Duration, ParsesAndFormats) {
     EXPECT_EQ(format_duration_ns(1'500'000), "1.5ms");
     EXPECT_EQ(format_duration_ns(2'000'000'000), "2s");
     EXPECT_EQ(format_duration_ns(999), "999ns");
+}
+
+TEST(Scenario, CoreSettingsGiveBackEveryKeyAsWritten) {
+    // core_settings is read_core's inverse: each [core] key of the catalog, set to each of its
+    // values (or to a value other than its default), comes back under its own name.
+    const char *tail = "[[workload]]\nkind = \"probe\"\n";
+    auto settings_of = [&](const std::string &core_text) {
+        Scenario s = parse_scenario("strategies = \"all\"\n[core]\n" + core_text + tail, "t.toml");
+        std::map<std::string, ParamValue> out;
+        for (auto &[key, value] : core_settings(s.core))
+            out[key] = value;
+        return out;
+    };
+    const auto defaults = settings_of("");
+    ASSERT_EQ(defaults.size(), core_params().size());
+    for (const ParamSpec &spec : core_params()) {
+        SCOPED_TRACE(spec.name);
+        ASSERT_TRUE(defaults.count(spec.name));
+        EXPECT_EQ(defaults.at(spec.name), spec.default_value);
+        std::vector<std::string> written;
+        for (const auto &choice : spec.choices)
+            written.push_back(fmt::format("{} = \"{}\"\n", spec.name, choice));
+        if (spec.choices.empty()) written.push_back(fmt::format("{} = {}\n", spec.name, 64));
+        for (const auto &text : written) {
+            SCOPED_TRACE(text);
+            const auto got = settings_of(text).at(spec.name);
+            if (spec.choices.empty())
+                EXPECT_EQ(got, ParamValue(int64_t{64}));
+            else
+                EXPECT_EQ(text,
+                          fmt::format("{} = \"{}\"\n", spec.name, std::get<std::string>(got)));
+        }
+    }
 }
