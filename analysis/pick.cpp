@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "analysis/seeds.h"
 #include "analysis/table.h"
@@ -196,60 +198,257 @@ TailSource tail_source(const ResultsFile &file) {
     };
 }
 
-Pick pick(const std::vector<RunSummary> &runs, const Limits &limits, const TailSource &tails) {
-    std::map<std::string, std::vector<size_t>> by_label;
-    std::vector<std::string> order;
-    for (size_t i = 0; i < runs.size(); ++i) {
-        if (!by_label.count(runs[i].label)) order.push_back(runs[i].label);
-        by_label[runs[i].label].push_back(i);
+namespace {
+
+// A design's verdict over `mine` (indices into `runs`), as one set: the worst over them, and
+// which seeds meet every limit.
+Verdict judge_design(const std::string &label, const std::vector<RunSummary> &runs,
+                     const std::vector<size_t> &mine, const Limits &limits,
+                     const TailSource &tails) {
+    std::vector<const RunSummary *> ptrs;
+    std::map<uint64_t, std::vector<size_t>> by_seed;
+    std::set<std::string> points;
+    for (size_t i : mine) {
+        ptrs.push_back(&runs[i]);
+        by_seed[runs[i].seed].push_back(i);
+        points.insert(runs[i].point_text());
     }
+    const RunSummary w = worst_over(ptrs);
+    Verdict v{.label = label,
+              .meets = true,
+              .ops_per_sec = std::max(0.0, w.ops_per_sec),
+              .violations = w.violations};
+    v.runs = mine.size();
+    v.seeds = by_seed.size();
+    v.points = points.size();
+    const std::vector<Outcome> overall = judge(runs, mine, limits, tails);
+    // Per seed: which limits each seed's runs meet.
+    std::vector<size_t> meeting(overall.size(), 0);
+    for (const auto &[seed, idx] : by_seed) {
+        const std::vector<Outcome> one = judge(runs, idx, limits, tails);
+        bool all = true;
+        uint64_t seed_violations = 0;
+        for (size_t i : idx)
+            seed_violations += runs[i].violations;
+        for (size_t k = 0; k < one.size(); ++k) {
+            if (!one[k].given) continue;
+            if (!one[k].over) ++meeting[k];
+            all = all && !one[k].over;
+        }
+        if (all && seed_violations == 0) ++v.seeds_meeting;
+    }
+    for (size_t k = 0; k < overall.size(); ++k) {
+        const Outcome &o = overall[k];
+        if (!o.given) continue;
+        if (o.ratio > v.worst_ratio || v.worst_limit.empty()) {
+            v.worst_ratio = std::max(v.worst_ratio, o.ratio);
+            v.worst_limit = o.what;
+        }
+        v.meets = v.meets && !o.over && o.measured;  // an unmeasured limit is not met
+        v.checks.push_back(
+            LimitCheck{o.what, "", !o.over, o.measured, o.text, meeting[k], o.ratio, v.seeds});
+    }
+    v.unstable = v.seeds_meeting > 0 && v.seeds_meeting < v.seeds;
+    if (w.violations) v.meets = false;
+    return v;
+}
+
+// Whether `a` is a worse verdict than `b` (the point that decides a design's worst case).
+bool worse_point(const Verdict &a, const Verdict &b) {
+    if ((a.violations > 0) != (b.violations > 0)) return a.violations > 0;
+    if (a.meets != b.meets) return !a.meets;
+    if (a.worst_ratio != b.worst_ratio) return a.worst_ratio > b.worst_ratio;
+    return a.ops_per_sec < b.ops_per_sec;
+}
+
+// The lines pick prints under a design: one per limit, then its violations.
+void explain(Verdict &v, bool sweep) {
+    v.why.clear();
+    for (const LimitCheck &c : v.checks) {
+        std::string line = c.text;
+        if (sweep && !c.point.empty()) line += " at " + c.point;
+        // In a sweep, a limit's seeds are counted at the point of its worst.
+        const size_t seeds = sweep ? c.seeds : v.seeds;
+        if (seeds > 1) {
+            line += fmt::format("; {} of {} seeds meet it{}", c.seeds_meeting, seeds,
+                                sweep ? " there" : "");
+            if (c.seeds_meeting > 0 && c.seeds_meeting < seeds) line += " (unstable)";
+        }
+        v.why.push_back(std::move(line));
+    }
+    if (v.violations) {
+        std::string where;
+        if (sweep)
+            for (const Verdict &at : v.at_points)
+                if (at.violations) where += (where.empty() ? " at " : ", ") + at.point;
+        v.why.push_back(fmt::format("{} self-check violation{} (a broken design){}", v.violations,
+                                    v.violations == 1 ? "" : "s", where));
+    }
+}
+
+// `x` and `y` shown with the fewest decimals (at least `least`) that tell them apart.
+std::pair<std::string, std::string> apart(double x, double y, int least) {
+    for (int d = least; d < 9; ++d) {
+        std::string a = fmt::format("{:.{}f}", x, d), b = fmt::format("{:.{}f}", y, d);
+        if (a != b || d == 8) return {a, b};
+    }
+    return {};
+}
+
+// The figure that puts `a` above `b` in the ranking (the rule of pick.h, in its order).
+std::string above_reason(const Verdict &a, const Verdict &b) {
+    if (a.meets != b.meets) return fmt::format("it meets every limit; {} does not", b.label);
+    if ((a.violations == 0) != (b.violations == 0))
+        return fmt::format("it has no self-check violations; {} has {}", b.label, b.violations);
+    if (a.worst_ratio != b.worst_ratio) {
+        auto [x, y] = apart(a.worst_ratio, b.worst_ratio, 2);
+        return fmt::format("headroom: its worst is {}x of the {} limit, {}'s {}x of the {} limit",
+                           x, a.worst_limit, b.label, y, b.worst_limit);
+    }
+    if (a.ops_per_sec != b.ops_per_sec) {
+        auto [x, y] = apart(a.ops_per_sec, b.ops_per_sec, 0);
+        return fmt::format("throughput: {} ops/s, {}'s {} ops/s", x, b.label, y);
+    }
+    return fmt::format("tied with {} on every figure: kept in the results file's order", b.label);
+}
+
+// The runs of `runs` at the point `want` (every pair must match); UserError on a key that is
+// no axis of the runs, or a value no run has.
+std::vector<size_t> runs_at(const std::vector<RunSummary> &runs,
+                            const std::vector<std::pair<std::string, std::string>> &want) {
+    std::map<std::string, std::set<std::string>> axes;
+    for (const RunSummary &r : runs)
+        for (const auto &[field, value] : r.point)
+            axes[field].insert(value);
+    for (const auto &[field, value] : want) {
+        auto join = [](const auto &names) {
+            std::string out;
+            for (const std::string &n : names)
+                out += (out.empty() ? "" : ", ") + n;
+            return out;
+        };
+        auto it = axes.find(field);
+        if (it == axes.end()) {
+            std::vector<std::string> names;
+            for (const auto &[f, values] : axes)
+                names.push_back(f);
+            throw UserError(fmt::format(
+                "--point {}={}: the runs have no sweep axis '{}' ({})", field, value, field,
+                names.empty() ? "they are not a sweep" : "their axes: " + join(names)));
+        }
+        if (!it->second.count(value))
+            throw UserError(fmt::format("--point {}={}: no run has {} = {} (values: {})", field,
+                                        value, field, value, join(it->second)));
+    }
+    std::vector<size_t> out;
+    for (size_t i = 0; i < runs.size(); ++i)
+        if (std::all_of(want.begin(), want.end(), [&](const auto &kv) {
+                return std::find(runs[i].point.begin(), runs[i].point.end(), kv) !=
+                       runs[i].point.end();
+            }))
+            out.push_back(i);
+    return out;
+}
+
+std::string point_text(const std::vector<std::pair<std::string, std::string>> &point) {
+    RunSummary r;
+    r.point = point;
+    return r.point_text();
+}
+
+}  // namespace
+
+Pick pick(const std::vector<RunSummary> &runs, const Limits &limits, const TailSource &tails,
+          const PickScope &scope) {
+    // A run's tail estimate is asked for again at each grouping: estimate it once.
+    std::map<std::tuple<size_t, TailMetric, double>, TailQuantile> estimated;
+    TailSource cached;
+    if (tails)
+        cached = [&](size_t i, TailMetric m, double p) {
+            auto key = std::make_tuple(i, m, p);
+            auto it = estimated.find(key);
+            if (it == estimated.end()) it = estimated.emplace(key, tails(i, m, p)).first;
+            return it->second;
+        };
     Pick p;
+    p.limits_given = !limits.empty();
+    const std::vector<size_t> chosen = runs_at(runs, scope.point);
+    const Plan &plan = scope.plan;
+    auto in_scope = [&](const std::vector<std::pair<std::string, std::string>> &point) {
+        return std::all_of(scope.point.begin(), scope.point.end(), [&](const auto &kv) {
+            return std::find(point.begin(), point.end(), kv) != point.end();
+        });
+    };
+    // Designs and points in the order they first appear, then those planned and not run.
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<size_t>> by_label;
+    std::set<uint64_t> seeds;
+    for (size_t i : chosen) {
+        const RunSummary &r = runs[i];
+        if (!by_label.count(r.label)) order.push_back(r.label);
+        by_label[r.label].push_back(i);
+        if (r.platform == "measured") continue;  // a measured series has no point or seed
+        seeds.insert(r.seed);
+        if (std::find(p.points.begin(), p.points.end(), r.point_text()) == p.points.end())
+            p.points.push_back(r.point_text());
+    }
+    p.runs = chosen.size();
+    p.seeds = seeds.size();
+    if (!plan.complete) {
+        p.incomplete = true;
+        p.incomplete_why = plan.why;
+        size_t planned_points = 0;
+        for (const auto &point : plan.points) {
+            if (!in_scope(point)) continue;
+            ++planned_points;
+            if (std::find(p.points.begin(), p.points.end(), point_text(point)) == p.points.end())
+                p.points.push_back(point_text(point));
+        }
+        for (const std::string &label : plan.labels)
+            if (!by_label.count(label)) p.not_run.push_back(label);
+        p.planned_runs = plan.labels.size() * planned_points * plan.seeds.size();
+    }
+    const bool sweep = p.points.size() > 1;
     for (const auto &label : order) {
         const std::vector<size_t> &mine = by_label[label];
-        std::vector<const RunSummary *> ptrs;
-        std::map<uint64_t, std::vector<size_t>> by_seed;
-        for (size_t i : mine) {
-            ptrs.push_back(&runs[i]);
-            by_seed[runs[i].seed].push_back(i);
-        }
-        const RunSummary w = worst_over(ptrs);
-        Verdict v{label, true, 0, std::max(0.0, w.ops_per_sec), {}, w.violations};
-        v.seeds = by_seed.size();
-        const std::vector<Outcome> overall = judge(runs, mine, limits, tails);
-        // Per seed: which limits each seed's runs meet.
-        std::vector<size_t> meeting(overall.size(), 0);
-        for (const auto &[seed, idx] : by_seed) {
-            const std::vector<Outcome> one = judge(runs, idx, limits, tails);
-            bool all = true;
-            uint64_t seed_violations = 0;
-            for (size_t i : idx)
-                seed_violations += runs[i].violations;
-            for (size_t k = 0; k < one.size(); ++k) {
-                if (!one[k].given) continue;
-                if (!one[k].over) ++meeting[k];
-                all = all && !one[k].over;
+        Verdict v = judge_design(label, runs, mine, limits, cached);
+        const bool measured = std::all_of(mine.begin(), mine.end(),
+                                          [&](size_t i) { return runs[i].platform == "measured"; });
+        if (!measured) {
+            // Its verdict at each point, and the point that decided the worst.
+            const Verdict *decided = nullptr;
+            for (const std::string &point : p.points) {
+                std::vector<size_t> here;
+                for (size_t i : mine)
+                    if (runs[i].point_text() == point) here.push_back(i);
+                Verdict at = here.empty() ? Verdict{.label = label, .seeds = 0}
+                                          : judge_design(label, runs, here, limits, cached);
+                at.point = point;
+                v.at_points.push_back(std::move(at));
             }
-            if (all && seed_violations == 0) ++v.seeds_meeting;
-        }
-        for (size_t k = 0; k < overall.size(); ++k) {
-            const Outcome &o = overall[k];
-            if (!o.given) continue;
-            v.worst_ratio = std::max(v.worst_ratio, o.ratio);
-            v.meets = v.meets && !o.over && o.measured;  // an unmeasured limit is not met
-            std::string line = o.text;
-            if (v.seeds > 1) {
-                line += fmt::format("; {} of {} seeds meet it", meeting[k], v.seeds);
-                if (meeting[k] > 0 && meeting[k] < v.seeds) line += " (unstable)";
+            for (const Verdict &at : v.at_points)
+                if (at.runs && (!decided || worse_point(at, *decided))) decided = &at;
+            if (decided) v.point = decided->point;
+            // Each limit at the point of its worst (not met there, if anywhere).
+            for (size_t k = 0; k < v.checks.size(); ++k) {
+                const Verdict *worst = nullptr;
+                for (const Verdict &at : v.at_points) {
+                    if (!at.runs) continue;
+                    const LimitCheck &c = at.checks[k], *w = worst ? &worst->checks[k] : nullptr;
+                    if (!w || (!c.met && w->met) || (c.met == w->met && c.ratio > w->ratio))
+                        worst = &at;
+                }
+                if (!worst) continue;
+                const bool met = v.checks[k].met;
+                v.checks[k] = worst->checks[k];
+                v.checks[k].point = worst->point;
+                v.checks[k].met = met;
             }
-            v.checks.push_back(LimitCheck{o.what, !o.over, o.measured, o.text, meeting[k]});
-            v.why.push_back(std::move(line));
+            if (sweep)
+                v.unstable = std::any_of(v.at_points.begin(), v.at_points.end(),
+                                         [](const Verdict &at) { return at.unstable; });
         }
-        if (w.violations) {
-            v.meets = false;
-            v.why.push_back(fmt::format("{} self-check violation{} (a broken design)", w.violations,
-                                        w.violations == 1 ? "" : "s"));
-        }
-        v.unstable = v.seeds_meeting > 0 && v.seeds_meeting < v.seeds;
+        explain(v, sweep);
         p.ranked.push_back(std::move(v));
     }
     std::stable_sort(p.ranked.begin(), p.ranked.end(), [](const Verdict &a, const Verdict &b) {
@@ -258,15 +457,86 @@ Pick pick(const std::vector<RunSummary> &runs, const Limits &limits, const TailS
         if (a.worst_ratio != b.worst_ratio) return a.worst_ratio < b.worst_ratio;
         return a.ops_per_sec > b.ops_per_sec;
     });
+    for (size_t i = 0; i + 1 < p.ranked.size(); ++i)
+        p.above.push_back(above_reason(p.ranked[i], p.ranked[i + 1]));
     return p;
 }
 
-const char *verdict_text(const Verdict &v) {
+const char *verdict_text(const Verdict &v, bool limits_given) {
+    if (v.runs == 0) return "not run";
+    if (v.violations > 0) return "broken (self-check violations)";
+    if (!limits_given) return "no limit given";
     if (v.meets) return "meets the limits";
-    const bool over = v.violations > 0 || std::any_of(v.checks.begin(), v.checks.end(),
-                                                      [](const LimitCheck &c) { return !c.met; });
-    return over ? "over a limit    " : "not all measured";
+    const bool over =
+        std::any_of(v.checks.begin(), v.checks.end(), [](const LimitCheck &c) { return !c.met; });
+    return over ? "over a limit" : "not all measured";
 }
+
+std::string limits_text(const Limits &l) {
+    std::string out;
+    for (const Metric &m : metrics()) {
+        auto it = l.find(m.path());
+        if (!m.pick.option || it == l.end()) continue;
+        const Limit &v = it->second;
+        out += fmt::format("{}{} {}{}", out.empty() ? "" : " ", m.pick.option,
+                           m.unit == Unit::Bytes ? human_bytes(v.value) : human_ns(v.value),
+                           v.probability ? "@" + prob_text(*v.probability) : std::string());
+    }
+    return out.empty() ? "none given" : out;
+}
+
+std::string pick_line(const Pick &p) {
+    std::string out;
+    if (p.ranked.empty()) {
+        out = "pick: none: no design has a run to judge";
+    } else if (p.any_meets()) {
+        out = fmt::format("pick: {}", p.ranked.front().label);
+        if (!p.limits_given) out += " (by throughput: no limit given)";
+    } else {
+        const Verdict *closest = nullptr;
+        for (const auto &v : p.ranked)
+            if (v.violations == 0) {
+                closest = &v;
+                break;
+            }
+        out = p.limits_given ? "pick: none of the designs meets every limit"
+                             : "pick: none: every design is broken";
+        if (closest) out += fmt::format("; the closest is {}", closest->label);
+    }
+    if (p.incomplete) {
+        out += ", among the designs and points that ran";
+        if (!p.not_run.empty()) {
+            out += " (not run:";
+            for (size_t i = 0; i < p.not_run.size(); ++i)
+                out += (i ? ", " : " ") + p.not_run[i];
+            out += ")";
+        }
+    }
+    return out;
+}
+
+namespace {
+
+std::string plural(size_t n, const char *one, const char *many) {
+    return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// A design's cell at one point of the verdict table.
+std::string point_cell(const Verdict &at, bool limits_given) {
+    if (at.runs == 0) return "not run";
+    std::string cell;
+    if (at.violations > 0)
+        cell = "broken";
+    else if (!limits_given)
+        cell = fmt::format("{:.0f} ops/s", at.ops_per_sec);
+    else
+        cell = fmt::format("{} {:.2f}x", at.meets ? "meets" : "over", at.worst_ratio);
+    if (at.seeds > 1 && limits_given)
+        cell += fmt::format(" {}/{} seeds", at.seeds_meeting, at.seeds);
+    return cell;
+}
+
+}  // namespace
 
 std::string format_pick(const Pick &p, const Limits &limits) {
     std::vector<std::string> given;
@@ -281,34 +551,121 @@ std::string format_pick(const Pick &p, const Limits &limits) {
     std::string out = "limits: ";
     for (size_t i = 0; i < given.size(); ++i)
         out += (i ? ", " : "") + given[i];
-    if (given.empty()) out += "(none: ranked by self-checks, then throughput)";
+    if (given.empty())
+        out +=
+            "none given (--max-... options): ranked by self-checks, then throughput; no design "
+            "is judged against a limit";
     out += "\n";
-    if (p.ranked.empty()) return out + "no runs to judge\n";
-    if (p.any_meets()) {
-        out += fmt::format("pick: {}\n", p.ranked.front().label);
-    } else {
-        const Verdict *closest = nullptr;
-        for (const auto &v : p.ranked)
-            if (v.violations == 0) {
-                closest = &v;
-                break;
-            }
-        out += "pick: none of the designs meets every limit";
-        out += closest ? fmt::format("; the closest is {}\n", closest->label) : "\n";
+    if (p.incomplete)
+        out += fmt::format("warning: incomplete results: {}; {} of {} planned runs are here\n",
+                           p.incomplete_why, p.runs, p.planned_runs);
+    const std::string point =
+        p.points.size() == 1 && !p.points[0].empty() ? " (" + p.points[0] + ")" : "";
+    out += fmt::format("judged: {} of {}, {}{}, {}\n", plural(p.runs, "run", "runs"),
+                       plural(p.ranked.size(), "design", "designs"),
+                       plural(p.points.size(), "point", "points"), point,
+                       plural(p.seeds, "seed", "seeds"));
+    if (p.points.size() > 1) {
+        // The table of points x designs, designs in rank order.
+        std::vector<const Verdict *> cols;
+        for (const Verdict &v : p.ranked)
+            if (!v.at_points.empty()) cols.push_back(&v);
+        out += fmt::format("verdict per point (the worst over seeds{}):\n",
+                           p.limits_given ? "; x: its largest value/limit" : "; throughput");
+        size_t first = 5;
+        for (const std::string &pt : p.points)
+            first = std::max(first, pt.size());
+        std::vector<size_t> widths;
+        for (const Verdict *v : cols) {
+            size_t w = v->label.size();
+            for (const Verdict &at : v->at_points)
+                w = std::max(w, point_cell(at, p.limits_given).size());
+            widths.push_back(w);
+        }
+        auto row = [&](const std::string &first_cell, auto cell) {
+            std::string line = fmt::format("  {:<{}}", first_cell, first);
+            for (size_t c = 0; c < cols.size(); ++c)
+                line += fmt::format("  {:<{}}", cell(c), widths[c]);
+            while (!line.empty() && line.back() == ' ')
+                line.pop_back();
+            out += line + "\n";
+        };
+        row("point", [&](size_t c) { return cols[c]->label; });
+        for (size_t k = 0; k < p.points.size(); ++k)
+            row(p.points[k],
+                [&](size_t c) { return point_cell(cols[c]->at_points[k], p.limits_given); });
     }
-    int rank = 1;
-    for (const auto &v : p.ranked) {
-        out += fmt::format("{:>2}. {:<24} {}  {:.0f} ops/s\n", rank++, v.label, verdict_text(v),
-                           v.ops_per_sec);
-        if (v.unstable)
-            out += fmt::format(
-                "      **unstable**: the verdict differs between seeds ({} of {} meet every "
-                "limit)\n",
-                v.seeds_meeting, v.seeds);
+    if (p.ranked.empty() && p.not_run.empty()) return out + "no runs to judge\n";
+    out += pick_line(p) + "\n";
+    size_t width = 0;
+    for (const auto &v : p.ranked)
+        width = std::max(width, v.label.size());
+    for (size_t rank = 0; rank < p.ranked.size(); ++rank) {
+        const Verdict &v = p.ranked[rank];
+        std::string counts;
+        if (v.points > 1 || v.seeds > 1)
+            counts =
+                fmt::format("  ({}: {}, {})", plural(v.runs, "run", "runs"),
+                            plural(v.points, "point", "points"), plural(v.seeds, "seed", "seeds"));
+        out += fmt::format("{:>2}. {:<{}}  {}  {:.0f} ops/s{}\n", rank + 1, v.label, width,
+                           verdict_text(v, p.limits_given), v.ops_per_sec, counts);
+        if (p.points.size() > 1 && !v.point.empty()) {
+            size_t met = 0, ran = 0;
+            std::string missing;
+            for (const Verdict &at : v.at_points) {
+                if (!at.runs) {
+                    missing += (missing.empty() ? "" : ", ") + at.point;
+                    continue;
+                }
+                ++ran;
+                met += at.meets;
+            }
+            const Verdict &decided =
+                *std::find_if(v.at_points.begin(), v.at_points.end(),
+                              [&](const Verdict &at) { return at.point == v.point; });
+            out += fmt::format("      worst case at {}: {}", v.point,
+                               verdict_text(decided, p.limits_given));
+            if (!p.limits_given)
+                out += fmt::format(", {:.0f} ops/s", decided.ops_per_sec);
+            else
+                out += fmt::format("; meets the limits at {} of {} points", met, ran);
+            out += "\n";
+            if (!missing.empty()) out += fmt::format("      not run at {}\n", missing);
+        }
+        if (v.unstable) {
+            if (p.points.size() > 1) {
+                std::string where;
+                for (const Verdict &at : v.at_points)
+                    if (at.unstable)
+                        where += fmt::format("{}{} ({} of {} seeds meet every limit)",
+                                             where.empty() ? "" : ", ", at.point, at.seeds_meeting,
+                                             at.seeds);
+                out += fmt::format("      **unstable**: the verdict differs between seeds at {}\n",
+                                   where);
+            } else {
+                out += fmt::format(
+                    "      **unstable**: the verdict differs between seeds ({} of {} meet every "
+                    "limit)\n",
+                    v.seeds_meeting, v.seeds);
+            }
+        }
         for (const auto &why : v.why)
             out += "      " + why + "\n";
+        if (rank < p.above.size())
+            out += fmt::format("      above {}: {}\n", p.ranked[rank + 1].label, p.above[rank]);
     }
+    for (const std::string &label : p.not_run)
+        out +=
+            fmt::format(" -. {:<{}}  not run  (no run in the results: not ranked)\n", label, width);
     return out;
+}
+
+std::pair<std::string, std::string> parse_point(const std::string &text) {
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+        throw UserError(
+            fmt::format("--point: '{}' is not KEY=VALUE (like core.sidtab=legacy)", text));
+    return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
 int64_t parse_limit_ns(const std::string &option, const std::string &text) {

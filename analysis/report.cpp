@@ -664,23 +664,6 @@ std::string escape(const std::string &s) {
     return out;
 }
 
-std::string limits_text(const Limits &l) {
-    std::vector<std::string> parts;
-    for (const Metric &m : metrics()) {
-        auto it = l.find(m.path());
-        if (!m.pick.option || it == l.end()) continue;
-        const Limit &v = it->second;
-        parts.push_back(
-            fmt::format("{} {}{}", m.pick.option,
-                        m.unit == Unit::Bytes ? human_bytes(v.value) : human_ns(v.value),
-                        v.probability ? fmt::format("@{:.0e}", *v.probability) : std::string()));
-    }
-    std::string out;
-    for (const auto &p : parts)
-        out += (out.empty() ? "" : " ") + p;
-    return out.empty() ? "(no limits)" : out;
-}
-
 std::string figure_html(const json &f) {
     std::string stem = f.at("file");
     return fmt::format(
@@ -835,7 +818,8 @@ void add_measured_overlays(json &figures, const ResultsFile &r,
 }
 
 // Pick's verdict as a table: one row per design in rank order, one column per limit given
-// (pass or fail, with pick's numbers), and the seeds that meet every limit.
+// (pass or fail, with pick's numbers, at the point of its worst in a sweep), the seeds that meet
+// every limit, and the designs not run; in a sweep, a second table of points x designs.
 std::string verdict_html(const Pick &p) {
     std::vector<std::string> limits;
     for (const Verdict &v : p.ranked)
@@ -845,17 +829,23 @@ std::string verdict_html(const Pick &p) {
     bool seeds = false;
     for (const Verdict &v : p.ranked)
         seeds = seeds || v.seeds > 1;
+    const bool sweep = p.points.size() > 1;
     std::string html =
         "<table id=\"verdict-table\" class=\"verdict\">\n<thead><tr><th>rank</th>"
         "<th>design</th><th>verdict</th>";
+    if (sweep) html += "<th>worst case at</th>";
     for (const std::string &l : limits)
         html += fmt::format("<th>{}</th>", escape(l));
     if (seeds) html += "<th>seeds meeting every limit</th>";
-    html += "<th>self-check violations</th><th>ops/s</th></tr></thead>\n<tbody>\n";
+    html +=
+        "<th>self-check violations</th><th>ops/s</th><th>above the next by</th></tr></thead>\n"
+        "<tbody>\n";
     int rank = 1;
     for (const Verdict &v : p.ranked) {
         html += fmt::format("<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td>",
-                            v.meets ? "meets" : "over", rank++, escape(v.label), verdict_text(v));
+                            v.meets ? "meets" : "over", rank++, escape(v.label),
+                            verdict_text(v, p.limits_given));
+        if (sweep) html += fmt::format("<td>{}</td>", escape(v.point));
         for (const std::string &l : limits) {
             auto c = std::find_if(v.checks.begin(), v.checks.end(),
                                   [&](const LimitCheck &x) { return x.limit == l; });
@@ -866,15 +856,43 @@ std::string verdict_html(const Pick &p) {
             const char *cls = !c->measured ? "unmeasured" : c->met ? "pass" : "fail";
             std::string cell = !c->measured ? "not measured" : c->met ? "pass" : "fail";
             std::string detail = escape(c->text);
-            if (v.seeds > 1 && c->measured)
-                detail += fmt::format("<br>{} of {} seeds meet it", c->seeds_meeting, v.seeds);
+            if (sweep && !c->point.empty()) detail += " at " + escape(c->point);
+            if (c->seeds > 1 && c->measured)
+                detail += fmt::format("<br>{} of {} seeds meet it{}", c->seeds_meeting, c->seeds,
+                                      sweep ? " there" : "");
             html += fmt::format("<td class=\"{}\"><b>{}</b><br><small>{}</small></td>", cls, cell,
                                 detail);
         }
         if (seeds)
             html += fmt::format("<td{}>{} of {}{}</td>", v.unstable ? " class=\"unstable\"" : "",
                                 v.seeds_meeting, v.seeds, v.unstable ? " (unstable)" : "");
-        html += fmt::format("<td>{}</td><td>{:.0f}</td></tr>\n", v.violations, v.ops_per_sec);
+        const size_t at = static_cast<size_t>(rank - 2);
+        html += fmt::format("<td>{}</td><td>{:.0f}</td><td>{}</td></tr>\n", v.violations,
+                            v.ops_per_sec, at < p.above.size() ? escape(p.above[at]) : "");
+    }
+    for (const std::string &label : p.not_run)
+        html += fmt::format("<tr class=\"not-run\"><td></td><td>{}</td><td>not run</td></tr>\n",
+                            escape(label));
+    html += "</tbody>\n</table>\n";
+    if (!sweep) return html;
+    html += "<table id=\"verdict-points\" class=\"verdict\">\n<thead><tr><th>point</th>";
+    for (const Verdict &v : p.ranked)
+        if (!v.at_points.empty()) html += fmt::format("<th>{}</th>", escape(v.label));
+    html += "</tr></thead>\n<tbody>\n";
+    for (size_t k = 0; k < p.points.size(); ++k) {
+        html += fmt::format("<tr><td>{}</td>", escape(p.points[k]));
+        for (const Verdict &v : p.ranked) {
+            if (v.at_points.empty()) continue;
+            const Verdict &at = v.at_points[k];
+            const char *cls = !at.runs            ? "unmeasured"
+                              : at.violations > 0 ? "fail"
+                              : !p.limits_given   ? ""
+                              : at.meets          ? "pass"
+                                                  : "fail";
+            html += fmt::format("<td class=\"{}\">{}</td>", cls,
+                                escape(verdict_text(at, p.limits_given)));
+        }
+        html += "</tr>\n";
     }
     return html + "</tbody>\n</table>\n";
 }
@@ -976,13 +994,14 @@ std::string report_html(const ResultsFile &r, const std::string &where, const js
             escape(format_table(sums)) + "</pre>\n";
     html += fmt::format("<h2 id=\"verdict\">Verdict</h2>\n<p>Limits: <code>{}</code></p>\n",
                         escape(limits_text(o.limits)));
-    const Pick verdict = pick(sums, o.limits, tail_source(r));
-    // The line that names the pick (format_pick's second line), then the table.
-    const std::string pick_text = format_pick(verdict, o.limits);
-    const size_t pick_line = pick_text.find('\n') + 1;
-    html += "<p id=\"pick\">" +
-            escape(pick_text.substr(pick_line, pick_text.find('\n', pick_line) - pick_line)) +
-            "</p>\n";
+    const Pick verdict =
+        pick(sums, o.limits, tail_source(r), {.point = {}, .plan = planned_runs(r)});
+    if (verdict.incomplete)
+        html += fmt::format(
+            "<p id=\"incomplete\" class=\"warning\"><b>Incomplete results</b>: {}; {} of {} "
+            "planned runs are here, and the verdict covers only them.</p>\n",
+            escape(verdict.incomplete_why), verdict.runs, verdict.planned_runs);
+    html += "<p id=\"pick\">" + escape(pick_line(verdict)) + "</p>\n";
     html += verdict_html(verdict);
 
     auto section = [&](const char *id, const char *title, auto pred, const char *none) {

@@ -141,6 +141,43 @@ ResultsFile load_results(const std::string &path) {
     return r;
 }
 
+Plan planned_runs(const ResultsFile &r) {
+    Plan plan;
+    const json &sc = r.scenario;
+    if (sc.contains("shard")) {
+        plan.complete = false;
+        plan.why = fmt::format("it is shard {} of a sweep", sc.at("shard").dump());
+    } else if (!sc.value("complete", true)) {
+        plan.complete = false;
+        plan.why = "it says \"complete\": false (interrupted, or a partial merge)";
+    }
+    if (auto it = sc.find("strategies"); it != sc.end() && it->is_array())
+        for (const json &l : *it)
+            if (l.is_string()) plan.labels.push_back(l.get<std::string>());
+    if (auto it = sc.find("seeds"); it != sc.end() && it->is_array())
+        for (const json &s : *it)
+            if (s.is_number_integer() && s.get<int64_t>() >= 0)
+                plan.seeds.push_back(s.get<uint64_t>());
+    plan.points.emplace_back();
+    if (auto it = sc.find("sweep"); it != sc.end() && it->is_object())
+        for (const auto &[field, values] : it->items()) {
+            if (!values.is_array()) continue;
+            std::vector<std::vector<std::pair<std::string, std::string>>> grown;
+            for (const auto &p : plan.points)
+                for (const json &v : values) {
+                    // A run's point shows a value without its TOML quotes (expand_sweep).
+                    std::string shown = v.is_string() ? v.get<std::string>() : v.dump();
+                    if (shown.size() >= 2 && (shown.front() == '\'' || shown.front() == '"') &&
+                        shown.back() == shown.front())
+                        shown = shown.substr(1, shown.size() - 2);
+                    grown.push_back(p);
+                    grown.back().emplace_back(field, shown);
+                }
+            plan.points = std::move(grown);
+        }
+    return plan;
+}
+
 void save_results(const ResultsFile &r, const std::string &path) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     if (!out) throw UserError(fmt::format("{}: cannot write the results file", path));

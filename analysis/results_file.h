@@ -82,6 +82,20 @@ struct ResultsFile {
     nlohmann::json to_json() const;
 };
 
+// What a results file was meant to hold, from its "scenario": the designs (labels), the seeds
+// and the sweep points (each as RunSummary::point, fields in name order, as a run's "point"
+// reads back). `complete` is false when runs are missing by design or by accident: the file
+// says "complete": false (an interrupted run, a partial merge) or is one shard of a sweep
+// ("shard": "I/N"); `why` then says which.
+struct Plan {
+    bool complete = true;
+    std::string why;
+    std::vector<std::string> labels;
+    std::vector<uint64_t> seeds;
+    std::vector<std::vector<std::pair<std::string, std::string>>> points;
+};
+Plan planned_runs(const ResultsFile &r);
+
 // Reads and checks the schema; throws UserError naming the file on anything else.
 ResultsFile load_results(const std::string &path);
 void save_results(const ResultsFile &r, const std::string &path);

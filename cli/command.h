@@ -27,6 +27,7 @@ inline constexpr const char *kListHelp =
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitUser = 2;
-inline constexpr int kExitNoneMeets = 3;  // pick: no design meets the limits
+inline constexpr int kExitNoneMeets = 3;   // pick: no design meets the limits
+inline constexpr int kExitIncomplete = 4;  // pick: the results lack runs they were meant to hold
 
 }  // namespace locksim::cli

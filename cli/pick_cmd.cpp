@@ -1,6 +1,7 @@
 // `locksim pick RESULTS --max-preempt-off 100us --max-toggle 10ms ...`: ranks the designs in a
-// results file against the limits and says why, with the numbers. Exit status 0 when a design
-// meets every limit, 3 when none does.
+// results file against the limits and says why, with the numbers; a sweep's verdict is given per
+// point, and --point KEY=VALUE judges one. Exit status 0 when a design meets every limit, 3 when
+// none does, 4 when the results are incomplete (whatever the verdict).
 // `locksim merge OUT SHARD...`: joins the results files of `sweep --shard I/N` runs.
 #include <fmt/core.h>
 
@@ -22,6 +23,7 @@ struct PickArgs {
     std::vector<std::string> results;
     LimitArgs limits;
     MeasuredArgs measured;
+    std::vector<std::string> point;
 };
 
 // A results file; a measured file given in its place (cyclictest's histogram, an ftrace or
@@ -50,9 +52,14 @@ void run_pick(const PickArgs &a) {
         analysis::measured::append_runs(file, load_results_file(a.results[i]));
     add_measured(file, a.measured);
     analysis::Limits limits = parse_limits(a.limits);
-    analysis::Pick p =
-        analysis::pick(file.summaries(a.results.front()), limits, analysis::tail_source(file));
+    analysis::PickScope scope;
+    for (const std::string &p : a.point)
+        scope.point.push_back(analysis::parse_point(p));
+    scope.plan = analysis::planned_runs(file);
+    analysis::Pick p = analysis::pick(file.summaries(a.results.front()), limits,
+                                      analysis::tail_source(file), scope);
     fmt::print("{}", analysis::format_pick(p, limits));
+    if (p.incomplete) throw CLI::RuntimeError(kExitIncomplete);
     if (!p.any_meets()) throw CLI::RuntimeError(kExitNoneMeets);
 }
 
@@ -64,17 +71,27 @@ CommandRegistrar pick_registrar([](CLI::App &app) {
         ->required();
     add_limit_options(cmd, a->limits);
     add_measured_options(cmd, a->measured, "--measured");
+    cmd->add_option("--point", a->point,
+                    "Judge only the runs at this sweep point, e.g. core.sidtab=legacy "
+                    "(repeat for several axes)");
     cmd->footer(
         "Ranking: designs meeting every limit first; then designs without self-check "
-        "violations before those with; then by headroom (the largest value/limit over the "
-        "limits given, smaller first); then by throughput (higher first). A design is judged by "
-        "its worst run over seeds and sweep points; each limit says how many seeds meet it, and "
-        "a design whose verdict differs between seeds is marked unstable. A worst case still "
-        "open when a run ended (shown with \u2265) and a commit that never completed "
-        "(toggle.incomplete) meet no limit. DURATION@P (e.g. 200us@1e-9) judges the tail "
-        "estimate of the value exceeded with probability P per section, wake-up or commit by "
-        "the upper end of its 95% interval; a poor fit meets no limit.\n"
-        "Exit status: 0 when a design meets every limit, 3 when none does, 2 on bad input.");
+        "violations before those with (a design with violations is broken, whatever its "
+        "figures); then by headroom (the largest value/limit over the limits given, smaller "
+        "first); then by throughput (higher first); each place says the figure that decided "
+        "it. With no limit given, designs are ranked by violations, then throughput. A design "
+        "is judged at each sweep point by its worst run over seeds there, and overall by its "
+        "worst point, which is named; each limit says how many seeds meet it, and a design "
+        "whose verdict differs between seeds is marked unstable. A worst case still open when a "
+        "run ended (shown with \u2265) and a commit that never completed (toggle.incomplete) "
+        "meet no limit. DURATION@P (e.g. 200us@1e-9) judges the tail estimate of the value "
+        "exceeded with probability P per section, wake-up or commit by the upper end of its 95% "
+        "interval; a poor fit meets no limit. Results that say \"complete\": false (an "
+        "interrupted run, a partial merge) or are one shard of a sweep are judged on the runs "
+        "they hold, with a warning; designs with no run are listed as not run, never ranked.\n"
+        "Exit status: 0 when a design meets every limit (with no limit: when a design has no "
+        "self-check violation), 3 when none does, 4 when the results are incomplete (whatever "
+        "the verdict), 2 on bad input.");
     cmd->callback([a] { run_pick(*a); });
 
     auto out = std::make_shared<std::string>();

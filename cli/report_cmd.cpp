@@ -1,6 +1,7 @@
 // `locksim report RESULTS -o DIR`: histograms, percentile spectra, boolean-commit costs and
 // scaling curves of a results file as PNG and SVG, and DIR/index.html showing them with the
-// comparison table and pick's verdict (default limits: preempt-off 100us, toggle 10ms);
+// comparison table and pick's verdict against the --max-... limits given, as pick judges them
+// (no limit by default);
 // --measured FILE... adds measured series (cyclictest, ftrace, Perfetto) beside the designs.
 #include <fmt/core.h>
 
@@ -16,7 +17,7 @@ namespace {
 struct ReportArgs {
     std::string results;
     std::string out;
-    LimitArgs limits{{"preempt_off.max_ns", "100us"}, {"toggle.max_ns", "10ms"}};
+    LimitArgs limits;
     analysis::ReportOptions options;
     MeasuredArgs measured;
 };
@@ -42,11 +43,22 @@ CommandRegistrar report_registrar([](CLI::App &app) {
                     "Figures drawn in parallel, one python process each (default: all cores)")
         ->check(CLI::Range(1, 1024));
     add_measured_options(cmd, a->measured, "--measured");
-    cmd->footer("Pass an empty value (--max-toggle '') to drop a default limit.");
+    cmd->footer(
+        "The verdict is pick's for the same limits: only the --max-... options given (none by "
+        "default), printed on the first line. Results that say \"complete\": false or are one "
+        "shard of a sweep get a warning, and their designs with no run are listed as not run.\n"
+        "Exit status: 0 when the report is written (whatever the verdict, complete or not), 2 "
+        "on bad input.");
     cmd->callback([a] {
         a->options.limits = parse_limits(a->limits);
         analysis::ResultsFile file = analysis::load_results(a->results);
         add_measured(file, a->measured);
+        fmt::print("report: limits: {}\n", analysis::limits_text(a->options.limits));
+        if (const analysis::Plan plan = analysis::planned_runs(file); !plan.complete)
+            fmt::print(stderr,
+                       "warning: {}: incomplete results: {}; the verdict covers only "
+                       "the runs there\n",
+                       a->results, plan.why);
         analysis::ReportOutput out = analysis::write_report(file, a->results, a->out, a->options);
         fmt::print("report: {} files; open {}\n", out.files.size(), out.index);
     });

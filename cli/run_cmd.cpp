@@ -223,7 +223,20 @@ void run_command(Mode mode, const RunArgs &a) {
     }
     std::vector<Scenario> points =
         mode == Mode::Sweep ? expand_sweep(scenario) : std::vector<Scenario>{scenario};
-    if (mode != Mode::Sweep) points[0].sweep.clear();
+    std::string base_note;
+    if (mode != Mode::Sweep && !scenario.sweep.empty()) {
+        size_t grid = 1;
+        for (const SweepAxis &axis : scenario.sweep)
+            grid *= axis.values.size();
+        // Said once every option is checked, just before the runs (a mistake stays one line).
+        base_note = fmt::format(
+            "note: {} has a [sweep] of {} points; {} runs only its base point, {}; "
+            "`locksim sweep` runs every point\n",
+            a.file, grid, mode == Mode::Run ? "run" : "compare", base_point_text(scenario));
+        // The results hold the base point only: they name no sweep that was not run.
+        points[0].sweep.clear();
+        scenario.sweep.clear();
+    }
     // A sweep point is re-read from the file: the command line's choices apply to it too.
     for (Scenario &p : points) {
         p.seeds = scenario.seeds;
@@ -293,6 +306,7 @@ void run_command(Mode mode, const RunArgs &a) {
             if (done == total) fmt::print(stderr, "\n");
         };
     }
+    fmt::print(stderr, "{}", base_note);
     // The handler stays for the rest of the process: a Ctrl-C after the last run only raises
     // the flag, so results.json and the other outputs are never left half written.
     std::signal(SIGINT, on_sigint);

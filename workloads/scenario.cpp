@@ -723,12 +723,11 @@ toml::table parse_toml(std::string_view text, const std::string &file) {
     }
 }
 
-// Sets a dotted field in a TOML table; "workload.<label>.<param>" addresses the [[workload]]
-// with that label (or kind). `at` is the axis' place in the file, for errors.
-void set_field(toml::table &t, const std::string &at, const std::string &field,
-               const std::string &value_text) {
-    toml::table parsed = parse_toml("v = " + value_text, at + " (sweep value)");
-    toml::node *value = parsed.get("v");
+// A dotted field's parts; for "workload.<label>.<param>" (or strategy), the [[workload]] table
+// with that label (or kind) and the rest of the parts, else `t` and all of them. Nullptr as the
+// table when no such entry exists.
+std::pair<toml::table *, std::vector<std::string>> field_parts(toml::table &t,
+                                                               const std::string &field) {
     std::vector<std::string> parts;
     for (size_t start = 0;;) {
         size_t dot = field.find('.', start);
@@ -736,29 +735,34 @@ void set_field(toml::table &t, const std::string &at, const std::string &field,
         if (dot == std::string::npos) break;
         start = dot + 1;
     }
-    toml::table *cur = &t;
-    size_t i = 0;
-    if (parts.size() == 3 && (parts[0] == "workload" || parts[0] == "strategy")) {
-        toml::array *arr = t.get_as<toml::array>(parts[0]);
-        toml::table *match = nullptr;
-        if (arr) {
-            for (auto &e : *arr) {
-                toml::table *et = e.as_table();
-                if (!et) continue;
-                auto label = et->get_as<std::string>("label");
-                auto key = et->get_as<std::string>(parts[0] == "workload" ? "kind" : "name");
-                if ((label && label->get() == parts[1]) ||
-                    (!label && key && key->get() == parts[1]))
-                    match = et;
-            }
+    if (parts.size() != 3 || (parts[0] != "workload" && parts[0] != "strategy")) return {&t, parts};
+    toml::table *match = nullptr;
+    if (toml::array *arr = t.get_as<toml::array>(parts[0]))
+        for (auto &e : *arr) {
+            toml::table *et = e.as_table();
+            if (!et) continue;
+            auto label = et->get_as<std::string>("label");
+            auto key = et->get_as<std::string>(parts[0] == "workload" ? "kind" : "name");
+            if ((label && label->get() == parts[1]) || (!label && key && key->get() == parts[1]))
+                match = et;
         }
-        if (!match)
-            throw UserError(fmt::format("{}: sweep axis '{}': no [[{}]] labelled '{}'", at, field,
-                                        parts[0], parts[1]));
-        cur = match;
-        i = 2;
+    return {match, {parts[2]}};
+}
+
+// Sets a dotted field in a TOML table; "workload.<label>.<param>" addresses the [[workload]]
+// with that label (or kind). `at` is the axis' place in the file, for errors.
+void set_field(toml::table &t, const std::string &at, const std::string &field,
+               const std::string &value_text) {
+    toml::table parsed = parse_toml("v = " + value_text, at + " (sweep value)");
+    toml::node *value = parsed.get("v");
+    auto [cur, parts] = field_parts(t, field);
+    if (!cur) {
+        const size_t dot = field.find('.');
+        throw UserError(fmt::format("{}: sweep axis '{}': no [[{}]] labelled '{}'", at, field,
+                                    field.substr(0, dot),
+                                    field.substr(dot + 1, field.rfind('.') - dot - 1)));
     }
-    for (; i + 1 < parts.size(); ++i) {
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
         toml::node *n = cur->get(parts[i]);
         if (!n) {
             cur->insert(parts[i], toml::table{});
@@ -803,6 +807,47 @@ Scenario parse_scenario(std::string_view text, const std::string &source_name) {
 
 Scenario load_scenario(const std::string &path) {
     return parse_scenario(read_whole_file(path, "scenario file"), path);
+}
+
+std::string base_point_text(const Scenario &s) {
+    toml::table t = parse_toml(s.source_text, s.file);
+    t.erase("sweep");
+    std::string out;
+    for (const SweepAxis &axis : s.sweep) {
+        auto [cur, parts] = field_parts(t, axis.field);
+        const toml::node *n = cur;
+        for (const std::string &part : parts)
+            n = n && n->is_table() ? n->as_table()->get(part) : nullptr;
+        std::string value;
+        if (n && n->is_string())
+            value = n->as_string()->get();
+        else if (n && n->is_integer())
+            value = std::to_string(n->as_integer()->get());
+        else if (n && n->is_boolean())
+            value = n->as_boolean()->get() ? "true" : "false";
+        else if (n && n->is_floating_point())
+            value = fmt::format("{}", n->as_floating_point()->get());
+        else if (n)
+            value = "(as the file sets it)";
+        else if (axis.field.rfind("core.", 0) == 0) {
+            // Unset in [core]: the catalog's default (workloads/catalog.h).
+            value = std::visit(
+                [](const auto &d) -> std::string {
+                    using T = std::decay_t<decltype(d)>;
+                    if constexpr (std::is_same_v<T, std::string>)
+                        return d;
+                    else if constexpr (std::is_same_v<T, int64_t>)
+                        return std::to_string(d);
+                    else
+                        return "(default)";
+                },
+                core_param(axis.field.substr(5)).default_value);
+        } else {
+            value = "(default)";
+        }
+        out += (out.empty() ? "" : " ") + axis.field + "=" + value;
+    }
+    return out;
 }
 
 std::vector<Scenario> expand_sweep(const Scenario &s) {

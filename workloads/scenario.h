@@ -143,6 +143,9 @@ Scenario parse_scenario(std::string_view text, const std::string &source_name);
 // Every point of the scenario's sweep grid (the scenario itself when it has none), in a fixed
 // order: the first axis varies slowest. Each point is validated as a whole scenario.
 std::vector<Scenario> expand_sweep(const Scenario &s);
+// The point `run` and `compare` run for a scenario with a sweep: each axis at the value the
+// file's own tables give it (its default where they give none), e.g. "core.sidtab=legacy".
+std::string base_point_text(const Scenario &s);
 
 std::string_view preemption_name(PreemptionModel m);
 std::string_view policy_source_name(PolicySpec::Source s);

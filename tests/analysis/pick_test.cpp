@@ -34,6 +34,26 @@ RunSummary run(std::string label, int64_t preempt_off, int64_t toggle, double op
 
 constexpr int64_t us = 1000, ms = 1000 * us;
 
+RunSummary at(RunSummary r, const std::string &sidtab, uint64_t seed = 1) {
+    r.point = {{"core.sidtab", sidtab}};
+    r.seed = seed;
+    return r;
+}
+
+bool has(const std::string &text, const std::string &part) {
+    return text.find(part) != std::string::npos;
+}
+
+// rwlock over the preempt-off limit in the legacy era only; rcu-cond-dup within it everywhere.
+std::vector<RunSummary> sidtab_sweep() {
+    return {at(run("rwlock", 50 * us, 1 * ms, 9e5), "hash"),
+            at(run("rwlock", 60 * us, 1 * ms, 9e5), "linear"),
+            at(run("rwlock", 150 * us, 1 * ms, 9e5), "legacy"),
+            at(run("rcu-cond-dup", 20 * us, 1 * ms, 8e5), "hash"),
+            at(run("rcu-cond-dup", 30 * us, 1 * ms, 8e5), "linear"),
+            at(run("rcu-cond-dup", 40 * us, 1 * ms, 8e5), "legacy")};
+}
+
 }  // namespace
 
 TEST(Pick, RanksByHeadroomThenThroughput) {
@@ -77,6 +97,178 @@ TEST(Pick, JudgesADesignByItsWorstRun) {
     Pick p = pick(runs, {{"preempt_off.max_ns", {100 * us}}});
     ASSERT_EQ(p.ranked.size(), 1u);
     EXPECT_FALSE(p.ranked[0].meets);
+}
+
+TEST(Pick, ASweepIsJudgedAtEachPointAndNamesThePointThatDecided) {
+    const Limits limits{{"preempt_off.max_ns", {100 * us}}};
+    const Pick p = pick(sidtab_sweep(), limits);
+    EXPECT_EQ(p.points, (std::vector<std::string>{"core.sidtab=hash", "core.sidtab=linear",
+                                                  "core.sidtab=legacy"}));
+    ASSERT_EQ(p.ranked.size(), 2u);
+    const Verdict &rwlock = p.ranked[1];
+    EXPECT_EQ(rwlock.label, "rwlock");
+    EXPECT_FALSE(rwlock.meets);
+    EXPECT_EQ(rwlock.point, "core.sidtab=legacy");
+    ASSERT_EQ(rwlock.at_points.size(), 3u);
+    EXPECT_TRUE(rwlock.at_points[0].meets);
+    EXPECT_TRUE(rwlock.at_points[1].meets);
+    EXPECT_FALSE(rwlock.at_points[2].meets);
+    EXPECT_EQ(p.ranked[0].point, "core.sidtab=legacy");  // its largest ratio, 0.40x
+    const std::string text = format_pick(p, limits);
+    EXPECT_TRUE(has(text, "judged: 6 runs of 2 designs, 3 points, 1 seed\n")) << text;
+    // One row per point, designs in rank order.
+    EXPECT_TRUE(has(text, "  point               rcu-cond-dup  rwlock\n")) << text;
+    EXPECT_TRUE(has(text, "  core.sidtab=hash    meets 0.20x   meets 0.50x\n")) << text;
+    EXPECT_TRUE(has(text, "  core.sidtab=legacy  meets 0.40x   over 1.50x\n")) << text;
+    EXPECT_TRUE(has(text,
+                    "worst case at core.sidtab=legacy: over a limit; meets the limits at 2 "
+                    "of 3 points"))
+        << text;
+    EXPECT_TRUE(has(text,
+                    "preempt-off 150.0us > 100.0us (1.50x of the limit) at "
+                    "core.sidtab=legacy"))
+        << text;
+    EXPECT_TRUE(has(text, "(3 runs: 3 points, 1 seed)")) << text;
+}
+
+TEST(Pick, SeedsAreCountedApartFromPoints) {
+    // Three seeds at each of three points: 9 runs, and each limit counts the seeds at a point.
+    std::vector<RunSummary> runs;
+    for (const char *sidtab : {"hash", "linear", "legacy"})
+        for (uint64_t seed : {1, 2, 3})
+            runs.push_back(
+                at(run("rwlock", (sidtab == std::string("legacy") && seed == 2 ? 150 : 50) * us,
+                       1 * ms, 9e5),
+                   sidtab, seed));
+    const Limits limits{{"preempt_off.max_ns", {100 * us}}};
+    const Pick p = pick(runs, limits);
+    ASSERT_EQ(p.ranked.size(), 1u);
+    EXPECT_EQ(p.ranked[0].runs, 9u);
+    EXPECT_EQ(p.ranked[0].seeds, 3u);
+    EXPECT_EQ(p.ranked[0].points, 3u);
+    const std::string text = format_pick(p, limits);
+    EXPECT_TRUE(has(text, "judged: 9 runs of 1 design, 3 points, 3 seeds\n")) << text;
+    EXPECT_TRUE(has(text, "(9 runs: 3 points, 3 seeds)")) << text;
+    EXPECT_TRUE(has(text, "at core.sidtab=legacy; 2 of 3 seeds meet it there (unstable)")) << text;
+    EXPECT_TRUE(has(text, "the verdict differs between seeds at core.sidtab=legacy (2 of 3 seeds"))
+        << text;
+}
+
+TEST(Pick, PointJudgesOnePoint) {
+    const Limits limits{{"preempt_off.max_ns", {100 * us}}};
+    const Pick p =
+        pick(sidtab_sweep(), limits, {}, {.point = {{"core.sidtab", "hash"}}, .plan = {}});
+    EXPECT_EQ(p.points, std::vector<std::string>{"core.sidtab=hash"});
+    EXPECT_EQ(p.runs, 2u);
+    ASSERT_EQ(p.ranked.size(), 2u);
+    EXPECT_TRUE(p.ranked[0].meets);
+    EXPECT_TRUE(p.ranked[1].meets);
+    EXPECT_TRUE(
+        has(format_pick(p, limits), "judged: 2 runs of 2 designs, 1 point (core.sidtab=hash)"));
+    EXPECT_THROW(pick(sidtab_sweep(), limits, {}, {.point = {{"machine.cpus", "2"}}, .plan = {}}),
+                 UserError);
+    EXPECT_THROW(pick(sidtab_sweep(), limits, {}, {.point = {{"core.sidtab", "tree"}}, .plan = {}}),
+                 UserError);
+    EXPECT_THROW(parse_point("core.sidtab"), UserError);
+    EXPECT_EQ(parse_point("core.sidtab=hash"),
+              (std::pair<std::string, std::string>{"core.sidtab", "hash"}));
+}
+
+TEST(Pick, ABrokenDesignReadsBrokenWhateverItsFigures) {
+    // seqlock meets every limit by its figures, but has violations.
+    std::vector<RunSummary> runs = {run("seqlock", 10 * us, 1 * ms, 9.9e5, 3),
+                                    run("rwlock", 50 * us, 1 * ms, 9e5)};
+    const Limits limits{{"preempt_off.max_ns", {100 * us}}};
+    for (const Limits &l : {limits, Limits{}}) {
+        const Pick p = pick(runs, l);
+        ASSERT_EQ(p.ranked.size(), 2u);
+        EXPECT_EQ(p.ranked[1].label, "seqlock");
+        EXPECT_STREQ(verdict_text(p.ranked[1], p.limits_given), "broken (self-check violations)");
+        const std::string text = format_pick(p, l);
+        EXPECT_TRUE(has(text, "seqlock  broken (self-check violations)")) << text;
+        EXPECT_TRUE(has(text, "above seqlock: it meets every limit; seqlock does not")) << text;
+    }
+}
+
+TEST(Pick, WithoutLimitsSaysSoAndRanksByThroughput) {
+    std::vector<RunSummary> runs = {run("rcu-full-copy", 51 * ms, 60 * ms, 8e5),
+                                    run("rwlock", 50 * us, 1 * ms, 9e5)};
+    const Pick p = pick(runs, {});
+    EXPECT_FALSE(p.limits_given);
+    ASSERT_EQ(p.ranked.size(), 2u);
+    EXPECT_EQ(p.ranked[0].label, "rwlock");
+    const std::string text = format_pick(p, {});
+    EXPECT_TRUE(has(text, "limits: none given")) << text;
+    EXPECT_TRUE(has(text, "pick: rwlock (by throughput: no limit given)")) << text;
+    EXPECT_TRUE(has(text, "rcu-full-copy  no limit given")) << text;
+    EXPECT_FALSE(has(text, "meets the limits")) << text;
+    EXPECT_TRUE(has(text, "above rcu-full-copy: throughput: 900000 ops/s, rcu-full-copy's 800000"))
+        << text;
+}
+
+TEST(Pick, EachPlaceSaysTheFigureThatDecidedIt) {
+    // Headroom 0.5004x against 0.5005x: shown to the decimal that tells them apart.
+    std::vector<RunSummary> runs = {run("seqlock", 50050, 1 * ms, 9e5),
+                                    run("rwlock", 50040, 1 * ms, 9e5),
+                                    run("rwsem", 50050, 1 * ms, 9e5)};
+    const Limits limits{{"preempt_off.max_ns", {100 * us}}};
+    const Pick p = pick(runs, limits);
+    ASSERT_EQ(p.above.size(), 2u);
+    EXPECT_EQ(p.ranked[0].label, "rwlock");
+    EXPECT_EQ(p.above[0],
+              "headroom: its worst is 0.5004x of the preempt-off limit, seqlock's 0.5005x of the "
+              "preempt-off limit");
+    EXPECT_EQ(p.above[1], "tied with rwsem on every figure: kept in the results file's order");
+}
+
+TEST(Pick, IncompleteResultsListWhatDidNotRunAndRankOnlyWhatDid) {
+    // The plan: three designs at three points; seqlock never ran, rwlock not at legacy.
+    std::vector<RunSummary> runs = sidtab_sweep();
+    runs.erase(runs.begin() + 2);  // rwlock at legacy
+    Plan plan;
+    plan.complete = false;
+    plan.why = "it says \"complete\": false";
+    plan.labels = {"rwlock", "rcu-cond-dup", "seqlock"};
+    plan.seeds = {1};
+    for (const char *s : {"hash", "linear", "legacy"})
+        plan.points.push_back({{"core.sidtab", s}});
+    const Limits limits{{"preempt_off.max_ns", {100 * us}}};
+    const Pick p = pick(runs, limits, {}, {.point = {}, .plan = plan});
+    EXPECT_TRUE(p.incomplete);
+    EXPECT_EQ(p.not_run, std::vector<std::string>{"seqlock"});
+    ASSERT_EQ(p.ranked.size(), 2u);  // seqlock is not ranked
+    EXPECT_EQ(p.planned_runs, 9u);
+    const std::string text = format_pick(p, limits);
+    EXPECT_TRUE(has(text,
+                    "warning: incomplete results: it says \"complete\": false; 5 of 9 "
+                    "planned runs are here"))
+        << text;
+    EXPECT_TRUE(has(text, "among the designs and points that ran (not run: seqlock)")) << text;
+    EXPECT_TRUE(has(text, "core.sidtab=legacy  meets 0.40x   not run")) << text;
+    EXPECT_TRUE(has(text, "not run at core.sidtab=legacy")) << text;
+    EXPECT_TRUE(has(text, " -. seqlock       not run  (no run in the results: not ranked)"))
+        << text;
+}
+
+TEST(ResultsFile, PlannedRunsComeFromTheScenario) {
+    ResultsFile r;
+    r.scenario = {
+        {"strategies", {"rwlock", "seqlock"}},
+        {"seeds", {1, 2}},
+        {"sweep", {{"core.sidtab", {"\"hash\"", "'legacy'"}}, {"machine.cpus", {"2", "4"}}}},
+        {"complete", false}};
+    const Plan plan = planned_runs(r);
+    EXPECT_FALSE(plan.complete);
+    EXPECT_EQ(plan.labels, (std::vector<std::string>{"rwlock", "seqlock"}));
+    EXPECT_EQ(plan.seeds, (std::vector<uint64_t>{1, 2}));
+    ASSERT_EQ(plan.points.size(), 4u);
+    EXPECT_EQ(plan.points[1], (std::vector<std::pair<std::string, std::string>>{
+                                  {"core.sidtab", "hash"}, {"machine.cpus", "4"}}));
+    EXPECT_EQ(plan.points[2][0].second, "legacy");
+    r.scenario["complete"] = true;
+    EXPECT_TRUE(planned_runs(r).complete);
+    r.scenario["shard"] = "0/2";
+    EXPECT_FALSE(planned_runs(r).complete);
 }
 
 TEST(Pick, ParsesLimits) {
