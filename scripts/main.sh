@@ -17,7 +17,6 @@ echo
 # Limits for an interactive machine with a real-time task: 100 us with preemption off, a boolean
 # commit within 10 ms. Exit status 3 (no design meets them) is an answer, not a failure. The
 # report judges by the same limits, so its verdict is pick's.
-limits=(--max-preempt-off 100us --max-toggle 10ms)
-"$locksim" pick "$out/results.json" "${limits[@]}" || [ $? -eq 3 ]
+"$locksim" pick "$out/results.json" --max-preempt-off 100us --max-toggle 10ms || [ $? -eq 3 ]
 echo
-"$locksim" report "$out/results.json" -o "$out/report" "${limits[@]}"
+"$locksim" report "$out/results.json" -o "$out/report" --max-preempt-off 100us --max-toggle 10ms
