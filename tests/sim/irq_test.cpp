@@ -302,7 +302,7 @@ IrqSource network(bool drawn, Time jitter) {
 // period after the one before, late by at most the jitter.
 TEST(Irq, DrawnPhaseAndJitter) {
     const std::vector<Time> fixed = arrivals({network(false, 0)}, 1, "network");
-    ASSERT_EQ(fixed.size(), 10u);
+    ASSERT_EQ(fixed.size(), 9u);  // at 1 ms to 9 ms: the one due as the run ends is not taken
     EXPECT_EQ(fixed[0], 1 * kMsec);
     std::set<Time> firsts;
     for (uint64_t seed = 1; seed <= 8; ++seed) {
