@@ -478,6 +478,9 @@ struct Chosen {
     Split split;
 };
 
+TailQuantile with_atoms(const TailSample &sample, double p, const TailOptions &o,
+                        const TailQuantile &plain);
+
 TailQuantile tail_quantile_unchecked(const TailSample &sample, double p, const TailOptions &o,
                                      std::optional<Chosen> &chosen) {
     TailQuantile q;
@@ -498,6 +501,7 @@ TailQuantile tail_quantile_unchecked(const TailSample &sample, double p, const T
     const Split &s = chosen->split;
     if (!q.fit.ok) {
         q.note = q.fit.why_not;
+        if (o.split_atoms) return with_atoms(sample, p, o, q);
         return q;
     }
     q.estimate = quantile_of(s, q.fit.sigma, q.fit.xi, p);
@@ -548,6 +552,83 @@ TailQuantile tail_quantile_unchecked(const TailSample &sample, double p, const T
     return q;
 }
 
+// Fixed values (atoms): a distinct value whose count stands far above its neighbours'. Raw
+// values of a continuous distribution are never tied, so any value shared by `kMinAtom` or more
+// is one; in histogram buckets a continuous density fills neighbouring buckets alike (each is
+// 0.4 % wide), so a bucket is an atom only with 5 times the count of each adjacent bucket.
+constexpr uint64_t kMinAtom = 10;
+
+std::pair<TailSample, TailSample> atoms_and_rest(const TailSample &s, const TailOptions &o) {
+    std::map<size_t, uint64_t> by_bucket;
+    if (o.bucketed)
+        for (const auto &[v, c] : s.values)
+            by_bucket[kernel::Histogram::bucket_of(std::llround(v))] += c;
+    auto count_in = [&](size_t i) {
+        auto it = by_bucket.find(i);
+        return it == by_bucket.end() ? uint64_t{0} : it->second;
+    };
+    TailSample atoms, rest;
+    rest.censored = s.censored;
+    for (const auto &[v, c] : s.values) {
+        bool atom = c >= kMinAtom;
+        if (atom && o.bucketed) {
+            const size_t i = kernel::Histogram::bucket_of(std::llround(v));
+            const uint64_t neighbours = std::max(i > 0 ? count_in(i - 1) : 0, count_in(i + 1));
+            atom = c >= 5 * neighbours;
+        }
+        (atom ? atoms : rest).values.emplace_back(v, c);
+    }
+    return {std::move(atoms), std::move(rest)};
+}
+
+// When one generalised Pareto tail does not describe the data, the data as a mixture of fixed
+// values (atoms: the counted model's deterministic sections and paths) and a continuous rest:
+//   P(X > x) = sum over atoms a > x of share_a + share_rest * P(rest > x).
+// Here p lies beyond the data (p * n < 1), so every observed atom's share exceeds p and x_p is
+// at least the largest atom; above it only the rest's tail counts, so
+//   x_p = max(largest atom, the rest's value exceeded with probability p / share_rest),
+// with the rest's interval raised to the atom the same way. The atom is exact (a fixed length
+// has no sampling error); what is assumed is that no larger fixed value exists unseen, the
+// same assumption any extrapolation beyond the data makes about a new cause.
+TailQuantile with_atoms(const TailSample &sample, double p, const TailOptions &o,
+                        const TailQuantile &plain) {
+    auto [atoms, rest] = atoms_and_rest(sample, o);
+    if (atoms.values.empty()) return plain;
+    const uint64_t n = sample.count(), n_rest = rest.count();
+    const auto &[top, top_count] = atoms.values.back();
+    uint64_t in_atoms = 0;
+    for (const auto &[v, c] : atoms.values)
+        in_atoms += c;
+    TailQuantile q = plain;
+    const std::string what = fmt::format(
+        "{} fixed value{} ({} of {} observations; the largest {}, {} times)", atoms.values.size(),
+        atoms.values.size() == 1 ? "" : "s", in_atoms, n, human_ns(std::llround(top)), top_count);
+    if (n_rest == 0) {
+        q.note = plain.note + "; the values are " + what + " with no continuous rest to fit";
+        return q;
+    }
+    TailOptions ro = o;
+    ro.split_atoms = false;
+    std::optional<Chosen> none;
+    const double share = static_cast<double>(n_rest) / static_cast<double>(n);
+    TailQuantile r = tail_quantile_unchecked(rest, p / share, ro, none);
+    if (!r.ok) {
+        q.note = plain.note + "; apart from its " + what + ", the rest: " + r.note;
+        return q;
+    }
+    q = r;
+    q.probability = p;
+    q.atom = top;
+    q.atom_count = top_count;
+    q.atoms = atoms.values.size();
+    q.atom_observations = in_atoms;
+    q.estimate = std::max(top, r.estimate);
+    q.low = std::max(top, r.low);
+    q.high = std::max(top, r.high);
+    q.note = what;
+    return q;
+}
+
 }  // namespace
 
 std::vector<TailQuantile> tail_quantiles(const TailSample &sample,
@@ -578,6 +659,15 @@ std::string format_tail(const TailQuantile &q) {
         return fmt::format("{} at p={:.0e} (observed)", human_ns(std::llround(q.estimate)),
                            q.probability);
     if (!q.ok) return fmt::format("no estimate at p={:.0e}: {}", q.probability, q.note);
+    if (q.atoms > 0)
+        return fmt::format(
+            "{} [{}, {}] at p={:.0e} ({} fixed value{} apart, the largest {} ({} of {}); the "
+            "rest's GPD over {}: k={} of {}, xi={:.2f}, A-D p={:.2f}{})",
+            human_ns(std::llround(q.estimate)), human_ns(std::llround(q.low)),
+            human_ns(std::llround(q.high)), q.probability, q.atoms, q.atoms == 1 ? "" : "s",
+            human_ns(std::llround(q.atom)), q.atom_count, q.fit.n + q.atom_observations,
+            human_ns(std::llround(q.fit.threshold)), q.fit.k, q.fit.n, q.fit.xi, q.fit.gof_p,
+            q.estimate == q.atom ? "; its value at p lies below the largest fixed value" : "");
     return fmt::format("{} [{}, {}] at p={:.0e} (GPD over {}: k={} of {}, xi={:.2f}, A-D p={:.2f})",
                        human_ns(std::llround(q.estimate)), human_ns(std::llround(q.low)),
                        human_ns(std::llround(q.high)), q.probability,

@@ -36,6 +36,14 @@
 // value, or a largest value the fit calls impossible: a rarer cause with too few values). Nor
 // when the interval is unbounded above. When p is at least 1/n the value lies inside the data
 // and the empirical quantile is given instead.
+//
+// When no threshold passes, the data are taken as a mixture of fixed values (atoms: a value
+// shared by 10 or more observations, or a histogram bucket with 5 times the count of each
+// adjacent one; the counted model's deterministic sections and paths) and a continuous rest:
+// P(X > x) = sum of the shares of the atoms above x + share_rest * P(rest > x). Beyond the data
+// every observed atom's share exceeds p, so x_p is the larger of the largest atom and the
+// rest's value exceeded with probability p / share_rest (fitted as above), the interval raised
+// the same way. No number when the rest has no GPD tail either; the message then says so.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +76,7 @@ struct TailOptions {
     double gof_alpha = 0.05;  // below this p-value the fit is poor
     uint64_t seed = 1;        // the bootstrap's generator (a fit is deterministic)
     bool bucketed = false;    // bootstrap samples are bucketed like kernel::Histogram values
+    bool split_atoms = true;  // when no GPD fits, fixed values apart and the rest fitted
 };
 
 struct GpdFit {
@@ -90,7 +99,11 @@ struct TailQuantile {
     std::string note;
     double probability = 0;
     double estimate = 0, low = 0, high = 0;  // high is +inf when unbounded
-    GpdFit fit;
+    GpdFit fit;                              // with fixed values apart: the rest's fit
+    // Fixed values set apart (a mixture of atoms and a fitted rest): how many distinct values,
+    // how many observations they hold, the largest and its count. 0 when not used.
+    uint64_t atoms = 0, atom_observations = 0, atom_count = 0;
+    double atom = 0;
 };
 
 // The value exceeded with probability `p` per observation, with its confidence interval.

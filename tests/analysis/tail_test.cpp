@@ -168,8 +168,10 @@ TEST(Tail, AUniformTailEndsAtItsLargestValue) {
     }
 }
 
-// A tail made of a few fixed lengths is no generalised Pareto tail, and the message says so.
-TEST(Tail, FixedCostsInTheTailAreNamed) {
+// A tail made of a few fixed lengths is no generalised Pareto tail: the fixed values are set
+// apart, the rest fitted, and the value exceeded with probability p beyond the data is the
+// largest fixed value (the rest's tail lies far below it there).
+TEST(Tail, FixedCostsInTheTailAreSetApart) {
     std::mt19937_64 rng(5);
     std::exponential_distribution<double> e(1 / 300.0);
     std::vector<double> v;
@@ -178,8 +180,86 @@ TEST(Tail, FixedCostsInTheTailAreNamed) {
     for (double atom : {9000.0, 9500.0, 10000.0})
         for (int i = 0; i < 100; ++i)
             v.push_back(atom);
+    TailOptions plain;
+    plain.split_atoms = false;
+    TailQuantile one = tail_quantile(tail_sample(v), 1e-9, plain);
+    EXPECT_FALSE(one.ok) << format_tail(one);
+    EXPECT_NE(one.note.find("not a generalised Pareto tail"), std::string::npos) << one.note;
+    EXPECT_NE(one.note.find("fixed cost"), std::string::npos) << one.note;
+    // The rest: 1000 + Exp(300) with share 19700/20000; its value at 1e-9 / share is
+    // 1000 + 300 ln(share / 1e-9) = 7200, below the largest fixed value.
+    TailQuantile q = tail_quantile(tail_sample(v), 1e-9);
+    ASSERT_TRUE(q.ok) << format_tail(q);
+    EXPECT_EQ(q.atoms, 3u) << format_tail(q);
+    EXPECT_DOUBLE_EQ(q.estimate, 10000) << format_tail(q);
+    EXPECT_DOUBLE_EQ(q.low, 10000) << format_tail(q);
+    EXPECT_GE(q.high, 10000) << format_tail(q);  // the rest's upper end, if above
+    EXPECT_NE(format_tail(q).find("3 fixed values apart, the largest 10.0us (100 of 20000)"),
+              std::string::npos)
+        << format_tail(q);
+}
+
+// The same through histogram buckets: one bucket holding a fixed length stands far above its
+// neighbours, and is set apart; a continuous tail's buckets are not.
+TEST(Tail, AFixedLengthInAHistogramIsSetApart) {
+    std::mt19937_64 rng(9);
+    std::exponential_distribution<double> e(1 / 2000.0);
+    kernel::Histogram h;
+    for (int i = 0; i < 100000; ++i)
+        h.record(5000 + std::llround(e(rng)));
+    for (int i = 0; i < 47; ++i)
+        h.record(163300);  // sections of one fixed length, above everything else
+    TailOptions o;
+    o.bucketed = true;
+    TailQuantile q = tail_quantile(tail_sample(h), 1e-9, o);
+    ASSERT_TRUE(q.ok) << format_tail(q);
+    EXPECT_EQ(q.atoms, 1u) << format_tail(q);
+    EXPECT_EQ(q.atom_count, 47u) << format_tail(q);
+    EXPECT_NEAR(q.estimate, 163300, 0.004 * 163300) << format_tail(q);
+    EXPECT_EQ(q.estimate, q.low) << format_tail(q);
+}
+
+// A fixed value above all but a few of the continuous values (no GPD threshold leaves enough
+// values above it): where the rest's tail reaches above it at p, the estimate is the rest's, at
+// p over the rest's share, and its interval covers the true mixture quantile.
+TEST(Tail, MixtureOfFixedValuesAndATailCoversTheTrueQuantile) {
+    const double p = 1e-6, floor = 1000, mean = 2000, atom = 14000;
+    const size_t n_rest = 5000, n_atom = 300;
+    // P(X > x) = n_rest / n * exp(-(x - floor) / mean) above the fixed value.
+    const double share = static_cast<double>(n_rest) / static_cast<double>(n_rest + n_atom);
+    const double truth = floor + mean * std::log(share / p);
+    std::mt19937_64 rng(20240602);
+    std::exponential_distribution<double> e(1 / mean);
+    TailOptions o;
+    o.gof_replicates = 19;
+    int returned = 0, covered = 0, apart = 0;
+    for (int r = 0; r < 200; ++r) {
+        std::vector<double> v(n_atom, atom);
+        for (size_t i = 0; i < n_rest; ++i)
+            v.push_back(floor + e(rng));
+        TailQuantile q = tail_quantile(tail_sample(v), p, o);
+        if (!q.ok) continue;
+        ++returned;
+        if (q.atoms) ++apart;
+        if (q.low <= truth && truth <= q.high) ++covered;
+    }
+    std::printf(
+        "mixture: %d of %d intervals hold the true quantile; %d set the fixed value apart\n",
+        covered, returned, apart);
+    EXPECT_GE(returned, 170);
+    EXPECT_GE(apart, returned) << "the fixed value (above all but a few) is not set apart";
+    EXPECT_GE(covered, 0.9 * returned) << covered << " of " << returned;
+}
+
+// Without enough continuous values beside the fixed ones, no number, and the caption says why.
+TEST(Tail, FixedValuesWithTooFewOthersGiveNoNumber) {
+    std::vector<double> v;
+    for (int i = 0; i < 20000; ++i)
+        v.push_back(i % 2 ? 1000.0 : 3000.0);
+    for (int i = 0; i < 20; ++i)
+        v.push_back(1500.0 + i);
     TailQuantile q = tail_quantile(tail_sample(v), 1e-9);
     EXPECT_FALSE(q.ok) << format_tail(q);
-    EXPECT_NE(q.note.find("not a generalised Pareto tail"), std::string::npos) << q.note;
-    EXPECT_NE(q.note.find("fixed cost"), std::string::npos) << q.note;
+    EXPECT_NE(q.note.find("apart from its 2 fixed values"), std::string::npos) << q.note;
+    EXPECT_NE(q.note.find("too few observations (20;"), std::string::npos) << q.note;
 }
