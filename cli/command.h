@@ -21,7 +21,7 @@ struct CommandRegistrar {
 CLI::App *shared_subcommand(CLI::App &app, const std::string &name, const std::string &help);
 
 inline constexpr const char *kListHelp =
-    "List what a scenario can name: strategies, workloads, core variants, profiles";
+    "List what a scenario can name: strategies, workloads, core variants, kernels, profiles";
 
 // Exit statuses shared by every command.
 inline constexpr int kExitOk = 0;

@@ -81,6 +81,29 @@ CommandRegistrar list_registrar([](CLI::App &app) {
             print_params(common_workload_params(), true);
         }
     });
+    auto *kernels = list->add_subcommand("kernels", "Kernel releases and what each selects");
+    kernels->callback([] {
+        fmt::print("{:<9} {:<12} {:<13} {:<7} {:<14} {}\n", "kernel", "SID table", "string cache",
+                   "freeze", "policy lock", "commit path");
+        for (const KernelListing &k : kernel_listing()) {
+            const KernelBehaviour b = kernel_behaviour(*parse_kernel_release(k.name));
+            fmt::print("{:<9} {:<12} {:<13} {:<7} {:<14} {}\n", k.name,
+                       ss::sidtab_era_name(b.sidtab),
+                       b.sid_string_cache ? std::to_string(b.sid_string_cache) : "none",
+                       b.sidtab_freeze ? "yes" : "no", policy_lock_name(b.policy_rcu),
+                       commit_path_text(b));
+        }
+        fmt::print("\nread from:\n");
+        for (const KernelListing &k : kernel_listing())
+            fmt::print("  {:<9} {}\n", k.name, k.read);
+        fmt::print(
+            "\nAny release from 4.15 on may be named: each behaviour follows the release where "
+            "its source changed\n(e.g. the freeze reached 5.10.30, 5.11.14 and 5.12).\n\nThe "
+            "designs, the release each runs on unless the scenario says otherwise, and the "
+            "releases it existed in:\n");
+        for (const auto &s : strategy_catalog())
+            fmt::print("  {:<20} {:<8} ({})\n", s.name, s.kernels.preferred, s.kernels.text());
+    });
     auto *core = list->add_subcommand("core", "The [core] table: the core's runtime variants");
     core->callback([] {
         fmt::print("[core]\n");

@@ -338,6 +338,8 @@ void run_command(Mode mode, const RunArgs &a) {
     print_duration_warnings(a.file, counted(scenario, simulated));
     for (const std::string &note : phase_lock_notes(points))
         fmt::print(stderr, "note: {}: {}\n", a.file, note);
+    for (const std::string &note : kernel_notes(points))
+        fmt::print(stderr, "note: {}: {}\n", a.file, note);
     if (!a.trace.path.empty() && !results.runs.empty() && !a.quiet)
         fmt::print("timeline of {} (seed {}){}: {}\n", jobs.front().strategy->label,
                    jobs.front().seed,

@@ -27,6 +27,8 @@ void check(const CheckArgs &args) {
         print_duration_warnings(file, expected_counts(s));
         for (const std::string &note : phase_lock_notes(points))
             fmt::print(stderr, "note: {}: {}\n", file, note);
+        for (const std::string &note : kernel_notes(points))
+            fmt::print(stderr, "note: {}: {}\n", file, note);
     }
 }
 

@@ -220,7 +220,11 @@ int validate(const ValidateArgs &a) {
         if (duration < kernel::kMsec || duration > 3600 * kernel::kSec)
             throw UserError(fmt::format("--duration {}: between 1ms and 1h", a.duration));
     }
-    const CoreConfig core = core_config(s.core);
+    // The core of each design on its own kernel.
+    auto core_of = [&s](const StrategySpec &spec) {
+        return core_config(s.core, design_kernel(s, spec).behaviour);
+    };
+    const CoreConfig core = core_of(s.strategies.front());
     const std::vector<uint8_t> image = scenario_policy_image(s.policy);
     // The torture's readers check decisions that the booleans change: a policy without them is
     // refused here, before any output, naming the scenario's policy.
@@ -243,7 +247,7 @@ int validate(const ValidateArgs &a) {
             TortureConfig tc;
             tc.readers = 2;
             tc.writer_period = 1 * kernel::kMsec;
-            Side side = run_on(rp, image, spec, core, tc);
+            Side side = run_on(rp, image, spec, core_of(spec), tc);
             const TortureStats &t = side.torture;
             fmt::print("{:<24} {} reads, {} commits, {} mixed, {} freed, {}: {}\n", spec.label,
                        t.reads, t.commits, t.mixed, t.freed, t.pipe_text(),
@@ -311,8 +315,8 @@ int validate(const ValidateArgs &a) {
             rc.handle_signals = true;
             real::RealPlatform rp(rc);
             Side real_side;
-            const double load =
-                others_runnable_during([&] { real_side = run_on(rp, image, spec, core, tc); });
+            const double load = others_runnable_during(
+                [&] { real_side = run_on(rp, image, spec, core_of(spec), tc); });
             if (rp.interrupted()) {
                 interrupted = true;  // a partial round is not kept
                 break;
@@ -328,7 +332,7 @@ int validate(const ValidateArgs &a) {
             sc.userspace_rcu_gp = urcu_gp;
             const ss::Avtab::GenerationScope generations;  // the run's tables numbered from 1
             sim::SimPlatform sp(sc);
-            Side sim_side = run_on(sp, image, spec, core, tc,
+            Side sim_side = run_on(sp, image, spec, core_of(spec), tc,
                                    a.host_load ? static_cast<int>(std::lround(load)) : 0);
 
             auto [it, fresh] = series.try_emplace(spec.label, empty_series());

@@ -1,9 +1,11 @@
 #include "runner/runner.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -14,6 +16,7 @@
 #include "ss/policy_gen.h"
 #include "ss/policydb.h"
 #include "ss/services.h"
+#include "strategies/catalog.h"
 #include "strategies/security_server.h"
 #include "util/error.h"
 #include "workloads/policy_facts.h"
@@ -113,7 +116,50 @@ sim::CpuProfile point_profile(const Scenario &point) {
                     [&] { return sim::find_profile(point.machine.profile); });
 }
 
-CoreConfig core_config(const CoreVariants &v) {
+DesignKernel design_kernel(const Scenario &point, const StrategySpec &strategy) {
+    const StrategyInfo &info = *find_strategy_info(strategy.name);
+    const bool own = !strategy.kernel.empty();
+    const std::string &name = own                                 ? strategy.kernel
+                              : point.machine.kernel != "default" ? point.machine.kernel
+                                                                  : std::string();
+    const std::string_view release_name = name.empty() ? info.kernels.preferred : name;
+    DesignKernel k;
+    k.behaviour = kernel_behaviour(*parse_kernel_release(release_name));
+    const std::string release = kernel_release_name(k.behaviour.release);
+    if (!info.kernels.contains(k.behaviour.release))
+        k.never_existed.push_back(fmt::format("{} on {} ({} existed in {})", info.name, release,
+                                              info.name, info.kernels.text()));
+    if (point.core.sidtab != "kernel") {
+        ss::SidtabEra era{};
+        ss::sidtab_era_from_name(point.core.sidtab, &era);
+        if (era != k.behaviour.sidtab)
+            k.never_existed.push_back(fmt::format("{} with the {} SID table ({} has {})", release,
+                                                  point.core.sidtab, release,
+                                                  ss::sidtab_era_name(k.behaviour.sidtab)));
+    }
+    if (point.core.sid_string_cache >= 0 &&
+        (point.core.sid_string_cache > 0) != (k.behaviour.sid_string_cache > 0))
+        k.never_existed.push_back(point.core.sid_string_cache > 0
+                                      ? fmt::format("{} with a SID string cache (5.6 on)", release)
+                                      : fmt::format("{} without its SID string cache", release));
+    return k;
+}
+
+std::vector<std::string> kernel_notes(const std::vector<Scenario> &points) {
+    std::vector<std::string> notes;
+    for (const Scenario &p : points)
+        for (const StrategySpec &st : p.strategies) {
+            const DesignKernel k = design_kernel(p, st);
+            if (k.never_existed.empty()) continue;
+            std::string note = fmt::format("'{}' runs a kernel that never existed: {}", st.label,
+                                           fmt::join(k.never_existed, "; "));
+            if (std::find(notes.begin(), notes.end(), note) == notes.end())
+                notes.push_back(std::move(note));
+        }
+    return notes;
+}
+
+CoreConfig core_config(const CoreVariants &v, const KernelBehaviour &kernel) {
     CoreConfig c;
     c.level_check = v.mls_isvalid_bitwise ? ss::LevelCheck::BitByBit : ss::LevelCheck::Contains;
     c.avc.audit = v.avc_audit_always ? ss::AvcAudit::Always : ss::AvcAudit::Needed;
@@ -126,10 +172,23 @@ CoreConfig core_config(const CoreVariants &v) {
                                           : FileHook::None;
     c.avc_slots = static_cast<uint32_t>(v.avc_slots);
     c.avc_threshold = static_cast<uint32_t>(v.avc_threshold);
-    c.sid_string_cache = static_cast<uint32_t>(v.sid_string_cache);
-    if (!ss::sidtab_era_from_name(v.sidtab, &c.sidtab))
+    c.sid_string_cache = v.sid_string_cache >= 0 ? static_cast<uint32_t>(v.sid_string_cache)
+                                                 : kernel.sid_string_cache;
+    c.sidtab = kernel.sidtab;
+    if (v.sidtab != "kernel" && !ss::sidtab_era_from_name(v.sidtab, &c.sidtab))
         throw std::logic_error("unknown SID table era " + v.sidtab);
     return c;
+}
+
+// detail.config's kernel entries: the release and what it selected, as the run used them.
+void record_kernel(kernel::RunResults &r, const DesignKernel &k, const CoreConfig &core) {
+    r.config["kernel"] = kernel_release_name(k.behaviour.release);
+    r.config["kernel.sidtab"] = ss::sidtab_era_name(core.sidtab);
+    r.config["kernel.sid_string_cache"] = std::to_string(core.sid_string_cache);
+    r.config["kernel.sidtab_freeze"] = k.behaviour.sidtab_freeze ? "true" : "false";
+    if (!k.never_existed.empty())
+        r.config["kernel.never_existed"] =
+            fmt::format("a kernel that never existed: {}", fmt::join(k.never_existed, "; "));
 }
 
 namespace {
@@ -214,7 +273,8 @@ kernel::RunResults run_on(kernel::Platform &platform,
                           const std::vector<uint8_t> &image) {
     const Scenario &point = *job.point;
     kernel::PlatformScope scope(platform);
-    const CoreConfig core = core_config(point.core);
+    const DesignKernel design = design_kernel(point, *job.strategy);
+    const CoreConfig core = core_config(point.core, design.behaviour);
     std::unique_ptr<SecurityServer> server = make_security_server(
         job.strategy->name, job.strategy->options,
         make_policy_state(ss::policydb_read(image, "scenario policy"), core), core);
@@ -234,6 +294,7 @@ kernel::RunResults run_on(kernel::Platform &platform,
         }
     }
     kernel::RunResults results = run();
+    record_kernel(results, design, core);
     results.workload_notes = std::move(env.notes);  // the run's `point` says where, in a sweep
     server.reset();  // frees the policy states while the platform is current
     return results;
@@ -306,7 +367,10 @@ json scenario_json(const Scenario &s) {
     for (const auto &st : s.strategies) {
         strategies.push_back(st.label);
         strategy_settings.push_back(
-            {{"label", st.label}, {"name", st.name}, {"options", params_json(st.options)}});
+            {{"label", st.label},
+             {"name", st.name},
+             {"kernel", kernel_release_name(design_kernel(s, st).behaviour.release)},
+             {"options", params_json(st.options)}});
     }
     json workloads = json::array(), workload_settings = json::array();
     for (const auto &w : s.workloads) {
@@ -325,6 +389,7 @@ json scenario_json(const Scenario &s) {
                     {"preempt_rcu", s.machine.preempt_rcu},
                     {"rt_mutex_pi", s.machine.rt_mutex_pi},
                     {"hz", s.machine.hz},
+                    {"kernel", s.machine.kernel},
                     {"spinlock", s.machine.spinlock},
                     {"irq", json::array()}};
     for (const IrqSpec &irq : s.machine.irqs)

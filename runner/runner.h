@@ -14,6 +14,7 @@
 #include "kernel/results.h"
 #include "sim/chrome_trace.h"
 #include "sim/profile.h"
+#include "strategies/kernels.h"
 #include "strategies/security_server.h"
 #include "workloads/scenario.h"
 
@@ -23,8 +24,20 @@ namespace locksim {
 // policy generated and written by our writer. UserError when it cannot be had.
 std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec);
 
-// The core variants of a scenario as the strategies take them.
-CoreConfig core_config(const CoreVariants &v);
+// The kernel a design of a point runs on: its own `kernel`, else machine.kernel, else the
+// release the strategy prefers (StrategyInfo::kernels), with what it selects, and why the
+// combination is a kernel that never existed (the strategy outside the releases it existed in,
+// or a [core] key set against the release), one reason per entry.
+struct DesignKernel {
+    KernelBehaviour behaviour;
+    std::vector<std::string> never_existed;
+};
+DesignKernel design_kernel(const Scenario &point, const StrategySpec &strategy);
+// One line per design whose kernel never existed, for the points' designs (duplicates once).
+std::vector<std::string> kernel_notes(const std::vector<Scenario> &points);
+
+// The core variants of a scenario, on a design's kernel, as the strategies take them.
+CoreConfig core_config(const CoreVariants &v, const KernelBehaviour &kernel);
 
 // What a point's machine asks of its CPU profile: `machine.spinlock = "byte"` needs one that
 // models caches. UserError naming the key's place.

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "strategies/kernels.h"
 #include "strategies/security_server.h"
 #include "util/params.h"
 
@@ -24,6 +25,9 @@ struct StrategyInfo {
     std::string summary;  // one line: what the reader and the writer hold
     std::string models;   // the patch or kernel it models
     std::vector<ParamSpec> options;
+    // The releases it existed in (merged designs) or was written against (posted ones), and
+    // the one it runs on when the scenario names none.
+    KernelRange kernels;
     // Builds the strategy on the current platform; `options` hold every option above, already
     // checked, the defaults filling what the scenario left out.
     Maker make = nullptr;

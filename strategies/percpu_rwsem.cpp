@@ -79,6 +79,7 @@ StrategyInfo percpu_rwsem_strategy() {
                 "drain, then holds it exclusively",
             .models = "unmerged: percpu_rw_semaphore as used by cgroups and freezing",
             .options = {},
+            .kernels = {"4.15", "5.9", "5.9"},
             .make = make_without_options<PercpuRwsemServer>};
 }
 

@@ -104,6 +104,7 @@ StrategyInfo rcu_cond_dup_strategy() {
                 "conditional state",
             .models = "KaiGai 2004 / Smalley, merged in 5.10 (c7c556f1e81b, 1b8b31a2e612)",
             .options = {grace_period_option()},
+            .kernels = {"5.10", "", "6.6"},
             .make = [](ss::PolicyState st, const CoreConfig &core,
                        const Params &options) -> std::unique_ptr<SecurityServer> {
                 return std::make_unique<RcuCondDupServer>("rcu-cond-dup", std::move(st), core,

@@ -42,6 +42,7 @@ StrategyInfo rcu_cond_dup_async_strategy() {
                 "it does",
             .models = "unmerged: call_rcu instead of synchronize_rcu",
             .options = {},
+            .kernels = {"5.10", "", "6.6"},
             .make = make_without_options<RcuCondDupAsyncServer>};
 }
 

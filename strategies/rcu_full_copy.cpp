@@ -139,6 +139,7 @@ StrategyInfo rcu_full_copy_strategy() {
                          .default_value = std::string("atomic"),
                          .choices = {"atomic", "sleepable"}},
                         grace_period_option()},
+            .kernels = {"4.15", "5.9", "4.15"},
             .make = [](ss::PolicyState st, const CoreConfig &core,
                        const Params &options) -> std::unique_ptr<SecurityServer> {
                 return std::make_unique<RcuFullCopyServer>(std::move(st), core,

@@ -77,6 +77,7 @@ StrategyInfo rwlock_strategy() {
                 "write_lock_irq",
             .models = "kernels before 5.10: policy_rwlock",
             .options = {},
+            .kernels = {"4.15", "5.9", "5.9"},
             .make = make_without_options<RwlockServer>};
 }
 

@@ -69,6 +69,7 @@ StrategyInfo rwsem_strategy() {
                 "down_write",
             .models = "Enderborg 2018 series, v1",
             .options = {},
+            .kernels = {"4.15", "5.9", "4.15"},
             .make = make_without_options<RwsemServer>};
 }
 

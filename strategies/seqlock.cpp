@@ -118,6 +118,7 @@ StrategyInfo seqlock_strategy() {
                          .default_value = int64_t{8},
                          .min = 1,
                          .max = 1000}},
+            .kernels = {"4.15", "5.9", "5.9"},
             .make = [](ss::PolicyState st, const CoreConfig &core,
                        const Params &options) -> std::unique_ptr<SecurityServer> {
                 return std::make_unique<SeqlockServer>(std::move(st), core,

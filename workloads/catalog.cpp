@@ -130,13 +130,15 @@ const std::vector<ParamSpec> &core_params() {
              "the read/write check from the LSM hook: none (avc_has_perm alone), nested "
              "(2.6.22: file_has_perm -> inode_has_perm), flat (written out, Nakamura 2007)",
              "none", {"none", "nested", "flat"}),
-        count("sid_string_cache", "SID -> context string cache entries; 0 = off", 256, 0,
-              1'000'000),
+        count("sid_string_cache",
+              "SID -> context string cache entries; 0 = off; -1 = the kernel's (256 from 5.6, "
+              "none before)",
+              -1, -1, 1'000'000),
         text("sidtab",
-             "SID table era: context -> SID through a hash table (5.6 on), a scan over every "
-             "entry (5.1 - 5.5), or the scan again under the lock and no new SID during a "
-             "reload (before 5.1)",
-             "hash", {"hash", "linear", "legacy"}),
+             "SID table era: the design's kernel's, or one against it: a hash table of the "
+             "context's fields (5.8 on), a scan over every entry (5.0 - 5.5), or the scan again "
+             "under the lock and no new SID during a reload (up to 4.20)",
+             "kernel", {"kernel", "hash", "linear", "legacy"}),
         count("avc_slots", "AVC hash slots (a power of two)", 512, 1, 1 << 20),
         count("avc_threshold", "AVC entries before reclaim", 512, 1, 1 << 24),
     };

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "strategies/catalog.h"
+#include "strategies/kernels.h"
 #include "util/error.h"
 #include "util/read_file.h"
 #include "workloads/catalog.h"
@@ -287,6 +288,22 @@ void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
     }
 }
 
+// A kernel release a design can run on: "5.10" or "5.10.30", from the first modelled one.
+void check_kernel(TableReader &r, const char *key, const std::string &text) {
+    const toml::node *n = r.node(key);
+    const auto release = parse_kernel_release(text);
+    if (!release)
+        r.fail_at(n->source(),
+                  fmt::format("'{}.{}' must be a kernel release such as \"5.10\" or \"5.10.30\" "
+                              "(or \"default\" in [machine]), not '{}'",
+                              r.path(), key, text));
+    try {
+        kernel_behaviour(*release);
+    } catch (const UserError &e) {
+        r.fail_at(n->source(), e.what());
+    }
+}
+
 void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_file) {
     if (auto v = r.get_int("cpus", 1, 4096)) {
         m.cpus = static_cast<int>(*v);
@@ -313,6 +330,11 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
     const auto pi = r.get<bool>("rt_mutex_pi");
     if (pi) m.rt_mutex_pi = *pi;
     if (auto v = r.get_int("hz", 10, 10000)) m.hz = static_cast<int>(*v);
+    if (auto v = r.get<std::string>("kernel")) {
+        m.kernel = *v;
+        m.kernel_at = r.place_of("kernel");
+        if (m.kernel != "default") check_kernel(r, "kernel", m.kernel);
+    }
     if (auto v = r.get_choice("spinlock", {"queued", "byte"})) {
         m.spinlock = *v;
         m.spinlock_at = r.place_of("spinlock");
@@ -503,12 +525,18 @@ void read_strategies(TableReader &top, Scenario &s) {
             auto name = r.get<std::string>("name");
             if (!name) r.fail("[[strategy]] needs a 'name'");
             StrategySpec spec = strategy_by_name(r, *r.node("name"), *name);
+            if (auto v = r.get<std::string>("kernel")) {
+                check_kernel(r, "kernel", *v);
+                spec.kernel = *v;
+                spec.kernel_at = r.place_of("kernel");
+            }
             read_params(r, find_strategy_info(*name)->options, spec.options);
             auto label = get_label(r);
             r.finish();
             spec.label =
                 label ? *label
                       : label_with_options(*name, find_strategy_info(*name)->options, spec.options);
+            if (!label && !spec.kernel.empty()) spec.label += "@" + spec.kernel;
             s.strategies.push_back(std::move(spec));
             place_new(r.place());
         }

@@ -39,6 +39,10 @@ struct MachineSpec {
     bool preempt_rcu = true;
     bool rt_mutex_pi = true;  // with preemption = rt: rt_mutex priority inheritance
     int hz = 250;
+    // The kernel release every design runs ("5.10.30"); "default": each design on its own
+    // (StrategyInfo::kernels, strategies/kernels.h). A [[strategy]]'s own `kernel` overrides it.
+    std::string kernel = "default";
+    std::string kernel_at;  // file:line:column of the key
     // queued (v4.2 on) | byte (2.6.9's test-and-test-and-set lock): how spinners move the lock
     // word's line, with a profile that models caches (sim/locks.h)
     std::string spinlock = "queued";
@@ -77,8 +81,11 @@ struct CoreVariants {
     bool avc_slow_path_inline = true;  // avc_has_perm_noaudit inlined
     std::string avc_lock = "rcu";      // rcu | spinlock (2.6.9) | rwlock (KaiGai 2004)
     std::string file_hook = "none";    // none | nested (2.6.22) | flat (Nakamura 2007)
-    int64_t sid_string_cache = 256;    // SID -> context string cache entries; 0 = off
-    std::string sidtab = "hash";       // hash (5.6 on) | linear (5.1 - 5.5) | legacy (before 5.1)
+    // SID -> context string cache entries; 0 = off; -1: the kernel's (256 from 5.6, none before)
+    int64_t sid_string_cache = -1;
+    // kernel (the era of the design's kernel) | hash (5.8 on) | hash-string (5.6 - 5.7) |
+    // linear (5.0 - 5.5) | legacy (up to 4.20)
+    std::string sidtab = "kernel";
     int64_t avc_slots = 512;
     int64_t avc_threshold = 512;
 };
@@ -87,6 +94,8 @@ struct StrategySpec {
     std::string name;   // registry name
     std::string label;  // how it is shown; defaults to the name plus its non-default options
     Params options;
+    std::string kernel;     // the release it runs on; empty: machine.kernel's
+    std::string kernel_at;  // file:line:column of its `kernel` key
 };
 
 struct WorkloadSpec {

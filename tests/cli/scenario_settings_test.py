@@ -44,6 +44,7 @@ def check(cond, what):
 
 m = sc["machine"]
 check(m["cpus"] == 3 and m["spinlock"] == "queued" and m["hz"] == 1000, f"machine as set: {m}")
+check(m.get("kernel") == "default", f"machine.kernel (default: each design's own): {m}")
 for key in ("profile", "preemption", "preempt_rcu", "rt_mutex_pi", "irq"):
     check(key in m, f"machine.{key} (a default) missing: {m}")
 check(sc["policy"] == {"source": "debian-default"}, f"policy: {sc['policy']}")
@@ -56,11 +57,14 @@ keys = re.findall(r"^\s*([a-z_]+)\s", listed, re.M)
 check(len(keys) >= 9, f"list core shows no keys: {listed!r}")
 for key in keys:
     check(key in sc["core"], f"core.{key} missing from results.json")
-check(sc["core"].get("avc_lock") == "rcu" and sc["core"].get("sid_string_cache") == 256,
+check(sc["core"].get("avc_lock") == "rcu" and sc["core"].get("sid_string_cache") == -1,
       f"core defaults: {sc['core']}")
 names = [s["name"] for s in sc["strategy_settings"]]
 check(names == ["rwlock", "rcu-cond-dup"], f"strategy_settings: {names}")
 check(sc["strategies"] == [s["label"] for s in sc["strategy_settings"]], "labels differ")
+# Each design's kernel, resolved: the release it existed in when the scenario names none.
+kernels = [s.get("kernel") for s in sc["strategy_settings"]]
+check(kernels == ["5.9", "6.6"], f"strategy_settings' kernels: {kernels}")
 cond_dup = sc["strategy_settings"][1]["options"]
 check(cond_dup.get("grace_period") == "normal", f"rcu-cond-dup's options: {cond_dup}")
 w = {x["kind"]: x for x in sc["workload_settings"]}

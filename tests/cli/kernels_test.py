@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""One kernel at a time: `locksim list kernels` says what each release selects, a run records its
+design's kernel and what it selected in detail.config, and says when the combination is a kernel
+that never existed; a real run shows the SID table era the release selects.
+
+usage: kernels_test.py LOCKSIM OUTDIR
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+locksim, out = sys.argv[1], sys.argv[2]
+os.makedirs(out, exist_ok=True)
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+# What each release selects, from docs/kernel-eras.md's boundaries (read in the source at each
+# tag): SID table, string cache, freeze.
+expected = {
+    "4.15": ("legacy", "none", "no"),
+    "5.0": ("linear", "none", "no"),
+    "5.6": ("hash-string", "256", "no"),
+    "5.9": ("hash", "256", "no"),
+    "5.10": ("hash", "256", "no"),
+    "5.10.30": ("hash", "256", "yes"),
+    "6.6": ("hash", "256", "yes"),
+}
+listed = subprocess.run([locksim, "list", "kernels"], check=True, capture_output=True,
+                        text=True).stdout
+rows = {}
+for line in listed.split("\n\n")[0].splitlines():  # the table, before "read from:"
+    cols = line.split()
+    if cols and re.fullmatch(r"\d+\.\d+(\.\d+)?", cols[0]) and len(cols) >= 6:
+        rows[cols[0]] = tuple(cols[1:4]), " ".join(cols[5:])
+for release, want in expected.items():
+    got = rows.get(release)
+    check(got is not None and got[0] == want, f"list kernels, {release}: {got} (want {want})")
+    check(got is not None and got[1], f"list kernels, {release}: no commit path")
+check("policy_rwlock" in rows.get("5.9", ((), ""))[1] and "RCU" in rows.get("5.10", ((), ""))[1],
+      "commit paths: 5.9 under policy_rwlock, 5.10 under RCU")
+
+# A run: rwlock on its own kernel (5.9), on 4.15, and on 6.6 where it never existed; the SID
+# table set against the release in one more design.
+scenario = os.path.join(out, "kernels.toml")
+with open(scenario, "w") as f:
+    f.write("""name = "kernels"
+duration = "30ms"
+warmup = "5ms"
+[machine]
+cpus = 2
+[[strategy]]
+name = "rwlock"
+[[strategy]]
+name = "rwlock"
+kernel = "4.15"
+[[strategy]]
+name = "rwlock"
+kernel = "6.6"
+[[strategy]]
+name = "rcu-cond-dup"
+[[workload]]
+kind = "login"
+period = "10ms"
+users = ["staff_u"]
+""")
+run = subprocess.run([locksim, "compare", scenario, "-q", "--no-wall-clock", "-o",
+                      os.path.join(out, "run")], capture_output=True, text=True)
+check(run.returncode == 0, f"compare failed: {run.stderr}")
+notes = [l for l in run.stderr.splitlines() if "never existed" in l]
+check(len(notes) == 1 and "'rwlock@6.6'" in notes[0] and "rwlock existed in 4.15 - 5.9" in notes[0],
+      f"one note, for rwlock on 6.6: {notes}")
+res = json.load(open(os.path.join(out, "run", "results.json")))
+config = {r["label"]: r["detail"]["config"] for r in res["runs"]}
+want = {"rwlock": ("5.9", "hash", "256", "false"), "rwlock@4.15": ("4.15", "legacy", "0", "false"),
+        "rwlock@6.6": ("6.6", "hash", "256", "true"), "rcu-cond-dup": ("6.6", "hash", "256", "true")}
+for label, (rel, era, cache, freeze) in want.items():
+    c = config.get(label, {})
+    got = (c.get("kernel"), c.get("kernel.sidtab"), c.get("kernel.sid_string_cache"),
+           c.get("kernel.sidtab_freeze"))
+    check(got == (rel, era, cache, freeze), f"{label}: detail.config {got}, want {(rel, era, cache, freeze)}")
+    check(("kernel.never_existed" in c) == (label == "rwlock@6.6"),
+          f"{label}: never_existed {c.get('kernel.never_existed')}")
+
+# The SID table the release selects is the one that ran: on 4.15 get_user_sids scans the table
+# for each candidate context under the read lock (v4.15.1 security_get_user_sids ->
+# sidtab_context_to_sid), so its section grows with the number of SIDs; on 5.10 each candidate
+# is a hash lookup and it does not.
+growth = os.path.join(out, "growth.toml")
+with open(growth, "w") as f:
+    f.write("""name = "growth"
+duration = "60ms"
+warmup = "5ms"
+strategies = ["rwlock"]
+[machine]
+cpus = 2
+[[workload]]
+kind = "new_contexts"
+rate = 1
+preload = 1000
+[[workload]]
+kind = "login"
+period = "10ms"
+users = ["staff_u"]
+[sweep]
+"machine.kernel" = ["4.15", "5.10"]
+"workload.new_contexts.preload" = [1000, 2000]
+""")
+subprocess.run([locksim, "sweep", growth, "-q", "--no-wall-clock", "-o",
+                os.path.join(out, "growth")], check=True, capture_output=True)
+res = json.load(open(os.path.join(out, "growth", "results.json")))
+section = {}
+for r in res["runs"]:
+    op = r["detail"]["ops"]["login.get_user_sids"]
+    p = r["point"]
+    section[(p["machine.kernel"], p["workload.new_contexts.preload"])] = \
+        op["preempt_off_ns"] / op["completed"]
+old = section[("4.15", "2000")] / section[("4.15", "1000")]
+new = section[("5.10", "2000")] / section[("5.10", "1000")]
+check(old > 1.6, f"4.15: doubling the SIDs grows get_user_sids' section x{old:.2f}: {section}")
+check(new < 1.1, f"5.10: doubling the SIDs grows get_user_sids' section x{new:.2f}: {section}")
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print(f"ok: list kernels, detail.config, the never-existed note; 4.15 x{old:.2f}, 5.10 x{new:.2f}")
