@@ -160,6 +160,12 @@ class Platform {
     virtual void lock_acquire(LockObject *lock, LockMode mode, Site site) = 0;
     virtual bool lock_try(LockObject *lock, LockMode mode, Site site) = 0;
     virtual void lock_release(LockObject *lock, LockMode mode, Site site) = 0;
+    // Releases a lock taken with interrupts off and turns them back on. A platform that models
+    // preemption keeps it off until interrupts are on again (the kernel's order, below).
+    virtual void lock_release_irq(LockObject *lock, LockMode mode, Site site) {
+        lock_release(lock, mode, site);
+        local_irq_enable(site);
+    }
 
     // --- RCU ---
     virtual void rcu_read_lock(Site site) = 0;
@@ -476,9 +482,14 @@ inline void acquire_irq(const LockBase &l, LockMode m, const char *what, Loc loc
     if (irq_form_disables_irqs(l)) l.platform().local_irq_disable({what, loc});
     acquire(l, m, what, loc);
 }
+// Unlocking enables interrupts before preemption (spin_unlock_irq / _irqrestore: unlock,
+// local_irq_enable / restore, preempt_enable), so an interrupt that arrived in the section
+// runs inside its preempt-off part.
 inline void release_irq(const LockBase &l, LockMode m, const char *what, Loc loc) {
-    release(l, m, what, loc);
-    if (irq_form_disables_irqs(l)) l.platform().local_irq_enable({what, loc});
+    if (irq_form_disables_irqs(l))
+        l.platform().lock_release_irq(l.object(), m, {what, loc});
+    else
+        release(l, m, what, loc);
 }
 inline unsigned long acquire_irqsave(const LockBase &l, LockMode m, const char *what, Loc loc) {
     unsigned long flags = l.platform().irqs_disabled() ? 1 : 0;

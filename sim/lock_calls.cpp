@@ -22,6 +22,25 @@ void SimPlatform::lock_release(kernel::LockObject *lock, LockMode mode, Site sit
     locks_.release(lock, mode, site);
 }
 
+// spin_unlock_irq / _irqrestore and write_unlock_irq* (v6.6 include/linux/spinlock_api_smp.h,
+// __raw_spin_unlock_irqrestore; v5.10 the same): the lock word is released, interrupts come
+// back on, and only then preemption, so an interrupt pending during the section (and softirq
+// work it raises, run on its exit) lengthens the preempt-off section, as ftrace's preemptoff
+// tracer counts it.
+void SimPlatform::lock_release_irq(kernel::LockObject *lock, LockMode mode, Site site) {
+    Task *t = cur_;
+    if (t && LockTable::is_rt(lock)) rcu_.read_unlock(site);
+    const bool owes_preempt = locks_.release(lock, mode, site, true);
+    local_irq_enable(site);
+    if (!owes_preempt) return;
+    // The interrupt work delivered just now runs before preempt_enable.
+    if (Cpu &c = cpu_of(t); c.irq_until > engine_.now()) {
+        start_act(c, Act::Span, 0);
+        suspend_current();
+    }
+    preempt_dec(t, site);
+}
+
 // Without PREEMPT_RT the softirq count is part of preempt_count: a preempt-off section, and
 // softirq work raised meanwhile on this CPU runs at the local_bh_enable that ends it, before
 // preemption comes back on (__local_bh_enable_ip). Under PREEMPT_RT (kernel/softirq.c,

@@ -265,7 +265,8 @@ void LockTable::adjust_prio_chain(Task *owner) {
     }
 }
 
-void LockTable::release(kernel::LockObject *obj, LockMode mode, const Site &site) {
+bool LockTable::release(kernel::LockObject *obj, LockMode mode, const Site &site,
+                        bool keep_preempt) {
     auto &l = static_cast<Lock &>(*obj);
     Task *t = ops_.current();
     if (t) {
@@ -274,7 +275,7 @@ void LockTable::release(kernel::LockObject *obj, LockMode mode, const Site &site
         if (it == t->held.rend()) {
             ops_.violation("unlock_not_held", fmt::format("{} of {} by {}, which does not hold it",
                                                           site.str(), l.name, t->params.name));
-            return;
+            return false;
         }
         if (ops_.recording()) stats(l).hold[side(mode)].record(ops_.now() - it->since);
         t->held.erase(std::next(it).base());
@@ -307,14 +308,16 @@ void LockTable::release(kernel::LockObject *obj, LockMode mode, const Site &site
         adjust_prio_chain(t);         // the releasing owner loses what it inherited
         adjust_prio_chain(l.writer);  // the new owner inherits from the waiters left
     }
-    if (!t) return;
+    if (!t) return false;
     if (l.spins()) {
         ops_.advance(pc_.spin_release + transfer);
+        if (keep_preempt) return true;
         ops_.preempt_dec(t, site);
     } else {
         ops_.advance(pc_.sem_release + transfer + (woke_sleeper ? pc_.wakeup : 0));
         ops_.maybe_preempt();
     }
+    return false;
 }
 
 // lockdep-like: lock classes taken while holding others form a graph; an acquisition that

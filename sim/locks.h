@@ -109,7 +109,10 @@ class LockTable {
     kernel::LockObject *create(kernel::LockKind kind, std::string_view name);
     void acquire(kernel::LockObject *lock, LockMode mode, const Site &site);
     bool try_acquire(kernel::LockObject *lock, LockMode mode, const Site &site);
-    void release(kernel::LockObject *lock, LockMode mode, const Site &site);
+    // With keep_preempt a spinning lock's release leaves its preempt count to the caller;
+    // returns whether there is one to drop.
+    bool release(kernel::LockObject *lock, LockMode mode, const Site &site,
+                 bool keep_preempt = false);
 
     // An rt_mutex-based lock (PREEMPT_RT's spinlock_t and rwlock_t).
     static bool is_rt(const kernel::LockObject *lock) {

@@ -118,6 +118,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void lock_acquire(kernel::LockObject *lock, LockMode mode, Site site) override;
     bool lock_try(kernel::LockObject *lock, LockMode mode, Site site) override;
     void lock_release(kernel::LockObject *lock, LockMode mode, Site site) override;
+    void lock_release_irq(kernel::LockObject *lock, LockMode mode, Site site) override;
     bool preempt_rt() const override { return cfg_.preempt == PreemptModel::Rt; }
     void local_bh_disable(Site site) override;
     void local_bh_enable(Site site) override;

@@ -127,6 +127,34 @@ TEST(Irq, HandlerWaitsWhileInterruptsAreOff) {
     EXPECT_EQ(r.irqs_off.longest.front().length, 1 * kMsec);
 }
 
+// spin_unlock_irqrestore turns interrupts on before preemption: the interrupt that waited in
+// the section (handler, then its softirq work on irq exit) runs inside the preempt-off
+// section, as ftrace's preemptoff tracer counts it. The irqs-off section is the lock's alone.
+TEST(Irq, IrqUnlockRunsThePendingInterruptWithPreemptionOff) {
+    auto cfg = zero_config(1, 10 * kMsec);
+    cfg.irqs = {{.kind = "timer",
+                 .cpus = {},
+                 .period = 1 * kMsec,
+                 .handler = 100 * kUsec,
+                 .softirq = 30 * kUsec}};
+    SimPlatform sim(cfg);
+    Time after_unlock = -1;
+    sim.create_task({"t", Sched::Other, 0, 0, false}, [&] {
+        Spinlock lock("irq_lock");
+        sleep_until(1500 * kUsec);  // after the first interrupt (1.0-1.13 ms)
+        unsigned long flags = spin_lock_irqsave(lock);
+        ndelay(1 * kMsec);  // 1.5-2.5 ms: the 2 ms interrupt waits
+        spin_unlock_irqrestore(lock, flags);
+        after_unlock = now();
+    });
+    auto r = sim.run();
+    EXPECT_EQ(after_unlock, 2630 * kUsec);
+    ASSERT_FALSE(r.irqs_off.longest.empty());
+    EXPECT_EQ(r.irqs_off.longest.front().length, 1 * kMsec);
+    ASSERT_FALSE(r.preempt_off.longest.empty());
+    EXPECT_EQ(r.preempt_off.longest.front().length, 1130 * kUsec);
+}
+
 // Interrupt work that would leave its CPU no time is refused (as the scenario file's
 // [[machine.irq]] is, with its place).
 TEST(Irq, LoadThatLeavesNoTimeIsAUserError) {
