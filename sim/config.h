@@ -70,6 +70,10 @@ struct SimConfig {
     CostModel cost_model = CostModel::Counted;
     PreemptModel preempt = PreemptModel::Full;
     bool preempt_rcu = true;
+    // Under Rt: rcupdate.rcu_normal_after_boot, whose default is IS_ENABLED(CONFIG_PREEMPT_RT)
+    // (kernel/rcu/update.c, v6.6): once booted, synchronize_rcu_expedited waits for a normal
+    // grace period (rcu_gp_is_normal). Without Rt it is off.
+    bool rcu_normal_after_boot = true;
     // Under Rt: rt_mutex priority inheritance (kernel/locking/rtmutex.c). Off only to show what
     // it prevents; the kernel has no such switch.
     bool rt_mutex_pi = true;

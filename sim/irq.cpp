@@ -178,26 +178,12 @@ void SimPlatform::on_irq(void *self, uint64_t arg) {
 // new work): handler and softirq time go on in hard interrupt context.
 void SimPlatform::deliver_irq(Cpu &c, size_t source) {
     const IrqSource &src = cfg_.irqs[source];
-    const Time now = engine_.now();
     const SoftirqWhere where = stop_ ? SoftirqWhere::Inline : softirq_where(src, cfg_.preempt);
     const Time hard =
         where == SoftirqWhere::IrqThread ? cfg_.profile.primitive.wakeup : src.handler;
     const Time soft = where == SoftirqWhere::Inline ? src.softirq : 0;
-    const Time cost = hard + soft;
-    c.irq_until = std::max(now, c.irq_until) + cost;
-    if (recording()) {
-        c.stats.irq_ns += hard;
-        c.stats.softirq_ns += soft;
-    }
     trace_event("cpu{} irq {}", c.id, src.kind);
-    if (c.act == Act::Switching && c.curr->params.probe && c.curr->probe_due >= 0)
-        note_irq_delay(c.curr, c, now, cost);
-    if (c.act == Act::Span || c.act == Act::Switching) {
-        ++c.gen;
-        c.act_end += cost;
-        engine_.schedule(c.act_end, on_cpu_event, this, cpu_event_arg(c.gen, c.id));
-    }
-    engine_.schedule(c.irq_until, on_irq_end, this, static_cast<uint64_t>(c.id));
+    take_irq_time(c, hard, soft);
     switch (where) {
         case SoftirqWhere::IrqThread:
             ++c.thread_raised[source];
@@ -213,6 +199,24 @@ void SimPlatform::deliver_irq(Cpu &c, size_t source) {
         case SoftirqWhere::Inline:
             break;
     }
+}
+
+void SimPlatform::take_irq_time(Cpu &c, Time hard, Time soft) {
+    const Time now = engine_.now();
+    const Time cost = hard + soft;
+    c.irq_until = std::max(now, c.irq_until) + cost;
+    if (recording()) {
+        c.stats.irq_ns += hard;
+        c.stats.softirq_ns += soft;
+    }
+    if (c.act == Act::Switching && c.curr->params.probe && c.curr->probe_due >= 0)
+        note_irq_delay(c.curr, c, now, cost);
+    if (c.act == Act::Span || c.act == Act::Switching) {
+        ++c.gen;
+        c.act_end += cost;
+        engine_.schedule(c.act_end, on_cpu_event, this, cpu_event_arg(c.gen, c.id));
+    }
+    engine_.schedule(c.irq_until, on_irq_end, this, static_cast<uint64_t>(c.id));
 }
 
 void SimPlatform::on_irq_end(void *self, uint64_t arg) {

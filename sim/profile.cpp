@@ -44,6 +44,8 @@ constexpr PrimField kPrimFields[] = {
     {"vmalloc", &PrimitiveCosts::vmalloc},
     {"vmalloc_page", &PrimitiveCosts::vmalloc_page},
     {"rcu_callback", &PrimitiveCosts::rcu_callback},
+    {"rcu_exp_setup", &PrimitiveCosts::rcu_exp_setup},
+    {"rcu_exp_handler", &PrimitiveCosts::rcu_exp_handler},
 };
 
 [[noreturn]] void fail(const std::string &source, const toml::source_region &where,

@@ -40,6 +40,11 @@ struct PrimitiveCosts {
     Time vmalloc = 3000;
     Time vmalloc_page = 250;  // per 4 KiB page mapped
     Time rcu_callback = 50;   // invoking one call_rcu callback
+    // synchronize_rcu_expedited (kernel/rcu/tree_exp.h): from the call to the IPIs going out
+    // (the funnel lock and the hop to the rcu_gp workqueue's kworker), and one rcu_exp_handler
+    // IPI's time on the CPU it interrupts (entry, the handler, exit).
+    Time rcu_exp_setup = 20000;
+    Time rcu_exp_handler = 1000;
 };
 
 // Work kinds added after profiles were first written may be absent from a profile file; the

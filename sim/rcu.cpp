@@ -62,9 +62,13 @@ RcuState::GracePeriod *RcuState::request_gp(bool expedited) {
         g->callbacks = std::move(spare_callbacks_);
         return g;
     };
-    if (expedited && cfg_.userspace_rcu_gp < 0) {  // liburcu has no expedited grace period
+    const bool normal_after_boot = cfg_.preempt == PreemptModel::Rt && cfg_.rcu_normal_after_boot;
+    // liburcu has no expedited grace period
+    if (expedited && cfg_.userspace_rcu_gp < 0 && !normal_after_boot) {
         GracePeriod *g = make(true);
-        start_gp(*g);
+        g->start = engine_.now();
+        engine_.schedule(g->start + cfg_.profile.primitive.rcu_exp_setup, on_exp_start, this,
+                         g->id);
         return g;
     }
     if (!normal_gp_) {
@@ -79,7 +83,7 @@ RcuState::GracePeriod *RcuState::request_gp(bool expedited) {
 
 void RcuState::start_gp(GracePeriod &g) {
     g.started = true;
-    g.start = engine_.now();
+    if (!g.expedited) g.start = engine_.now();
     g.start_seq = ++seq_;
     const auto cpus = static_cast<size_t>(cfg_.cpus);
     g.cpu_pending.assign(cpus, 0);
@@ -167,6 +171,15 @@ void RcuState::complete_gp(GracePeriod &g) {
     }
 }
 
+void RcuState::on_exp_start(void *self, uint64_t id) {
+    auto *p = static_cast<RcuState *>(self);
+    for (auto &g : p->gps_)
+        if (g->id == id) {
+            p->start_gp(*g);
+            return;
+        }
+}
+
 void RcuState::on_exp_ipi(void *self, uint64_t arg) {
     auto *p = static_cast<RcuState *>(self);
     const int cpu = event_cpu(arg);
@@ -175,7 +188,12 @@ void RcuState::on_exp_ipi(void *self, uint64_t arg) {
         p->exp_ipi_pending_[static_cast<size_t>(cpu)] = 1;  // delivered at local_irq_enable
         return;
     }
-    p->interrupt(cpu);
+    p->exp_handler(cpu);
+}
+
+void RcuState::exp_handler(int cpu) {
+    ops_.hard_irq(cpu, cfg_.profile.primitive.rcu_exp_handler);
+    interrupt(cpu);
 }
 
 void RcuState::interrupt(int cpu) {
@@ -188,7 +206,7 @@ void RcuState::interrupt(int cpu) {
 void RcuState::irqs_on(int cpu) {
     if (!exp_ipi_pending_[static_cast<size_t>(cpu)]) return;
     exp_ipi_pending_[static_cast<size_t>(cpu)] = 0;
-    interrupt(cpu);
+    exp_handler(cpu);
 }
 
 void RcuState::read_lock(const Site &site) {

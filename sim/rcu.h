@@ -5,9 +5,14 @@
 // tick / interrupt / read-unlock while outside any read section and with preemption and
 // interrupts on, as with the consolidated RCU flavours) and no task that entered a read section
 // before the grace period began is still inside it (preempted readers under PREEMPT_RCU).
-// Normal grace periods finish on a jiffy boundary, one at a time; expedited ones IPI every busy
-// CPU and finish at once. call_rcu callbacks run on a callback task, with preemption off, after
-// their grace period.
+// Normal grace periods finish on a jiffy boundary, one at a time. An expedited one follows
+// synchronize_rcu_expedited (kernel/rcu/tree_exp.h, v6.6): after the funnel lock and the hop to
+// the rcu_gp workqueue (rcu_exp_setup), sync_rcu_exp_select_cpus sends an IPI to every CPU not
+// idle (an idle CPU is in an extended quiescent state and is skipped); rcu_exp_handler's time
+// (rcu_exp_handler) is taken from whatever runs there as interrupt time, and reports a quiescent
+// state at once or, inside a read section, when it ends; the grace period ends when every CPU
+// reported. Under PREEMPT_RT with rcu_normal_after_boot it is a normal grace period. call_rcu
+// callbacks run on a callback task, with preemption off, after their grace period.
 //
 // It talks to the scheduler only through SchedOps (sched_ops.h); the scheduler tells it of
 // context switches, idle CPUs, interrupts and tasks that end a read-side or atomic section.
@@ -81,7 +86,7 @@ class RcuState {
         bool expedited = false;
         bool started = false;
         bool completing = false;
-        Time start = 0;
+        Time start = 0;  // the request, for an expedited one
         uint64_t start_seq = 0;
         std::vector<uint8_t> cpu_pending;
         int pending = 0;
@@ -91,6 +96,9 @@ class RcuState {
 
     static void on_gp_complete(void *self, uint64_t arg);
     static void on_exp_ipi(void *self, uint64_t arg);
+    static void on_exp_start(void *self, uint64_t id);
+    // rcu_exp_handler on `cpu`: its time, then the quiescent state.
+    void exp_handler(int cpu);
     GracePeriod *request_gp(bool expedited);
     void start_gp(GracePeriod &g);
     void check_gp(GracePeriod &g);

@@ -55,6 +55,9 @@ class SchedOps {
     virtual Task *create_kthread(kernel::TaskParams params, std::function<void()> body) = 0;
     // The duration is over: no new work starts.
     virtual bool should_stop() = 0;
+    // A hard interrupt handler of `ns` runs on `cpu` now (an expedited grace period's IPI): its
+    // time is taken from whatever runs there and counted as the CPU's interrupt time.
+    virtual void hard_irq(int cpu, Time ns) = 0;
 
     virtual bool recording() const = 0;
     virtual kernel::OpStats &op_stats(Label l) = 0;

@@ -151,6 +151,9 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void maybe_preempt() override;
     void set_prio(Task *t, int rank) override;
     Task *running_on(int cpu) override { return cpus_[static_cast<size_t>(cpu)].curr; }
+    void hard_irq(int cpu, Time ns) override {
+        take_irq_time(cpus_[static_cast<size_t>(cpu)], ns, 0);
+    }
     const std::vector<std::unique_ptr<Task>> &tasks() const override { return tasks_; }
     Task *create_kthread(kernel::TaskParams params, std::function<void()> body) override;
     // Statistics are recorded from the start to the end of the drain (drained_): work in flight
@@ -218,6 +221,9 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void start_irq_timers();
     void schedule_irq(Cpu &c, size_t source);
     void deliver_irq(Cpu &c, size_t source);
+    // `hard` ns of handler and `soft` of softirq work at irq exit, on `c` now, taken from
+    // whatever runs there.
+    void take_irq_time(Cpu &c, Time hard, Time soft);
     void timer_fire(Task *t, Cpu &c);
     void irqs_on_work(Cpu &c);
     void irq_off(Task *t, const Site &site);

@@ -151,3 +151,63 @@ TEST(Rcu, CallRcuRunsTheCallbackAfterAGracePeriod) {
     kernel::PlatformScope scope(sim);
     kdelete(rcu_dereference_protected(ptr));
 }
+
+namespace {
+
+// Three CPUs busy outside any read section, a fourth that only runs a writer calling
+// synchronize_rcu_expedited in a loop (idle while it waits).
+RunResults expedited_loop(sim::PreemptModel preempt, uint64_t *calls) {
+    SimConfig cfg;
+    cfg.cpus = 4;
+    cfg.duration = 20 * kMsec;
+    cfg.preempt = preempt;
+    cfg.profile.primitive.ipi = 1500;
+    cfg.profile.primitive.rcu_exp_setup = 7000;
+    cfg.profile.primitive.rcu_exp_handler = 900;
+    SimPlatform sim(cfg);
+    for (int c = 0; c < 3; ++c)
+        sim.create_task({"busy" + std::to_string(c), Sched::Other, 0, c, false}, [] {
+            while (!kthread_should_stop())
+                ndelay(30 * kUsec);
+        });
+    sim.create_task({"writer", Sched::Other, 0, 3, false}, [calls] {
+        while (!kthread_should_stop()) {
+            synchronize_rcu_expedited();
+            ++*calls;
+            msleep(1);
+        }
+    });
+    return sim.run();
+}
+
+}  // namespace
+
+// The funnel and workqueue hop, the IPI to each busy CPU, its handler there: every busy CPU
+// loses one handler's time per grace period, the idle one none, and each grace period lasts
+// setup + IPI (the handler reports its quiescent state).
+TEST(Rcu, ExpeditedGracePeriodCostsEveryBusyCpuOneHandler) {
+    uint64_t calls = 0;
+    auto r = expedited_loop(sim::PreemptModel::Full, &calls);
+    ASSERT_GT(calls, 5u);
+    EXPECT_EQ(r.rcu.expedited_grace_periods, calls);
+    EXPECT_EQ(r.rcu.grace_periods, 0u);
+    EXPECT_EQ(r.rcu.expedited_grace_period_ns.min(), 8500);
+    EXPECT_EQ(r.rcu.expedited_grace_period_ns.max(), 8500);
+    ASSERT_EQ(r.cpus.size(), 4u);
+    for (int c = 0; c < 3; ++c)
+        EXPECT_EQ(r.cpus[static_cast<size_t>(c)].irq_ns, static_cast<Time>(calls) * 900)
+            << "cpu " << c;
+    EXPECT_EQ(r.cpus[3].irq_ns, 0);
+}
+
+// PREEMPT_RT with rcu_normal_after_boot: the expedited call waits a normal grace period (it
+// ends on a jiffy) and sends no IPI.
+TEST(Rcu, ExpeditedIsANormalGracePeriodUnderRt) {
+    uint64_t calls = 0;
+    auto r = expedited_loop(sim::PreemptModel::Rt, &calls);
+    ASSERT_GT(calls, 2u);
+    EXPECT_EQ(r.rcu.expedited_grace_periods, 0u);
+    EXPECT_EQ(r.rcu.grace_periods, calls);
+    EXPECT_EQ(r.cpus[0].irq_ns, 0);
+    EXPECT_GT(r.rcu.grace_period_ns.min(), 8500);
+}
