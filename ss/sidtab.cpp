@@ -183,7 +183,30 @@ const Sidtab::Entry *Sidtab::entry(uint32_t sid) const {
     return const_cast<Sidtab *>(this)->entry(sid);
 }
 
+// The legacy era's SID -> entry (v4.15.1 ss/sidtab.c sidtab_search_core): the chain of bucket
+// sid & (SIDTAB_SIZE - 1) holds that bucket's SIDs in ascending order and is walked until a SID
+// not below `sid`; every node visited is a dependent load, priced as a probe. nullptr when the
+// walk ends without `sid`.
+Sidtab::Entry *Sidtab::legacy_walk(uint32_t sid) {
+    const uint32_t n = size_.load(std::memory_order_acquire);
+    const uint32_t first = (sid & (kSidtabLegacyBuckets - 1)) ? sid & (kSidtabLegacyBuckets - 1)
+                                                              : kSidtabLegacyBuckets;
+    for (uint32_t s = first; s <= n; s += kSidtabLegacyBuckets) {
+        Entry &e = at(s - 1);
+        if (!e.used.load(std::memory_order_acquire)) continue;  // not in the chain
+        count_work(Work::HashProbe);
+        if (s >= sid) return s == sid ? &e : nullptr;
+    }
+    return nullptr;
+}
+
 Sidtab::Entry *Sidtab::search_entry(uint32_t sid, bool force) {
+    if (era_ == SidtabEra::Legacy) {
+        // An unknown SID or (unless forced) an invalid context: the unlabeled SID's chain next.
+        Entry *e = sid == SECSID_NULL ? nullptr : legacy_walk(sid);
+        if (e && (force || !e->context.is_invalid())) return e;
+        return legacy_walk(SECINITSID_UNLABELED);
+    }
     count_work(Work::HashProbe);
     Entry *e = entry(sid);
     if (e && (force || !e->context.is_invalid())) return e;

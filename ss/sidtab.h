@@ -15,7 +15,10 @@
 //  - SIDs 1..kSecInitSidNum are the initial SIDs, set from the policy's `sid` statements;
 //    dynamic SIDs follow, numbered in insertion order and never reused.
 //  - SID -> context is an index into a chunked array (stable addresses, like the kernel's tree of
-//    pages); context -> SID as the era does it.
+//    pages) in the hash and linear eras; in the legacy era (v4.15.1 ss/sidtab.c,
+//    sidtab_search_core) it walks the ascending chain of bucket sid & 127 over the same storage,
+//    about N/128 nodes each priced as a probe, and for an unknown SID or an invalid context
+//    walks the unlabeled SID's chain as well. Context -> SID as the era does it.
 //  - The SID -> string cache keeps the text of up to `cache_size` contexts (LRU; 0 turns it
 //    off), so sid_to_context of a context with many categories is a copy, not a rebuild.
 //  - Live conversion for a policy load (hash and linear eras, sidtab_convert): under the lock the
@@ -181,7 +184,8 @@ class Sidtab {
     Entry &at(uint32_t i) const {  // i < size_
         return chunks_[i >> kChunkBits].load(std::memory_order_acquire)[i & (kChunk - 1)];
     }
-    Entry &slot(uint32_t sid);  // grows the array up to sid (lock held)
+    Entry *legacy_walk(uint32_t sid);  // the legacy era's chain walk (sidtab_search_core)
+    Entry &slot(uint32_t sid);         // grows the array up to sid (lock held)
     Entry *insert_at(uint32_t sid, Context c, uint32_t hash, bool hashed = true);
     void hash_add(Entry *e);
     // The linear and legacy eras' scan over entries [from, to) (after the cache when `cached`).
