@@ -447,7 +447,7 @@ void Sidtab::cancel_convert() {
     Held g(*this, Section::CancelConvert);
     convert_target_ = nullptr;
     convert_fn_ = nullptr;
-    shutdown_ = false;  // the kernel before 5.1 left the table shut down; we reopen it
+    shutdown_ = false;  // the kernel before 5.0 left the table shut down; we reopen it
 }
 
 void Sidtab::freeze_begin() {
