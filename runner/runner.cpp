@@ -175,6 +175,7 @@ CoreConfig core_config(const CoreVariants &v, const KernelBehaviour &kernel) {
     c.sid_string_cache = v.sid_string_cache >= 0 ? static_cast<uint32_t>(v.sid_string_cache)
                                                  : kernel.sid_string_cache;
     c.sidtab = kernel.sidtab;
+    c.sidtab_freeze = kernel.sidtab_freeze;
     if (v.sidtab != "kernel" && !ss::sidtab_era_from_name(v.sidtab, &c.sidtab))
         throw std::logic_error("unknown SID table era " + v.sidtab);
     return c;
@@ -295,6 +296,9 @@ kernel::RunResults run_on(kernel::Platform &platform,
     }
     kernel::RunResults results = run();
     record_kernel(results, design, core);
+    if (!core.sidtab_freeze)
+        results.config["kernel.sidtab_mirror_collisions"] =
+            std::to_string(server->sidtab_mirror_collisions());
     results.workload_notes = std::move(env.notes);  // the run's `point` says where, in a sweep
     server.reset();  // frees the policy states while the platform is current
     return results;

@@ -58,10 +58,37 @@ uint32_t context_compute_hash(const Context &c) {
     return finish(h);
 }
 
+uint32_t Sidtab::era_hash(const Context &c) const {
+    switch (era_) {
+        case SidtabEra::Hash:
+            return context_compute_hash(c);
+        case SidtabEra::HashString: {
+            // 5.6-5.7's context_add_hash: context_struct_to_string into a GFP_ATOMIC buffer,
+            // full_name_hash over it, kfree. The table holds no policy to spell the names with:
+            // user:role:type counts as kContextNamesBytes, each level as "s<N>" and each
+            // category as ",c<N>" (4 bytes), which is the MLS part's length to a byte or two.
+            size_t bytes = c.is_invalid() ? c.str.size() : kContextNamesBytes;
+            if (!c.is_invalid())
+                for (const auto &level : c.range.level)
+                    bytes += 3 + 4 * static_cast<size_t>(level.cat.cardinality());
+            count_work(Work::Alloc);
+            count_work(Work::StringByte, bytes);
+            count_work(Work::Free);
+            return context_compute_hash(c);
+        }
+        case SidtabEra::Linear:
+        case SidtabEra::Legacy:
+            break;
+    }
+    return 0;
+}
+
 std::string_view sidtab_era_name(SidtabEra e) {
     switch (e) {
         case SidtabEra::Hash:
             return "hash";
+        case SidtabEra::HashString:
+            return "hash-string";
         case SidtabEra::Linear:
             return "linear";
         case SidtabEra::Legacy:
@@ -71,7 +98,8 @@ std::string_view sidtab_era_name(SidtabEra e) {
 }
 
 bool sidtab_era_from_name(std::string_view name, SidtabEra *out) {
-    for (SidtabEra e : {SidtabEra::Hash, SidtabEra::Linear, SidtabEra::Legacy})
+    for (SidtabEra e :
+         {SidtabEra::Hash, SidtabEra::HashString, SidtabEra::Linear, SidtabEra::Legacy})
         if (sidtab_era_name(e) == name) {
             *out = e;
             return true;
@@ -162,14 +190,14 @@ Sidtab::Entry *Sidtab::insert_at(uint32_t sid, Context c, uint32_t hash, bool ha
     e.hash = hash;
     e.used.store(true, std::memory_order_release);
     count_.fetch_add(1, std::memory_order_relaxed);
-    if (era_ == SidtabEra::Hash && hashed) hash_add(&e);
+    if (hashed_era() && hashed) hash_add(&e);
     return &e;
 }
 
 int Sidtab::set_initial(uint32_t sid, const Context &c) {
     if (sid == SECSID_NULL || sid > kSecInitSidNum) return -EINVAL;
     if (at(sid - 1).used.load(std::memory_order_relaxed)) return -EINVAL;
-    insert_at(sid, c, era_ == SidtabEra::Hash ? context_compute_hash(c) : 0);
+    insert_at(sid, c, era_hash(c));
     return 0;
 }
 
@@ -183,7 +211,30 @@ const Sidtab::Entry *Sidtab::entry(uint32_t sid) const {
     return const_cast<Sidtab *>(this)->entry(sid);
 }
 
+// The legacy era's SID -> entry (v4.15.1 ss/sidtab.c sidtab_search_core): the chain of bucket
+// sid & (SIDTAB_SIZE - 1) holds that bucket's SIDs in ascending order and is walked until a SID
+// not below `sid`; every node visited is a dependent load, priced as a probe. nullptr when the
+// walk ends without `sid`.
+Sidtab::Entry *Sidtab::legacy_walk(uint32_t sid) {
+    const uint32_t n = size_.load(std::memory_order_acquire);
+    const uint32_t first = (sid & (kSidtabLegacyBuckets - 1)) ? sid & (kSidtabLegacyBuckets - 1)
+                                                              : kSidtabLegacyBuckets;
+    for (uint32_t s = first; s <= n; s += kSidtabLegacyBuckets) {
+        Entry &e = at(s - 1);
+        if (!e.used.load(std::memory_order_acquire)) continue;  // not in the chain
+        count_work(Work::HashProbe);
+        if (s >= sid) return s == sid ? &e : nullptr;
+    }
+    return nullptr;
+}
+
 Sidtab::Entry *Sidtab::search_entry(uint32_t sid, bool force) {
+    if (era_ == SidtabEra::Legacy) {
+        // An unknown SID or (unless forced) an invalid context: the unlabeled SID's chain next.
+        Entry *e = sid == SECSID_NULL ? nullptr : legacy_walk(sid);
+        if (e && (force || !e->context.is_invalid())) return e;
+        return legacy_walk(SECINITSID_UNLABELED);
+    }
     count_work(Work::HashProbe);
     Entry *e = entry(sid);
     if (e && (force || !e->context.is_invalid())) return e;
@@ -228,7 +279,7 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
 }
 
 uint32_t Sidtab::lookup(const Context &c, uint32_t hash) const {
-    if (era_ != SidtabEra::Hash) return scan(c, 0, size_.load(std::memory_order_acquire), true);
+    if (!hashed_era()) return scan(c, 0, size_.load(std::memory_order_acquire), true);
     for (const Entry *e = buckets_[hash & (kSidtabHashBuckets - 1)].load(std::memory_order_acquire);
          e; e = e->hnext) {
         count_work(Work::HashProbe);
@@ -238,8 +289,8 @@ uint32_t Sidtab::lookup(const Context &c, uint32_t hash) const {
 }
 
 int Sidtab::context_to_sid(const Context &c, uint32_t *sid) {
-    // Only the hash era hashes the context.
-    const uint32_t hash = era_ == SidtabEra::Hash ? context_compute_hash(c) : 0;
+    // Only the hash eras hash the context (5.6-5.7 through its string), outside the lock.
+    const uint32_t hash = era_hash(c);
     const uint32_t scanned = size_.load(std::memory_order_acquire);
     if (uint32_t found = lookup(c, hash)) {
         *sid = found;
@@ -249,7 +300,7 @@ int Sidtab::context_to_sid(const Context &c, uint32_t *sid) {
     // Added while we took the lock? The hash era searches its chain again, the linear era the
     // entries added since its scan, the legacy era everything again.
     const uint32_t now = size_.load(std::memory_order_relaxed);
-    uint32_t found = era_ == SidtabEra::Hash     ? lookup(c, hash)
+    uint32_t found = hashed_era()                ? lookup(c, hash)
                      : era_ == SidtabEra::Linear ? scan(c, scanned, now, false)
                                                  : scan(c, 0, now, true);
     if (found) {
@@ -264,8 +315,15 @@ int Sidtab::context_to_sid(const Context &c, uint32_t *sid) {
         // A conversion is under way: the new table gets the entry under the same SID.
         Context converted;
         if (int rc = convert_fn_(c, converted)) return rc;
-        const uint32_t h2 = era_ == SidtabEra::Hash ? context_compute_hash(converted) : 0;
-        convert_target_->insert_at(newsid, std::move(converted), h2);
+        const uint32_t h2 = era_hash(converted);
+        // Without the freeze (5.10.0-5.10.29) the old table goes on mirroring after the new
+        // one was published and has added SIDs of its own: the kernel then overwrites the new
+        // table's entry under that SID (the race the freeze fixed). locksim keeps the new
+        // table's entry and counts the collision.
+        if (convert_target_->entry(newsid))
+            mirror_collisions_.fetch_add(1, std::memory_order_relaxed);
+        else
+            convert_target_->insert_at(newsid, std::move(converted), h2);
     }
     // sidtab_insert walks the SID-keyed chain to its end (legacy).
     if (era_ == SidtabEra::Legacy) count_work(Work::HashProbe, count() / kSidtabLegacyBuckets);
@@ -335,16 +393,19 @@ int Sidtab::convert(Sidtab &target, ConvertFn fn) {
                 cancel_convert();
                 return rc;
             }
-            target.insert_at(e.sid, std::move(converted), 0, false);
+            // 5.6-5.7's convert_context hashes the new context's string here, outside the
+            // lock; 5.8 on hashes under it below.
+            const uint32_t h = era_ == SidtabEra::HashString ? era_hash(converted) : 0;
+            target.insert_at(e.sid, std::move(converted), h, false);
         }
         if ((i + 1 - kSecInitSidNum) % kSidtabLeafEntries == 0) locking_->resched();
     }
-    if (era_ == SidtabEra::Hash) {
+    if (hashed_era()) {
         Held g(*this, Section::ConvertHashtable);
         for (uint32_t i = kSecInitSidNum; i < n; ++i) {
             Entry &e = target.at(i);
             if (!e.used.load(std::memory_order_relaxed)) continue;
-            e.hash = context_compute_hash(e.context);
+            if (era_ == SidtabEra::Hash) e.hash = context_compute_hash(e.context);
             target.hash_add(&e);
         }
     }
@@ -386,7 +447,7 @@ void Sidtab::cancel_convert() {
     Held g(*this, Section::CancelConvert);
     convert_target_ = nullptr;
     convert_fn_ = nullptr;
-    shutdown_ = false;  // the kernel before 5.1 left the table shut down; we reopen it
+    shutdown_ = false;  // the kernel before 5.0 left the table shut down; we reopen it
 }
 
 void Sidtab::freeze_begin() {

@@ -1,29 +1,40 @@
 // The SID table (the kernel's security/selinux/ss/sidtab.c): security identifiers for contexts.
-// Modelled on the source as of v6.x (the hash table era, 5.6 on), with the two earlier eras as
-// a runtime option (SidtabEra), each from its own source as we read it:
-//   hash   (5.6 on, 66f8e2f03c02): context -> SID through a hash table of the context hashes;
-//   linear (5.1 - 5.5, ee1a84fdfeed): a scan over every entry in SID order after a cache of the
-//          3 latest hits (the "rcache"); the lock-free scan is re-run under the lock only over
-//          the entries added meanwhile;
-//   legacy (before 5.1; v4.15 services.c and v5.0 sidtab.c): the cache of 3, then a scan over
-//          every entry, and the scan again under the lock before an insert; a policy load shuts
-//          the table down (inserts fail with -ENOMEM, as sidtab_shutdown made them) until the
-//          new table replaces it, and clones the entries into the new table without its lock.
+// Modelled on the source as of v6.x (the hash table era, 5.8 on), with the earlier eras as a
+// runtime option (SidtabEra), each from its own source as we read it (docs/kernel-eras.md):
+//   hash        (5.8 on; v5.8.1 ss/context.c context_compute_hash): context -> SID through a
+//               hash table of the context's fields; a load hashes every converted entry under
+//               the old table's lock (sidtab_convert_hashtable);
+//   hash-string (5.6 - 5.7; v5.6.4 and v5.7.14 services.c context_add_hash): the same table,
+//               but every context_struct_to_sid formats the context string (a GFP_ATOMIC
+//               allocation, the formatting, a free) and hashes it, outside the table's lock;
+//               a load hashes each converted entry outside the lock and only links under it;
+//   linear      (5.0 - 5.5, v5.0.1 sidtab.c): a scan over every entry in SID order after a
+//               cache of the 3 latest hits (the "rcache"); the lock-free scan is re-run under
+//               the lock only over the entries added meanwhile;
+//   legacy      (up to 4.20; v4.15.1 services.c and sidtab.c): the cache of 3, then a scan over
+//               every entry, and the scan again under the lock before an insert; a policy load
+//               shuts the table down (inserts fail with -ENOMEM, as sidtab_shutdown made them)
+//               until the new table replaces it, and clones the entries into the new table
+//               without its lock.
 // The linear era's steps were checked against the 5.3-5.5 sidtab.c (atomic count, rcache of 3,
 // a cond_resched after each converted leaf), the hash era's against v5.10 and v6.x.
 //
 //  - SIDs 1..kSecInitSidNum are the initial SIDs, set from the policy's `sid` statements;
 //    dynamic SIDs follow, numbered in insertion order and never reused.
 //  - SID -> context is an index into a chunked array (stable addresses, like the kernel's tree of
-//    pages); context -> SID as the era does it.
+//    pages) in the hash and linear eras; in the legacy era (v4.15.1 ss/sidtab.c,
+//    sidtab_search_core) it walks the ascending chain of bucket sid & 127 over the same storage,
+//    about N/128 nodes each priced as a probe, and for an unknown SID or an invalid context
+//    walks the unlabeled SID's chain as well. Context -> SID as the era does it.
 //  - The SID -> string cache keeps the text of up to `cache_size` contexts (LRU; 0 turns it
 //    off), so sid_to_context of a context with many categories is a copy, not a rebuild.
 //  - Live conversion for a policy load (hash and linear eras, sidtab_convert): under the lock the
 //    table starts mirroring new inserts into the new table; outside it, the entries are
 //    converted a leaf (kSidtabLeafEntries) at a time with a reschedule point between leaves;
-//    then (hash era) the new table's hash table is built under the lock, every entry's hash
-//    computed there. After freeze_begin() an insert fails with -ESTALE (the caller retries
-//    against the new policy, 5.10 on).
+//    then (hash eras) the new table's hash table is built under the lock, every entry's hash
+//    computed there (5.8 on). After freeze_begin() an insert fails with -ESTALE (the caller
+//    retries against the new policy, 5.10.30 on); without the freeze (5.10.0-5.10.29) the old
+//    table keeps mirroring until it is freed.
 //
 // Concurrency, as the kernel's sidtab: lookups take no lock: entries live in fixed chunks that
 // never move, and an entry and a hash chain head are published with release stores after they
@@ -59,10 +70,13 @@ inline constexpr uint32_t kSidtabDefaultCacheSize = 256;
 inline constexpr uint32_t kSidtabLeafEntries = 4096 / 104;
 inline constexpr uint32_t kSidtabCacheLen = 3;         // the small reverse cache (linear, legacy)
 inline constexpr uint32_t kSidtabLegacyBuckets = 128;  // SIDTAB_SIZE: SID-keyed chains (legacy)
+// What "user:role:type" of a formatted context counts for (hash-string era): the length of
+// system_u:system_r:init_t and its like in the reference policy.
+inline constexpr size_t kContextNamesBytes = 24;
 
-enum class SidtabEra : uint8_t { Hash, Linear, Legacy };
+enum class SidtabEra : uint8_t { Hash, HashString, Linear, Legacy };
 std::string_view sidtab_era_name(SidtabEra e);
-// "hash", "linear" or "legacy"; false for anything else.
+// "hash", "hash-string", "linear" or "legacy"; false for anything else.
 bool sidtab_era_from_name(std::string_view name, SidtabEra *out);
 
 // The context hash the reverse table uses (the kernel's context_compute_hash: the string of an
@@ -142,6 +156,9 @@ class Sidtab {
     uint32_t cache_used() const;
 
     SidtabEra era() const { return era_; }
+    bool hashed_era() const { return era_ == SidtabEra::Hash || era_ == SidtabEra::HashString; }
+    // The context's hash as the era makes it, with its cost (0 in the eras without a hash).
+    uint32_t era_hash(const Context &c) const;
     const std::shared_ptr<SidtabLocking> &locking() const { return locking_; }
     // Replaces the locking; only while no other thread or task uses the table (setup).
     void set_locking(std::shared_ptr<SidtabLocking> l) { locking_ = std::move(l); }
@@ -161,6 +178,11 @@ class Sidtab {
         freeze_end();
     }
     bool frozen() const { return frozen_.load(std::memory_order_relaxed); }
+    // Inserts mirrored into a target that already held their SID: only without the freeze,
+    // once the target was published and added SIDs of its own (5.10.0-5.10.29).
+    uint64_t mirror_collisions() const {
+        return mirror_collisions_.load(std::memory_order_relaxed);
+    }
 
     // Every used entry (initial SIDs first). Not concurrently with inserts.
     template <class F>
@@ -181,7 +203,8 @@ class Sidtab {
     Entry &at(uint32_t i) const {  // i < size_
         return chunks_[i >> kChunkBits].load(std::memory_order_acquire)[i & (kChunk - 1)];
     }
-    Entry &slot(uint32_t sid);  // grows the array up to sid (lock held)
+    Entry *legacy_walk(uint32_t sid);  // the legacy era's chain walk (sidtab_search_core)
+    Entry &slot(uint32_t sid);         // grows the array up to sid (lock held)
     Entry *insert_at(uint32_t sid, Context c, uint32_t hash, bool hashed = true);
     void hash_add(Entry *e);
     // The linear and legacy eras' scan over entries [from, to) (after the cache when `cached`).
@@ -201,6 +224,7 @@ class Sidtab {
     Sidtab *convert_target_ = nullptr;
     ConvertFn convert_fn_;
     std::atomic<bool> frozen_{false};
+    std::atomic<uint64_t> mirror_collisions_{0};
     bool shutdown_ = false;  // legacy: a load is under way
 };
 

@@ -51,6 +51,7 @@ KernelBehaviour kernel_behaviour(KernelRelease r, std::string_view where) {
     b.release = r;
     b.sidtab = r < KernelRelease{5, 0, 0}   ? ss::SidtabEra::Legacy
                : r < KernelRelease{5, 6, 0} ? ss::SidtabEra::Linear
+               : r < KernelRelease{5, 8, 0} ? ss::SidtabEra::HashString
                                             : ss::SidtabEra::Hash;
     b.sid_string_cache = r < KernelRelease{5, 6, 0} ? 0 : ss::kSidtabDefaultCacheSize;
     // The fix reached 5.10.30 and 5.11.14 from stable, and 5.12 from the merge window.

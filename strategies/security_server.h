@@ -65,6 +65,10 @@ struct CoreConfig {
     uint32_t avc_threshold = 512;
     uint32_t sid_string_cache = 256;
     ss::SidtabEra sidtab = ss::SidtabEra::Hash;  // the SID table's era (ss/sidtab.h)
+    // A load freezes the old SID table around the commit and readers retry on -ESTALE
+    // (5.10.30, 5.11.14, 5.12 on); without it the old table mirrors its inserts into the new
+    // one until it is freed (5.10.0-5.10.29), and no kernel with policy_rwlock needed it.
+    bool sidtab_freeze = true;
 };
 
 // The state a server starts from: `db` with a SID table of core.sid_string_cache entries and
@@ -136,6 +140,9 @@ class SecurityServer {
     virtual const ss::PolicyState &setup_state() const = 0;
     // The AVC's counters (lookups, hits, misses, reclaims ...).
     virtual ss::AvcStats avc_stats() const = 0;
+    // Inserts an old SID table mirrored onto a SID its successor already held (only without
+    // the freeze: CoreConfig::sidtab_freeze), over the tables freed so far.
+    virtual uint64_t sidtab_mirror_collisions() const = 0;
 };
 
 // Builds the named strategy (strategies/catalog.h) over a policy state, on the current platform.

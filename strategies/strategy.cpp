@@ -30,6 +30,7 @@ StrategyBase::StrategyBase(std::string name, ss::PolicyState initial, const Core
       policy_mutex_("policy_mutex", platform_),
       name_(std::move(name)),
       rcu_published_(rcu_published),
+      sidtab_freeze_(core.sidtab_freeze),
       avc_(*this, core, platform_),
       file_hook_(core.file_hook),
       notifier_(platform_) {
@@ -80,6 +81,8 @@ void StrategyBase::new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel
 }
 
 void StrategyBase::free_version(PolicyVersion *v) {
+    if (v->st.sidtab.use_count() == 1)  // the last version with this table: it goes too
+        mirror_collisions_.fetch_add(v->st.sidtab->mirror_collisions(), std::memory_order_relaxed);
     kernel::kfree(v->base_mem);
     kernel::kdelete(v);
 }
@@ -237,6 +240,10 @@ PolicyVersion *StrategyBase::prepare_load(std::span<const uint8_t> image, const 
 
 void StrategyBase::commit_load(const PolicyVersion &old, FunctionRef<void()> publish) {
     static const Label kFreeze("sidtab_freeze");
+    if (!sidtab_freeze_) {
+        publish();
+        return;
+    }
     ss::Sidtab &t = *old.st.sidtab;
     kernel::compute(kFreeze, [&] { t.freeze_begin(); });
     publish();

@@ -4,6 +4,7 @@
 // section and its writer paths (set_bools, load_policy), kernel-style, against kernel/kernel.h.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -55,6 +56,9 @@ class StrategyBase : public SecurityServer {
     int load_policy(std::span<const uint8_t> image, uint32_t *seqno) final;
     const ss::PolicyState &setup_state() const final;
     ss::AvcStats avc_stats() const final { return avc_.stats(); }
+    uint64_t sidtab_mirror_collisions() const final {
+        return mirror_collisions_.load(std::memory_order_relaxed);
+    }
 
   protected:
     // The strategy's read-side section around `fn(current policy)`; returns what fn returns.
@@ -105,11 +109,12 @@ class StrategyBase : public SecurityServer {
     // the new policy's bytes (ss::policy_kmem: the whole policy), or nullptr with
     // *rc set.
     PolicyVersion *prepare_load(std::span<const uint8_t> image, const PolicyVersion &old, int *rc);
-    // The old SID table stops mirroring and is frozen (inserts get -ESTALE): its lock is held
-    // around `publish` (selinux_policy_commit's sidtab_freeze_begin .. _end, 5.10 on), or
-    // taken once after the swap.
-    static void commit_load(const PolicyVersion &old, FunctionRef<void()> publish);
-    static void commit_load(const PolicyVersion &old) {
+    // With the kernel's freeze (CoreConfig::sidtab_freeze), the old SID table stops mirroring
+    // and is frozen (inserts get -ESTALE): its lock is held around `publish`
+    // (selinux_policy_commit's sidtab_freeze_begin .. _end, 5.10.30 on), or taken once after
+    // the swap. Without it, `publish` alone: the old table mirrors until it is freed.
+    void commit_load(const PolicyVersion &old, FunctionRef<void()> publish);
+    void commit_load(const PolicyVersion &old) {
         commit_load(old, [] {});
     }
 
@@ -133,6 +138,8 @@ class StrategyBase : public SecurityServer {
   private:
     std::string name_;
     bool rcu_published_;
+    bool sidtab_freeze_;
+    std::atomic<uint64_t> mirror_collisions_{0};
     kernel::RcuPointer<PolicyVersion> policy_;
     RcuReclaimer reclaim_;
     Avc avc_;

@@ -136,9 +136,10 @@ const std::vector<ParamSpec> &core_params() {
               -1, -1, 1'000'000),
         text("sidtab",
              "SID table era: the design's kernel's, or one against it: a hash table of the "
-             "context's fields (5.8 on), a scan over every entry (5.0 - 5.5), or the scan again "
-             "under the lock and no new SID during a reload (up to 4.20)",
-             "kernel", {"kernel", "hash", "linear", "legacy"}),
+             "context's fields (5.8 on), of its string (5.6 - 5.7), a scan over every entry "
+             "(5.0 - 5.5), or the scan again under the lock and no new SID during a reload (up "
+             "to 4.20)",
+             "kernel", {"kernel", "hash", "hash-string", "linear", "legacy"}),
         count("avc_slots", "AVC hash slots (a power of two)", 512, 1, 1 << 20),
         count("avc_threshold", "AVC entries before reclaim", 512, 1, 1 << 24),
     };

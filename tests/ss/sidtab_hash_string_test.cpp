@@ -1,0 +1,99 @@
+// The 5.6-5.7 SID table: the same hash table as 5.8 on, but each context -> SID formats the
+// context's string and hashes it (context_add_hash) outside the table's lock, and a load hashes
+// each converted entry while converting, so that the hash table section only links.
+#include <gtest/gtest.h>
+
+#include "ss/sidtab.h"
+#include "ss/work_meter.h"
+
+namespace locksim::ss {
+namespace {
+
+Context ctx(uint32_t type, uint32_t cats) {
+    Context c;
+    c.user = 1;
+    c.role = 1;
+    c.type = type;
+    c.range.level[0].sens = 1;
+    c.range.level[1].sens = 1;
+    for (uint32_t i = 0; i < cats; ++i)
+        c.range.level[1].cat.set_bit(i, true);
+    return c;
+}
+
+WorkCounts insert(Sidtab &t, const Context &c) {
+    WorkCounts w;
+    WorkMeterScope s(&w);
+    uint32_t sid = 0;
+    EXPECT_EQ(t.context_to_sid(c, &sid), 0);
+    return w;
+}
+
+TEST(SidtabHashString, EachLookupFormatsTheString) {
+    Sidtab fields(0, SidtabEra::Hash), strings(0, SidtabEra::HashString);
+    for (Sidtab *t : {&fields, &strings})
+        ASSERT_EQ(t->set_initial(SECINITSID_UNLABELED, ctx(1, 0)), 0);
+    const WorkCounts f = insert(fields, ctx(7, 10)), s = insert(strings, ctx(7, 10));
+    EXPECT_EQ(f[Work::StringByte], 0u);
+    // user:role:type, two levels, ten categories of 4 bytes.
+    EXPECT_EQ(s[Work::StringByte], kContextNamesBytes + 2 * 3 + 10 * 4);
+    EXPECT_EQ(s[Work::Alloc], f[Work::Alloc] + 1);
+    EXPECT_EQ(s[Work::Free], f[Work::Free] + 1);
+    // Found again: the string is formatted again (no hash is kept with the caller's context).
+    const WorkCounts again = insert(strings, ctx(7, 10));
+    EXPECT_EQ(again[Work::StringByte], s[Work::StringByte]);
+    // More categories, a longer string.
+    EXPECT_GT(insert(strings, ctx(8, 100))[Work::StringByte], s[Work::StringByte]);
+    // The same SIDs either way.
+    insert(fields, ctx(8, 100));
+    uint32_t a = 0, b = 0;
+    ASSERT_EQ(fields.context_to_sid(ctx(9, 3), &a), 0);
+    ASSERT_EQ(strings.context_to_sid(ctx(9, 3), &b), 0);
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(strings.lookup(ctx(9, 3), strings.era_hash(ctx(9, 3))), b);
+}
+
+TEST(SidtabHashString, ConvertHashesOutsideTheHashtableSection) {
+    // Counts the work done inside the ConvertHashtable section.
+    struct Counting : SidtabLocking {
+        WorkCounts *outer = nullptr;
+        WorkCounts inside;
+        std::unique_ptr<WorkMeterScope> scope;
+        void lock(Section s) override {
+            if (s == Section::ConvertHashtable) scope = std::make_unique<WorkMeterScope>(&inside);
+        }
+        void unlock(Section s) override {
+            if (s == Section::ConvertHashtable) scope.reset();
+        }
+    };
+    for (SidtabEra era : {SidtabEra::Hash, SidtabEra::HashString}) {
+        auto locking = std::make_shared<Counting>();
+        Sidtab old(0, era, locking), fresh(0, era, locking);
+        ASSERT_EQ(old.set_initial(SECINITSID_UNLABELED, ctx(1, 0)), 0);
+        ASSERT_EQ(fresh.set_initial(SECINITSID_UNLABELED, ctx(1, 0)), 0);
+        for (uint32_t i = 0; i < 200; ++i)
+            insert(old, ctx(100 + i, 5));
+        WorkCounts all;
+        {
+            WorkMeterScope s(&all);
+            ASSERT_EQ(old.convert(fresh,
+                                  [](const Context &o, Context &n) {
+                                      n = o;
+                                      return 0;
+                                  }),
+                      0);
+        }
+        if (era == SidtabEra::HashString) {
+            EXPECT_EQ(locking->inside[Work::StringByte], 0u);  // only links under the lock
+            EXPECT_GE(all[Work::StringByte], 200u * (kContextNamesBytes + 6 + 20));
+        } else {
+            EXPECT_EQ(all[Work::StringByte], 0u);
+        }
+        uint32_t sid = 0;
+        ASSERT_EQ(fresh.context_to_sid(ctx(150, 5), &sid), 0);
+        EXPECT_EQ(sid, old.lookup(ctx(150, 5), old.era_hash(ctx(150, 5))));
+    }
+}
+
+}  // namespace
+}  // namespace locksim::ss

@@ -1,0 +1,73 @@
+// The legacy era's SID -> context: a walk of the SID's ascending chain (128 chains), so a search
+// visits about N/128 nodes; an unknown SID walks its chain and then the unlabeled SID's.
+#include <gtest/gtest.h>
+
+#include "ss/sidtab.h"
+#include "ss/work_meter.h"
+
+namespace locksim::ss {
+namespace {
+
+Context ctx(uint32_t type) {
+    Context c;
+    c.user = 1;
+    c.role = 1;
+    c.type = type;
+    return c;
+}
+
+uint64_t probes_of_search(Sidtab &t, uint32_t sid) {
+    WorkCounts w;
+    {
+        WorkMeterScope s(&w);
+        t.search_entry(sid);
+    }
+    return w[Work::HashProbe];
+}
+
+TEST(SidtabLegacy, SearchWalksTheChain) {
+    Sidtab t(0, SidtabEra::Legacy);
+    ASSERT_EQ(t.set_initial(SECINITSID_UNLABELED, ctx(1)), 0);
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < 1280; ++i)
+        ASSERT_EQ(t.context_to_sid(ctx(100 + i), &last), 0);
+    // SIDs 3, 131, 259, ... share a chain: the last SID of the table is behind about
+    // (last - 3) / 128 other nodes of its chain that exist (initial SIDs other than 3 unset).
+    const uint32_t ahead = (last - SECINITSID_UNLABELED) / kSidtabLegacyBuckets;
+    const Sidtab::Entry *e = t.search_entry(last);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->sid, last);
+    // A SID whose chain ends before it: every node of the chain, then the unlabeled SID (the
+    // first node of its chain).
+    EXPECT_EQ(t.search_entry(last + kSidtabLegacyBuckets)->sid, SECINITSID_UNLABELED);
+    const uint64_t near = probes_of_search(t, kSecInitSidNum + 1);
+    const uint64_t far = probes_of_search(t, last);
+    EXPECT_EQ(near, 1u);
+    EXPECT_GE(far, 10u);
+    EXPECT_LE(far, ahead + 1);
+    EXPECT_GT(probes_of_search(t, last + kSidtabLegacyBuckets), far);
+    // The hash era indexes: one probe whatever the SID.
+    Sidtab h(0, SidtabEra::Hash);
+    ASSERT_EQ(h.set_initial(SECINITSID_UNLABELED, ctx(1)), 0);
+    for (uint32_t i = 0; i < 1280; ++i)
+        ASSERT_EQ(h.context_to_sid(ctx(100 + i), &last), 0);
+    EXPECT_EQ(probes_of_search(h, last), 1u);
+}
+
+TEST(SidtabLegacy, UnknownAndInvalidGiveUnlabeled) {
+    Sidtab t(0, SidtabEra::Legacy);
+    ASSERT_EQ(t.set_initial(SECINITSID_UNLABELED, ctx(1)), 0);
+    Context bad;
+    bad.str = "u:r:gone_t";
+    uint32_t sid = 0;
+    ASSERT_EQ(t.context_to_sid(bad, &sid), 0);
+    EXPECT_EQ(t.search_entry(sid)->sid, SECINITSID_UNLABELED);
+    EXPECT_EQ(t.search_entry(sid, true)->sid, sid);
+    EXPECT_EQ(t.search_entry(5000)->sid, SECINITSID_UNLABELED);
+    EXPECT_EQ(t.search_entry(SECSID_NULL)->sid, SECINITSID_UNLABELED);
+    Sidtab empty(0, SidtabEra::Legacy);
+    EXPECT_EQ(empty.search_entry(7), nullptr);
+}
+
+}  // namespace
+}  // namespace locksim::ss
