@@ -126,13 +126,15 @@ void RcuState::reader_exits(Task *t) {
     check_started();
 }
 
+RcuState::GracePeriod *RcuState::find_gp(uint64_t id) {
+    for (auto &g : gps_)
+        if (g->id == id) return g.get();
+    return nullptr;
+}
+
 void RcuState::on_gp_complete(void *self, uint64_t id) {
     auto *p = static_cast<RcuState *>(self);
-    for (auto &g : p->gps_)
-        if (g->id == id) {
-            p->complete_gp(*g);
-            return;
-        }
+    if (GracePeriod *g = p->find_gp(id)) p->complete_gp(*g);
 }
 
 void RcuState::complete_gp(GracePeriod &g) {
@@ -173,11 +175,7 @@ void RcuState::complete_gp(GracePeriod &g) {
 
 void RcuState::on_exp_start(void *self, uint64_t id) {
     auto *p = static_cast<RcuState *>(self);
-    for (auto &g : p->gps_)
-        if (g->id == id) {
-            p->start_gp(*g);
-            return;
-        }
+    if (GracePeriod *g = p->find_gp(id)) p->start_gp(*g);
 }
 
 void RcuState::on_exp_ipi(void *self, uint64_t arg) {

@@ -99,6 +99,7 @@ class RcuState {
     static void on_exp_start(void *self, uint64_t id);
     // rcu_exp_handler on `cpu`: its time, then the quiescent state.
     void exp_handler(int cpu);
+    GracePeriod *find_gp(uint64_t id);  // nullptr once it completed
     GracePeriod *request_gp(bool expedited);
     void start_gp(GracePeriod &g);
     void check_gp(GracePeriod &g);
