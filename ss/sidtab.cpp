@@ -321,7 +321,7 @@ int Sidtab::context_to_sid(const Context &c, uint32_t *sid) {
         // table's entry under that SID (the race the freeze fixed). locksim keeps the new
         // table's entry and counts the collision.
         if (convert_target_->entry(newsid))
-            mirror_collisions_.fetch_add(1, std::memory_order_relaxed);
+            locking_->count_mirror_collision();
         else
             convert_target_->insert_at(newsid, std::move(converted), h2);
     }

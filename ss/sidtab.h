@@ -102,6 +102,17 @@ class SidtabLocking {
     virtual void lock(Section s) = 0;
     virtual void unlock(Section s) = 0;
     virtual void resched() {}
+
+    // Inserts an old table mirrored onto a SID the new table already held: only without the
+    // freeze (5.10.0-5.10.29), once the new table was published and added SIDs of its own.
+    // Kept here because one locking serves a table and every table converted from it.
+    void count_mirror_collision() { mirror_collisions_.fetch_add(1, std::memory_order_relaxed); }
+    uint64_t mirror_collisions() const {
+        return mirror_collisions_.load(std::memory_order_relaxed);
+    }
+
+  private:
+    std::atomic<uint64_t> mirror_collisions_{0};
 };
 std::string_view sidtab_section_name(SidtabLocking::Section s);  // "sidtab_insert", ...
 
@@ -178,11 +189,6 @@ class Sidtab {
         freeze_end();
     }
     bool frozen() const { return frozen_.load(std::memory_order_relaxed); }
-    // Inserts mirrored into a target that already held their SID: only without the freeze,
-    // once the target was published and added SIDs of its own (5.10.0-5.10.29).
-    uint64_t mirror_collisions() const {
-        return mirror_collisions_.load(std::memory_order_relaxed);
-    }
 
     // Every used entry (initial SIDs first). Not concurrently with inserts.
     template <class F>
@@ -224,7 +230,6 @@ class Sidtab {
     Sidtab *convert_target_ = nullptr;
     ConvertFn convert_fn_;
     std::atomic<bool> frozen_{false};
-    std::atomic<uint64_t> mirror_collisions_{0};
     bool shutdown_ = false;  // legacy: a load is under way
 };
 

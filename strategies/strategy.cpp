@@ -81,8 +81,6 @@ void StrategyBase::new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel
 }
 
 void StrategyBase::free_version(PolicyVersion *v) {
-    if (v->st.sidtab.use_count() == 1)  // the last version with this table: it goes too
-        mirror_collisions_.fetch_add(v->st.sidtab->mirror_collisions(), std::memory_order_relaxed);
     kernel::kfree(v->base_mem);
     kernel::kdelete(v);
 }

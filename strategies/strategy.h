@@ -4,7 +4,6 @@
 // section and its writer paths (set_bools, load_policy), kernel-style, against kernel/kernel.h.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -57,7 +56,7 @@ class StrategyBase : public SecurityServer {
     const ss::PolicyState &setup_state() const final;
     ss::AvcStats avc_stats() const final { return avc_.stats(); }
     uint64_t sidtab_mirror_collisions() const final {
-        return mirror_collisions_.load(std::memory_order_relaxed);
+        return policy_locked()->st.sidtab->locking()->mirror_collisions();
     }
 
   protected:
@@ -139,7 +138,6 @@ class StrategyBase : public SecurityServer {
     std::string name_;
     bool rcu_published_;
     bool sidtab_freeze_;
-    std::atomic<uint64_t> mirror_collisions_{0};
     kernel::RcuPointer<PolicyVersion> policy_;
     RcuReclaimer reclaim_;
     Avc avc_;
