@@ -3,6 +3,7 @@
 // each converted entry while converting, so that the hash table section only links.
 #include <gtest/gtest.h>
 
+#include "sidtab_test_util.h"
 #include "ss/sidtab.h"
 #include "ss/work_meter.h"
 
@@ -10,10 +11,7 @@ namespace locksim::ss {
 namespace {
 
 Context ctx(uint32_t type, uint32_t cats) {
-    Context c;
-    c.user = 1;
-    c.role = 1;
-    c.type = type;
+    Context c = testing::typed_context(type);
     c.range.level[0].sens = 1;
     c.range.level[1].sens = 1;
     for (uint32_t i = 0; i < cats; ++i)

@@ -2,19 +2,12 @@
 // visits about N/128 nodes; an unknown SID walks its chain and then the unlabeled SID's.
 #include <gtest/gtest.h>
 
+#include "sidtab_test_util.h"
 #include "ss/sidtab.h"
 #include "ss/work_meter.h"
 
 namespace locksim::ss {
 namespace {
-
-Context ctx(uint32_t type) {
-    Context c;
-    c.user = 1;
-    c.role = 1;
-    c.type = type;
-    return c;
-}
 
 uint64_t probes_of_search(Sidtab &t, uint32_t sid) {
     WorkCounts w;
@@ -27,10 +20,10 @@ uint64_t probes_of_search(Sidtab &t, uint32_t sid) {
 
 TEST(SidtabLegacy, SearchWalksTheChain) {
     Sidtab t(0, SidtabEra::Legacy);
-    ASSERT_EQ(t.set_initial(SECINITSID_UNLABELED, ctx(1)), 0);
+    ASSERT_EQ(t.set_initial(SECINITSID_UNLABELED, testing::typed_context(1)), 0);
     uint32_t last = 0;
     for (uint32_t i = 0; i < 1280; ++i)
-        ASSERT_EQ(t.context_to_sid(ctx(100 + i), &last), 0);
+        ASSERT_EQ(t.context_to_sid(testing::typed_context(100 + i), &last), 0);
     // SIDs 3, 131, 259, ... share a chain: the last SID of the table is behind about
     // (last - 3) / 128 other nodes of its chain that exist (initial SIDs other than 3 unset).
     const uint32_t ahead = (last - SECINITSID_UNLABELED) / kSidtabLegacyBuckets;
@@ -48,15 +41,15 @@ TEST(SidtabLegacy, SearchWalksTheChain) {
     EXPECT_GT(probes_of_search(t, last + kSidtabLegacyBuckets), far);
     // The hash era indexes: one probe whatever the SID.
     Sidtab h(0, SidtabEra::Hash);
-    ASSERT_EQ(h.set_initial(SECINITSID_UNLABELED, ctx(1)), 0);
+    ASSERT_EQ(h.set_initial(SECINITSID_UNLABELED, testing::typed_context(1)), 0);
     for (uint32_t i = 0; i < 1280; ++i)
-        ASSERT_EQ(h.context_to_sid(ctx(100 + i), &last), 0);
+        ASSERT_EQ(h.context_to_sid(testing::typed_context(100 + i), &last), 0);
     EXPECT_EQ(probes_of_search(h, last), 1u);
 }
 
 TEST(SidtabLegacy, UnknownAndInvalidGiveUnlabeled) {
     Sidtab t(0, SidtabEra::Legacy);
-    ASSERT_EQ(t.set_initial(SECINITSID_UNLABELED, ctx(1)), 0);
+    ASSERT_EQ(t.set_initial(SECINITSID_UNLABELED, testing::typed_context(1)), 0);
     Context bad;
     bad.str = "u:r:gone_t";
     uint32_t sid = 0;

@@ -6,18 +6,11 @@
 
 #include <cerrno>
 
+#include "sidtab_test_util.h"
 #include "ss/sidtab.h"
 
 namespace locksim::ss {
 namespace {
-
-Context ctx(uint32_t type) {
-    Context c;
-    c.user = 1;
-    c.role = 1;
-    c.type = type;
-    return c;
-}
 
 TEST(SidtabMirror, WithoutTheFreezeACollisionIsCountedAndTheNewEntryKept) {
     for (bool freeze : {false, true}) {
@@ -25,10 +18,10 @@ TEST(SidtabMirror, WithoutTheFreezeACollisionIsCountedAndTheNewEntryKept) {
         Sidtab old(0, SidtabEra::Hash);
         Sidtab fresh(0, SidtabEra::Hash, old.locking());
         for (Sidtab *t : {&old, &fresh})
-            ASSERT_EQ(t->set_initial(SECINITSID_UNLABELED, ctx(1)), 0);
+            ASSERT_EQ(t->set_initial(SECINITSID_UNLABELED, testing::typed_context(1)), 0);
         uint32_t sid = 0;
         for (uint32_t i = 0; i < 5; ++i)
-            ASSERT_EQ(old.context_to_sid(ctx(100 + i), &sid), 0);
+            ASSERT_EQ(old.context_to_sid(testing::typed_context(100 + i), &sid), 0);
         ASSERT_EQ(old.convert(fresh,
                               [](const Context &o, Context &n) {
                                   n = o;
@@ -38,11 +31,11 @@ TEST(SidtabMirror, WithoutTheFreezeACollisionIsCountedAndTheNewEntryKept) {
         if (freeze) old.freeze();
         // Published: the new table adds a SID of its own.
         uint32_t mine = 0;
-        ASSERT_EQ(fresh.context_to_sid(ctx(200), &mine), 0);
+        ASSERT_EQ(fresh.context_to_sid(testing::typed_context(200), &mine), 0);
         EXPECT_EQ(mine, sid + 1);
         // A reader still on the old policy adds another context: the same next SID.
         uint32_t theirs = 0;
-        const int rc = old.context_to_sid(ctx(300), &theirs);
+        const int rc = old.context_to_sid(testing::typed_context(300), &theirs);
         if (freeze) {
             EXPECT_EQ(rc, -ESTALE);
             EXPECT_EQ(old.locking()->mirror_collisions(), 0u);
