@@ -648,8 +648,9 @@ TailQuantile tail_quantile_or_top(const TailSample &sample, double p, const Tail
     top.min_exceedances = o.top_exceedances;
     TailQuantile t = tail_quantile_unchecked(sample, p, top, fits.top);
     if (!t.ok) {
-        q.note += fmt::format("; nor the top {} to {} values alone: {}", top.max_exceedances,
-                              top.min_exceedances, t.note);
+        q.note +=
+            fmt::format("; nor the top {} to {} values alone ({})", top.max_exceedances,
+                        top.min_exceedances, t.no_tail ? "no single tail there either" : t.note);
         return q;
     }
     t.top_only = true;
