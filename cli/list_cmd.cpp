@@ -83,15 +83,15 @@ CommandRegistrar list_registrar([](CLI::App &app) {
     });
     auto *kernels = list->add_subcommand("kernels", "Kernel releases and what each selects");
     kernels->callback([] {
-        fmt::print("{:<9} {:<12} {:<13} {:<7} {:<14} {}\n", "kernel", "SID table", "string cache",
-                   "freeze", "policy lock", "commit path");
+        fmt::print("{:<9} {:<12} {:<13} {:<7} {:<14} {:<10} {}\n", "kernel", "SID table",
+                   "string cache", "freeze", "policy lock", "xfrm lock", "commit path");
         for (const KernelListing &k : kernel_listing()) {
             const KernelBehaviour b = kernel_behaviour(*parse_kernel_release(k.name));
-            fmt::print("{:<9} {:<12} {:<13} {:<7} {:<14} {}\n", k.name,
+            fmt::print("{:<9} {:<12} {:<13} {:<7} {:<14} {:<10} {}\n", k.name,
                        ss::sidtab_era_name(b.sidtab),
                        b.sid_string_cache ? std::to_string(b.sid_string_cache) : "none",
                        b.sidtab_freeze ? "yes" : "no", policy_lock_name(b.policy_rcu),
-                       commit_path_text(b));
+                       xfrm_lock_name(b.xfrm_rtnl), commit_path_text(b));
         }
         fmt::print("\nread from:\n");
         for (const KernelListing &k : kernel_listing())

@@ -179,6 +179,7 @@ CoreConfig core_config(const CoreVariants &v, const KernelBehaviour &kernel) {
                                                  : kernel.sid_string_cache;
     c.sidtab = kernel.sidtab;
     c.sidtab_freeze = kernel.sidtab_freeze;
+    c.xfrm_rtnl = kernel.xfrm_rtnl;
     if (v.sidtab != "kernel" && !ss::sidtab_era_from_name(v.sidtab, &c.sidtab))
         throw std::logic_error("unknown SID table era " + v.sidtab);
     return c;
@@ -190,6 +191,7 @@ void record_kernel(kernel::RunResults &r, const DesignKernel &k, const CoreConfi
     r.config["kernel.sidtab"] = ss::sidtab_era_name(core.sidtab);
     r.config["kernel.sid_string_cache"] = std::to_string(core.sid_string_cache);
     r.config["kernel.sidtab_freeze"] = k.behaviour.sidtab_freeze ? "true" : "false";
+    r.config["kernel.xfrm_lock"] = xfrm_lock_name(core.xfrm_rtnl);
     if (!k.never_existed.empty())
         r.config["kernel.never_existed"] =
             fmt::format("a kernel that never existed: {}", fmt::join(k.never_existed, "; "));

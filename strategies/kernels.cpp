@@ -59,6 +59,7 @@ KernelBehaviour kernel_behaviour(KernelRelease r, std::string_view where) {
                       (r.major == 5 && r.minor == 11 && r.patch >= 14) ||
                       (r.major == 5 && r.minor == 10 && r.patch >= 30);
     b.policy_rcu = r >= KernelRelease{5, 10, 0};
+    b.xfrm_rtnl = r < KernelRelease{4, 17, 0};
     return b;
 }
 
@@ -76,6 +77,10 @@ const std::vector<KernelListing> &kernel_listing() {
         {"6.6", "v6.6.0 ss/services.c, ss/sidtab.c"},
     };
     return list;
+}
+
+std::string_view xfrm_lock_name(bool xfrm_rtnl) {
+    return xfrm_rtnl ? "rtnl_lock" : "net_rwsem";
 }
 
 std::string_view policy_lock_name(bool policy_rcu) {

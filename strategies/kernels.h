@@ -12,7 +12,11 @@
 //                readers: 5.10.30, 5.11.14 and 5.12 on ("selinux: fix race between old and new
 //                sidtab", April 2021); 5.10.0-5.10.29 have neither;
 //   policy lock  policy_rwlock up to 5.9 (read_lock / write_lock_irq); RCU with a duplicated
-//                conditional policy from 5.10 (c7c556f1e81b, 1b8b31a2e612).
+//                conditional policy from 5.10 (c7c556f1e81b, 1b8b31a2e612);
+//   xfrm lock    selinux_xfrm_notify_policyload (include/xfrm.h) walks the network namespaces
+//                under rtnl_lock in v4.15.1, under down_read(&net_rwsem) in v4.20.1 and v5.0.1;
+//                net_rwsem came with 4.17 (f0b07bb151b0, "net: Introduce net_rwsem to protect
+//                net_namespace_list"; 4.16 not read).
 // A version between two that were read takes the behaviours of the boundaries around it (the
 // boundaries are where the source changed); versions before 4.15 are not modelled.
 //
@@ -45,6 +49,7 @@ struct KernelBehaviour {
     uint32_t sid_string_cache = 0;  // entries; 0: no cache in this release
     bool sidtab_freeze = false;     // freeze the old SID table on commit, -ESTALE retries
     bool policy_rcu = false;        // the policy under RCU (5.10 on), else policy_rwlock
+    bool xfrm_rtnl = false;         // the xfrm notification under rtnl_lock (before 4.17)
 };
 // Refuses (UserError naming `where`) versions before the first modelled one.
 KernelBehaviour kernel_behaviour(KernelRelease r, std::string_view where = {});
@@ -58,6 +63,7 @@ struct KernelListing {
 const std::vector<KernelListing> &kernel_listing();
 // One line per behaviour, for `list kernels` and a run's detail.config.
 std::string_view policy_lock_name(bool policy_rcu);  // "policy_rwlock" | "rcu"
+std::string_view xfrm_lock_name(bool xfrm_rtnl);     // "rtnl_lock" | "net_rwsem"
 std::string_view commit_path_text(const KernelBehaviour &b);
 
 // The versions a strategy existed in: [first, last] (last empty: every later release), and the

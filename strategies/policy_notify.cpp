@@ -42,7 +42,7 @@ void audit_record(kernel::Gfp gfp, uint64_t chars) {
 
 }  // namespace
 
-PolicyNotifier::PolicyNotifier(kernel::Platform &p)
+PolicyNotifier::PolicyNotifier(kernel::Platform &p, bool xfrm_rtnl)
     : audit_filter_mutex_("audit_filter_mutex", p),
       sel_ib_pkey_lock_("sel_ib_pkey_lock", p),
       sel_netif_lock_("sel_netif_lock", p),
@@ -51,7 +51,9 @@ PolicyNotifier::PolicyNotifier(kernel::Platform &p)
       status_lock_("selinux_status_lock", p),
       cipso_v4_cache_lock_("cipso_v4_cache", p),
       calipso_cache_lock_("calipso_cache", p),
-      net_rwsem_("net_rwsem", p) {}
+      net_rwsem_("net_rwsem", p),
+      rtnl_mutex_("rtnl_mutex", p),
+      xfrm_rtnl_(xfrm_rtnl) {}
 
 void PolicyNotifier::flush_buckets(kernel::Spinlock &lock, uint32_t buckets, Label label) {
     kernel::spin_lock(lock);  // spin_lock_bh
@@ -120,9 +122,18 @@ void PolicyNotifier::notify(Avc &avc, uint32_t seqno, PolicyChange change,
     }
 
     // selinux_xfrm_notify_policyload
-    kernel::down_read(net_rwsem_);
-    kernel::compute(kXfrm, [] { count_work(Work::Call, 3); });  // rt_genid_bump_all: v4, v6, fnhe
-    kernel::up_read(net_rwsem_);
+    auto bump = [] {  // rt_genid_bump_all: v4, v6, fnhe
+        kernel::compute(kXfrm, [] { count_work(Work::Call, 3); });
+    };
+    if (xfrm_rtnl_) {
+        kernel::mutex_lock(rtnl_mutex_);
+        bump();
+        kernel::mutex_unlock(rtnl_mutex_);
+    } else {
+        kernel::down_read(net_rwsem_);
+        bump();
+        kernel::up_read(net_rwsem_);
+    }
 }
 
 void PolicyNotifier::audit_bool_changes(const ss::CondPolicy &cond, std::span<const int> values) {

@@ -29,8 +29,8 @@
 //     bucket under its spinlock with bottom halves off -- load_policy in every version, and
 //     set_bools only since 5.10, when both go through selinux_notify_policy_change
 //   selinux_xfrm_notify_policyload(): down_read(&net_rwsem), rt_genid_bump_all() for each
-//     network namespace (one here), up_read (v4.15: rtnl_lock instead of net_rwsem, 4.17
-//     changed it; CONFIG_SECURITY_NETWORK_XFRM, as distributions build)
+//     network namespace (one here), up_read (v4.15.1: rtnl_lock instead of net_rwsem; 4.17
+//     changed it, v4.20.1 has net_rwsem; CONFIG_SECURITY_NETWORK_XFRM, as distributions build)
 //
 // selinuxfs (sel_write_load) holds its mutex over all of it: sel_mutex in v4.15, fsi->mutex
 // from 4.17 to 5.9, selinux_state.policy_mutex since 5.10 (the strategies call it
@@ -89,7 +89,8 @@ struct SelinuxfsFiles {
 
 class PolicyNotifier {
   public:
-    explicit PolicyNotifier(kernel::Platform &p);
+    // `xfrm_rtnl`: the xfrm step under rtnl_lock, as before 4.17 (CoreConfig::xfrm_rtnl).
+    PolicyNotifier(kernel::Platform &p, bool xfrm_rtnl);
     PolicyNotifier(const PolicyNotifier &) = delete;
     PolicyNotifier &operator=(const PolicyNotifier &) = delete;
 
@@ -134,6 +135,8 @@ class PolicyNotifier {
     kernel::Spinlock cipso_v4_cache_lock_;  // one lock class for the 128 bucket locks
     kernel::Spinlock calipso_cache_lock_;
     kernel::RwSem net_rwsem_;
+    kernel::Mutex rtnl_mutex_;
+    bool xfrm_rtnl_;
 };
 
 }  // namespace locksim::strategies

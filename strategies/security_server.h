@@ -69,6 +69,9 @@ struct CoreConfig {
     // (5.10.30, 5.11.14, 5.12 on); without it the old table mirrors its inserts into the new
     // one until it is freed (5.10.0-5.10.29), and no kernel with policy_rwlock needed it.
     bool sidtab_freeze = true;
+    // The policy-load notification's xfrm step walks the network namespaces under rtnl_lock
+    // (before 4.17) instead of down_read(&net_rwsem).
+    bool xfrm_rtnl = false;
 };
 
 // The state a server starts from: `db` with a SID table of core.sid_string_cache entries and

@@ -33,7 +33,7 @@ StrategyBase::StrategyBase(std::string name, ss::PolicyState initial, const Core
       sidtab_freeze_(core.sidtab_freeze),
       avc_(*this, core, platform_),
       file_hook_(core.file_hook),
-      notifier_(platform_) {
+      notifier_(platform_, core.xfrm_rtnl) {
     initial.config.level_check = core.level_check;
     if (!initial.sidtab) throw std::invalid_argument("policy state without a SID table");
     // The SID table's spinlocks on this platform (before any task can use the table).

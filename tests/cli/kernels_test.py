@@ -47,14 +47,18 @@ listed = subprocess.run([locksim, "list", "kernels"], check=True, capture_output
 rows = {}
 for line in listed.split("\n\n")[0].splitlines():  # the table, before "read from:"
     cols = line.split()
-    if cols and re.fullmatch(r"\d+\.\d+(\.\d+)?", cols[0]) and len(cols) >= 6:
-        rows[cols[0]] = tuple(cols[1:4]), " ".join(cols[5:])
+    if cols and re.fullmatch(r"\d+\.\d+(\.\d+)?", cols[0]) and len(cols) >= 7:
+        rows[cols[0]] = tuple(cols[1:4]), " ".join(cols[6:]), cols[5]
 for release, want in expected.items():
     got = rows.get(release)
     check(got is not None and got[0] == want, f"list kernels, {release}: {got} (want {want})")
     check(got is not None and got[1], f"list kernels, {release}: no commit path")
 check("policy_rwlock" in rows.get("5.9", ((), ""))[1] and "RCU" in rows.get("5.10", ((), ""))[1],
       "commit paths: 5.9 under policy_rwlock, 5.10 under RCU")
+# The xfrm step's lock: rtnl_lock in v4.15.1's selinux_xfrm_notify_policyload, net_rwsem from 4.17.
+xfrm = {release: rows.get(release, ((), "", ""))[2] for release in ("4.15", "5.0", "6.6")}
+check(xfrm == {"4.15": "rtnl_lock", "5.0": "net_rwsem", "6.6": "net_rwsem"},
+      f"list kernels, xfrm lock: {xfrm}")
 
 # A run: rwlock on its own kernel (5.9), on 4.15, and on 6.6 where it never existed; the SID
 # table set against the release in one more design.
@@ -151,6 +155,7 @@ period = "10ms"
 [sweep]
 "machine.kernel" = ["5.10", "5.10.30"]
 """)
+
 retries = {r["point"]["machine.kernel"]:
            r["detail"]["ops"].get("sidtab_estale_retry", {}).get("completed", 0) for r in runs}
 freezes = {r["point"]["machine.kernel"]:
@@ -159,6 +164,33 @@ check(retries.get("5.10") == 0 and freezes.get("5.10") == 0,
       f"5.10.0: no freeze, no -ESTALE retry: retries {retries}, freezes {freezes}")
 check(retries.get("5.10.30", 0) > 0 and freezes.get("5.10.30", 0) > 0,
       f"5.10.30: the freeze and a retry: retries {retries}, freezes {freezes}")
+
+# A load's xfrm notification takes the release's lock: rtnl_mutex on 4.15, net_rwsem on 5.0.
+runs = sweep("xfrm", """name = "xfrm"
+duration = "30ms"
+warmup = "5ms"
+strategies = ["rwlock"]
+[machine]
+cpus = 2
+[[workload]]
+kind = "load_policy"
+period = "10ms"
+[sweep]
+"machine.kernel" = ["4.15", "5.0"]
+""")
+for r in runs:
+    locks = r["detail"]["locks"]
+    taken = {name: locks[name]["exclusive"]["acquisitions"] + locks[name].get("shared", {}).get(
+        "acquisitions", 0) for name in ("rtnl_mutex", "net_rwsem") if name in locks}
+    release = r["point"]["machine.kernel"]
+    want = "rtnl_mutex" if release == "4.15" else "net_rwsem"
+    other = "net_rwsem" if release == "4.15" else "rtnl_mutex"
+    check(taken.get(want, 0) > 0 and taken.get(other, 0) == 0,
+          f"{release}: the xfrm step's lock acquisitions {taken}, want only {want}")
+    check(r["detail"]["config"].get("kernel.xfrm_lock") == ("rtnl_lock" if release == "4.15"
+                                                             else "net_rwsem"),
+          f"{release}: detail.config kernel.xfrm_lock {r['detail']['config'].get('kernel.xfrm_lock')}")
+
 
 if failures:
     print("\n".join(failures))
