@@ -67,6 +67,18 @@ TEST(Profile, OlderProfileWithoutVfsNodeDerivesIt) {
     EXPECT_EQ(find_profile("x86-modern").work_ps[vfs], 1000000);  // 1 us, as written
 }
 
+// A profile written before cache_free existed still loads; the price is derived from its free.
+TEST(Profile, OlderProfileWithoutCacheFreeDerivesIt) {
+    std::string text = format_profile(find_profile("sh4"));
+    const size_t at = text.find("cache_free = ");
+    ASSERT_NE(at, std::string::npos);
+    text.erase(at, text.find('\n', at) + 1 - at);
+    CpuProfile old = parse_profile(text, "old.toml");
+    const auto cache_free = static_cast<size_t>(ss::Work::CacheFree);
+    EXPECT_EQ(old.work_ps[cache_free], 800000);                        // 4/5 of sh4's 1000 ns free
+    EXPECT_EQ(find_profile("x86-modern").work_ps[cache_free], 20000);  // 20 ns, as written
+}
+
 TEST(Profile, ErrorsNameFileLineAndColumn) {
     std::string bad = format_profile(find_profile("x86-modern")) + "\n[primitive_ns]\n";
     try {
