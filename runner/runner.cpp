@@ -30,6 +30,11 @@ namespace locksim {
 
 using nlohmann::json;
 
+std::filesystem::path debian_policy_dir() {
+    const char *env = std::getenv("LOCKSIM_POLICY_DIR");
+    return env && *env ? env : LOCKSIM_POLICY_DIR;
+}
+
 std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec) {
     // The image every run loads, which load_policy reloads and rcu-full-copy copies. A policy
     // older than the writer's oldest format (19..23) is written as that format, version 24,
@@ -41,11 +46,9 @@ std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec) {
     switch (spec.source) {
         case PolicySpec::Source::DebianDefault:
         case PolicySpec::Source::DebianMls: {
-            const char *env = std::getenv("LOCKSIM_POLICY_DIR");
-            std::filesystem::path dir = env ? env : LOCKSIM_POLICY_DIR;
-            auto path =
-                dir / (spec.source == PolicySpec::Source::DebianDefault ? "default.policy.33"
-                                                                        : "mls.policy.33");
+            auto path = debian_policy_dir() / (spec.source == PolicySpec::Source::DebianDefault
+                                                   ? "default.policy.33"
+                                                   : "mls.policy.33");
             if (!std::filesystem::exists(path))
                 throw UserError(
                     fmt::format("{}: the Debian policy is not built; run scripts/setup.sh "

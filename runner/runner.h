@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ namespace locksim {
 // The binary image of a scenario's policy: the built Debian policy, a file, or a synthetic
 // policy generated and written by our writer. UserError when it cannot be had.
 std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec);
+// Where the built Debian policies are looked for: $LOCKSIM_POLICY_DIR, else the build's.
+std::filesystem::path debian_policy_dir();
 
 // The kernel a design of a point runs on: its own `kernel`, else machine.kernel, else the
 // release the strategy prefers (StrategyInfo::kernels), with what it selects, and why the
