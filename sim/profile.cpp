@@ -229,9 +229,13 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
     for (size_t i = 0; i < ss::kWorkKinds; ++i) {
         if (work->contains(ss::kWorkNames[i])) continue;
         const auto w = static_cast<ss::Work>(i);
-        if (w != ss::Work::VfsNode)
+        if (w == ss::Work::VfsNode)
+            p.work_ps[i] = kVfsNodePerAlloc * p.work_ps[static_cast<size_t>(ss::Work::Alloc)];
+        else if (w == ss::Work::CacheFree)
+            p.work_ps[i] =
+                kCacheFreePerFreePct * p.work_ps[static_cast<size_t>(ss::Work::Free)] / 100;
+        else
             fail(source, work->source(), fmt::format("[work_ns] lacks '{}'", ss::kWorkNames[i]));
-        p.work_ps[i] = kVfsNodePerAlloc * p.work_ps[static_cast<size_t>(ss::Work::Alloc)];
     }
 
     if (const toml::table *prim = root["primitive_ns"].as_table()) {

@@ -20,140 +20,243 @@ constexpr size_t kPermDatum = 4, kCommonDatum = 32, kClassDatum = 72, kRoleDatum
                  kFilenameTransDatum = 32, kRangeTransKey = 12, kMlsRange = 48, kOcontext = 200,
                  kGenfs = 24, kCondNode = 56, kCondExprNode = 8, kSelinuxPolicy = 620;
 
-int64_t array_of(size_t n, size_t size) {
-    return kmalloc_bytes(n * size);
-}
-int64_t string_bytes(const std::string &s) {
-    return kmalloc_bytes(s.size() + 1);
-}
-int64_t ebitmap_bytes(const Ebitmap &e) {
-    return static_cast<int64_t>(e.node_count()) * kEbitmapNode;
-}
-int64_t range_bytes(const MlsRange &r) {
-    return ebitmap_bytes(r.level[0].cat) + ebitmap_bytes(r.level[1].cat);
-}
+// The walk: the bytes of each object go to the area it belongs to, and its free to the
+// destroy's current stretch (and to the duplicate's destroy for the conditional state that
+// cond_policydb_dup copies).
+class Walk {
+  public:
+    explicit Walk(PolicyKmem *k) : k_(k) {}
+    enum class Area { Base, Cond, CondDup };  // Cond: the read's only; CondDup: the copy's too
+    void area(Area a) { area_ = a; }
 
-// The hash table's slot array and, per entry, its node, its name and its datum of
-// `datum_size` plus what `extra` says the datum points to.
-template <class Datum, class Extra>
-int64_t symtab_bytes(const Symtab<Datum> &s, size_t datum_size, Extra &&extra) {
-    int64_t b = array_of(s.table().size(), kPointer);
-    for (const auto &d : s.entries())
-        b += kHashtabNode + string_bytes(d->name) + kmalloc_bytes(datum_size) + extra(*d);
-    return b;
-}
-template <class Datum>
-int64_t symtab_bytes(const Symtab<Datum> &s, size_t datum_size) {
-    return symtab_bytes(s, datum_size, [](const Datum &) { return int64_t{0}; });
-}
+    void kmalloc(size_t n) {
+        if (n == 0) return;  // ZERO_SIZE_PTR: nothing allocated, nothing freed
+        add(kmalloc_bytes(n), {.kfree = 1});
+    }
+    void array_of(size_t n, size_t size) { kmalloc(n * size); }
+    void string(const std::string &s) { kmalloc(s.size() + 1); }
+    void cache(int64_t size, int64_t n = 1) {
+        if (n) add(size * n, {.cache_free = n});
+    }
+    void ebitmap(const Ebitmap &e) { cache(kEbitmapNode, static_cast<int64_t>(e.node_count())); }
+    void range(const MlsRange &r) {
+        ebitmap(r.level[0].cat);
+        ebitmap(r.level[1].cat);
+    }
+    // A cond_resched() of policydb_destroy: the stretch so far is one charge.
+    void resched() {
+        if (stretch_.calls()) k_->destroy.push_back(stretch_);
+        stretch_ = {};
+    }
+    // Per entry of a list that reschedules at every entry: one point per stretch of entries.
+    void entry_resched(size_t i) {
+        if ((static_cast<int64_t>(i) + 1) % kDestroyEntriesPerStretch == 0) resched();
+    }
 
-int64_t constraints_bytes(const std::vector<Constraint> &list) {
-    int64_t b = 0;
-    for (const Constraint &c : list) {
-        b += kmalloc_bytes(kConstraintNode);
-        for (const ConstraintExpr &e : c.expr) {
-            b += kmalloc_bytes(kConstraintExpr) + ebitmap_bytes(e.names);
-            if (e.type_names)
-                b += kmalloc_bytes(kTypeSet) + ebitmap_bytes(e.type_names->types) +
-                     ebitmap_bytes(e.type_names->negset);
+  private:
+    void add(int64_t bytes, FreeCalls f) {
+        stretch_ += f;
+        switch (area_) {
+            case Area::Base:
+                k_->base += bytes;
+                break;
+            case Area::Cond:
+                k_->cond += bytes;
+                break;
+            case Area::CondDup:
+                k_->cond += bytes;
+                k_->cond_dup += bytes;
+                k_->destroy_dup += f;
+                break;
         }
     }
-    return b;
+    PolicyKmem *k_;
+    Area area_ = Area::Base;
+    FreeCalls stretch_;
+};
+
+// hashtab_map(destroy) + hashtab_destroy: per entry its node, its name and its datum of
+// `datum_size` plus what `extra` walks of what the datum points to; then the slot array.
+template <class Datum, class Extra>
+void symtab(Walk &w, const Symtab<Datum> &s, size_t datum_size, Extra &&extra) {
+    for (const auto &d : s.entries()) {
+        w.string(d->name);
+        extra(*d);
+        w.kmalloc(datum_size);
+        w.cache(kHashtabNode);
+    }
+    w.array_of(s.table().size(), kPointer);
+}
+template <class Datum>
+void symtab(Walk &w, const Symtab<Datum> &s, size_t datum_size) {
+    symtab(w, s, datum_size, [](const Datum &) {});
 }
 
-int64_t avtab_bytes(const Avtab &a) {
-    int64_t b = array_of(a.nslot(), kPointer) + static_cast<int64_t>(a.nel()) * kAvtabNode;
+void constraints(Walk &w, const std::vector<Constraint> &list) {
+    for (const Constraint &c : list) {
+        for (const ConstraintExpr &e : c.expr) {
+            w.ebitmap(e.names);
+            if (e.type_names) {
+                w.ebitmap(e.type_names->types);
+                w.ebitmap(e.type_names->negset);
+                w.kmalloc(kTypeSet);
+            }
+            w.kmalloc(kConstraintExpr);
+        }
+        w.kmalloc(kConstraintNode);
+    }
+}
+
+void avtab(Walk &w, const Avtab &a) {
+    int64_t xperms = 0;
     a.for_each([&](const AvtabNode &n) {
-        if (n.key.specified & AVTAB_XPERMS) b += kAvtabXperms;
+        if (n.key.specified & AVTAB_XPERMS) ++xperms;
     });
-    return b;
+    w.cache(kAvtabXperms, xperms);
+    w.cache(kAvtabNode, static_cast<int64_t>(a.nel()));
+    w.array_of(a.nslot(), kPointer);
 }
 
-int64_t ocontext_bytes(const Ocontext &c) {
-    int64_t b = kmalloc_bytes(kOcontext) + range_bytes(c.context[0].range) +
-                range_bytes(c.context[1].range);
-    if (!c.name.empty()) b += string_bytes(c.name);
-    return b;
+void ocontext(Walk &w, const Ocontext &c) {
+    w.range(c.context[0].range);
+    w.range(c.context[1].range);
+    if (!c.name.empty()) w.string(c.name);
+    w.kmalloc(kOcontext);
 }
 
-// What the conditional state's copy allocates besides the names (cond_policydb_dup), and the
-// names with their val_to_name array (which policydb_read allocates and the copy shares).
-void cond_kmem(const CondPolicy &c, PolicyKmem *k) {
-    const int64_t shared = array_of(c.bools.nprim, kPointer);  // sym_val_to_name[SYM_BOOLS]
-    int64_t names = 0;
-    for (const auto &d : c.bools.entries())
-        names += string_bytes(d->name);
-    int64_t dup =
-        array_of(c.bools.table().size(), kPointer) +
-        static_cast<int64_t>(c.bools.nel()) * (kHashtabNode + kmalloc_bytes(kCondBoolDatum)) +
-        array_of(c.bools.nprim, kPointer);  // bool_val_to_struct
-    dup += avtab_bytes(c.te_cond_avtab);
-    dup += array_of(c.cond_list.size(), kCondNode);
-    for (const CondNode &n : c.cond_list)
-        dup += array_of(n.expr.size(), kCondExprNode) + array_of(n.true_list.size(), kPointer) +
-               array_of(n.false_list.size(), kPointer);
-    k->cond_dup = dup;
-    k->cond = dup + names + shared;
+// cond_policydb_destroy: bool_val_to_struct, the conditional avtab, the cond_node array with
+// each node's expression and lists (the part cond_policydb_dup copies).
+void cond_policydb(Walk &w, const CondPolicy &c) {
+    w.area(Walk::Area::CondDup);
+    w.array_of(c.bools.nprim, kPointer);  // bool_val_to_struct
+    avtab(w, c.te_cond_avtab);
+    for (const CondNode &n : c.cond_list) {
+        w.array_of(n.expr.size(), kCondExprNode);
+        w.array_of(n.true_list.size(), kPointer);
+        w.array_of(n.false_list.size(), kPointer);
+    }
+    w.array_of(c.cond_list.size(), kCondNode);
+    w.area(Walk::Area::Base);
 }
 
-int64_t base_kmem(const PolicyBase &p) {
-    int64_t b = 0;
-    auto none = [](const auto &) { return int64_t{0}; };
-    // The symbol tables, with their val_to_name arrays (the booleans' are in cond_kmem).
-    b += symtab_bytes(p.commons, kCommonDatum,
-                      [](const CommonDatum &d) { return symtab_bytes(d.permissions, kPermDatum); });
-    b += symtab_bytes(p.classes, kClassDatum, [](const ClassDatum &d) {
-        return (d.comkey.empty() ? 0 : string_bytes(d.comkey)) +
-               symtab_bytes(d.permissions, kPermDatum) + constraints_bytes(d.constraints) +
-               constraints_bytes(d.validatetrans);
+// The boolean symbol table: each name (the read's only: the duplicate shares it), each datum
+// and node and the slots (the duplicate's too).
+void bools(Walk &w, const Symtab<BoolDatum> &s) {
+    for (const auto &d : s.entries()) {
+        w.area(Walk::Area::Cond);
+        w.string(d->name);
+        w.area(Walk::Area::CondDup);
+        w.kmalloc(kCondBoolDatum);
+        w.cache(kHashtabNode);
+    }
+    w.area(Walk::Area::CondDup);
+    w.array_of(s.table().size(), kPointer);
+    w.area(Walk::Area::Base);
+}
+
+// policydb_destroy's order (v5.10), every object policydb_read allocated.
+void policydb(Walk &w, const PolicyBase &p, const CondPolicy &c) {
+    // The symbol tables (SYM_COMMONS .. SYM_CATS), a cond_resched before each.
+    w.resched();
+    symtab(w, p.commons, kCommonDatum,
+           [&](const CommonDatum &d) { symtab(w, d.permissions, kPermDatum); });
+    w.resched();
+    symtab(w, p.classes, kClassDatum, [&](const ClassDatum &d) {
+        symtab(w, d.permissions, kPermDatum);
+        constraints(w, d.constraints);
+        constraints(w, d.validatetrans);
+        if (!d.comkey.empty()) w.string(d.comkey);
     });
-    b += symtab_bytes(p.roles, kRoleDatum, [](const RoleDatum &d) {
-        return ebitmap_bytes(d.dominates) + ebitmap_bytes(d.types);
+    w.resched();
+    symtab(w, p.roles, kRoleDatum, [&](const RoleDatum &d) {
+        w.ebitmap(d.dominates);
+        w.ebitmap(d.types);
     });
-    b += symtab_bytes(p.types, kTypeDatum, none);
-    b += symtab_bytes(p.users, kUserDatum, [](const UserDatum &d) {
-        return ebitmap_bytes(d.roles) + range_bytes(d.range) + ebitmap_bytes(d.dfltlevel.cat);
+    w.resched();
+    symtab(w, p.types, kTypeDatum);
+    w.resched();
+    symtab(w, p.users, kUserDatum, [&](const UserDatum &d) {
+        w.ebitmap(d.roles);
+        w.range(d.range);
+        w.ebitmap(d.dfltlevel.cat);
     });
-    b += symtab_bytes(p.levels, kLevelDatum, [](const LevelDatum &d) {
-        return kmalloc_bytes(kMlsLevel) + ebitmap_bytes(d.level.cat);
+    w.resched();
+    bools(w, c.bools);
+    w.resched();
+    symtab(w, p.levels, kLevelDatum, [&](const LevelDatum &d) {
+        w.ebitmap(d.level.cat);
+        w.kmalloc(kMlsLevel);
     });
-    b += symtab_bytes(p.cats, kCatDatum, none);
-    for (uint32_t n : {p.commons.nprim, p.classes.nprim, p.roles.nprim, p.types.nprim,
-                       p.users.nprim, p.levels.nprim, p.cats.nprim})
-        b += array_of(n, kPointer);  // sym_val_to_name
+    w.resched();
+    symtab(w, p.cats, kCatDatum);
+    // sym_val_to_name (the booleans' is the read's only), then the *_val_to_struct arrays.
+    for (uint32_t n :
+         {p.commons.nprim, p.classes.nprim, p.roles.nprim, p.types.nprim, p.users.nprim})
+        w.array_of(n, kPointer);
+    w.area(Walk::Area::Cond);
+    w.array_of(c.bools.nprim, kPointer);
+    w.area(Walk::Area::Base);
+    for (uint32_t n : {p.levels.nprim, p.cats.nprim})
+        w.array_of(n, kPointer);
     for (uint32_t n : {p.classes.nprim, p.roles.nprim, p.users.nprim, p.types.nprim})
-        b += array_of(n, kPointer);  // *_val_to_struct
-    b += avtab_bytes(p.te_avtab);
-    // Role transitions (a hash table since 5.8) and role allows (a list).
-    b += array_of(p.role_tr_index.size(), kPointer) +
-         static_cast<int64_t>(p.role_tr.size()) *
-             (kHashtabNode + kmalloc_bytes(kRoleTransKey) + kmalloc_bytes(kRoleTransDatum));
-    b += static_cast<int64_t>(p.role_allow.size()) * kmalloc_bytes(kRoleAllow);
-    // Filename transitions: per key its node, key and name; per new type a datum.
-    b += array_of(p.filename_trans_index.size(), kPointer);
-    for (const FilenameTrans &ft : p.filename_trans) {
-        b += kHashtabNode + kmalloc_bytes(kFilenameTransKey) + string_bytes(ft.name);
-        for (const FilenameTransDatum &d : ft.datums)
-            b += kmalloc_bytes(kFilenameTransDatum) + ebitmap_bytes(d.stypes);
+        w.array_of(n, kPointer);
+    avtab(w, p.te_avtab);
+    for (const auto &list : p.ocontexts) {
+        w.resched();
+        for (const Ocontext &o : list)
+            ocontext(w, o);
     }
-    b += array_of(p.range_tr_index.size(), kPointer);
-    for (const RangeTrans &rt : p.range_tr)
-        b += kHashtabNode + kmalloc_bytes(kRangeTransKey) + kmalloc_bytes(kMlsRange) +
-             range_bytes(rt.range);
-    for (const auto &list : p.ocontexts)
-        for (const Ocontext &c : list)
-            b += ocontext_bytes(c);
     for (const Genfs &g : p.genfs) {
-        b += kmalloc_bytes(kGenfs) + string_bytes(g.fstype);
-        for (const GenfsEntry &e : g.entries)
-            b += kmalloc_bytes(kOcontext) + string_bytes(e.path) + range_bytes(e.context.range);
+        w.resched();
+        w.string(g.fstype);
+        for (const GenfsEntry &e : g.entries) {
+            w.range(e.context.range);
+            w.string(e.path);
+            w.kmalloc(kOcontext);
+        }
+        w.kmalloc(kGenfs);
     }
+    cond_policydb(w, c);
+    // Role transitions (a hash table since 5.8).
+    for (size_t i = 0; i < p.role_tr.size(); ++i) {
+        w.kmalloc(kRoleTransKey);
+        w.kmalloc(kRoleTransDatum);
+        w.cache(kHashtabNode);
+    }
+    w.array_of(p.role_tr_index.size(), kPointer);
+    // Role allows (a list, a cond_resched before each).
+    for (size_t i = 0; i < p.role_allow.size(); ++i) {
+        w.kmalloc(kRoleAllow);
+        w.entry_resched(i);
+    }
+    // Filename transitions: per key its name, key, datums (with their ebitmaps) and node.
+    for (size_t i = 0; i < p.filename_trans.size(); ++i) {
+        const FilenameTrans &ft = p.filename_trans[i];
+        w.string(ft.name);
+        w.kmalloc(kFilenameTransKey);
+        for (const FilenameTransDatum &d : ft.datums) {
+            w.ebitmap(d.stypes);
+            w.kmalloc(kFilenameTransDatum);
+        }
+        w.cache(kHashtabNode);
+        w.entry_resched(i);
+    }
+    w.array_of(p.filename_trans_index.size(), kPointer);
+    for (size_t i = 0; i < p.range_tr.size(); ++i) {
+        w.kmalloc(kRangeTransKey);
+        w.range(p.range_tr[i].range);
+        w.kmalloc(kMlsRange);
+        w.cache(kHashtabNode);
+        w.entry_resched(i);
+    }
+    w.array_of(p.range_tr_index.size(), kPointer);
     // type_attr_map_array: one struct ebitmap (16 bytes) per type, and its nodes.
-    b += array_of(p.type_attr_map.size(), 16);
     for (const Ebitmap &e : p.type_attr_map)
-        b += ebitmap_bytes(e);
-    b += ebitmap_bytes(p.policycaps) + ebitmap_bytes(p.permissive_map);
-    return b;
+        w.ebitmap(e);
+    w.array_of(p.type_attr_map.size(), 16);
+    w.ebitmap(p.policycaps);
+    w.ebitmap(p.permissive_map);
+    w.resched();
 }
 
 }  // namespace
@@ -168,9 +271,40 @@ int64_t kmalloc_bytes(size_t n) {
 PolicyKmem policy_kmem(const Policydb &p) {
     PolicyKmem k;
     k.policy_struct = kmalloc_bytes(kSelinuxPolicy);
-    k.base = base_kmem(p.b());
-    cond_kmem(*p.cond, &k);
+    Walk w(&k);
+    policydb(w, p.b(), *p.cond);
     return k;
+}
+
+FreeCalls sidtab_destroy_calls(const Sidtab &t) {
+    FreeCalls f;
+    int64_t dynamic = 0;
+    t.for_each([&](const Sidtab::Entry &e) {
+        if (e.context.is_invalid()) ++f.kfree;
+        for (const MlsLevel &l : e.context.range.level)
+            f.cache_free += static_cast<int64_t>(l.cat.node_count());
+        if (e.sid > kSecInitSidNum) ++dynamic;
+    });
+    if (t.era() == SidtabEra::Legacy) {
+        f.kfree += t.count() + 1;  // the chain nodes, the bucket array
+        return f;
+    }
+    constexpr int64_t kInnerEntries = 4096 / kPointer;
+    int64_t pages = (dynamic + kSidtabLeafEntries - 1) / kSidtabLeafEntries;
+    for (int64_t level = pages; level > 1;) {  // the inner pages above the leaves
+        level = (level + kInnerEntries - 1) / kInnerEntries;
+        pages += level;
+    }
+    f.kfree += pages;
+    f.kfree += t.cache_used_unlocked();  // the cached strings (none before 5.6)
+    return f;
+}
+
+FreeCalls PolicyKmem::destroy_total() const {
+    FreeCalls t;
+    for (const FreeCalls &f : destroy)
+        t += f;
+    return t;
 }
 
 }  // namespace locksim::ss

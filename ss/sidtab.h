@@ -165,6 +165,8 @@ class Sidtab {
     void sid2str_put(uint32_t sid, std::string_view str);
     uint32_t cache_size() const { return cache_size_; }
     uint32_t cache_used() const;
+    // The same without cache_lock: only where no other thread can use the table (its destroy).
+    uint32_t cache_used_unlocked() const { return static_cast<uint32_t>(lru_.size()); }
 
     SidtabEra era() const { return era_; }
     bool hashed_era() const { return era_ == SidtabEra::Hash || era_ == SidtabEra::HashString; }

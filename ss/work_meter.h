@@ -37,16 +37,19 @@ enum class Work : uint8_t {
                       // by workloads that model the system call around the security checks
     VfsNode,          // one in-memory file or directory made (inode, dentry, name) or removed:
                       // counted by the security server for selinuxfs's rebuild after a load
+    CacheFree,        // one kmem_cache_free (an avtab, ebitmap or hashtab node), where the
+                      // security server charges the kernel's frees of a policy or SID table;
+                      // Free is then one kfree
     Count
 };
 
 inline constexpr size_t kWorkKinds = static_cast<size_t>(Work::Count);
 
 inline constexpr std::array<std::string_view, kWorkKinds> kWorkNames = {
-    "avtab_node",      "hash_probe",    "ebitmap_word", "ebitmap_node",
-    "constraint_node", "bit_iteration", "bytes_copied", "bytes_serialized",
-    "alloc",           "free",          "call",         "string_byte",
-    "audit_call",      "avtab_toggle",  "syscall",      "vfs_node"};
+    "avtab_node",    "hash_probe",   "ebitmap_word",     "ebitmap_node", "constraint_node",
+    "bit_iteration", "bytes_copied", "bytes_serialized", "alloc",        "free",
+    "call",          "string_byte",  "audit_call",       "avtab_toggle", "syscall",
+    "vfs_node",      "cache_free"};
 
 // The memory a unit of work reads, for a platform that models caches (sim/cache_model.h): a
 // cache line named by what it holds, not by its host address, so that a run's cache behaviour

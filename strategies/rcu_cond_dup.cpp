@@ -87,7 +87,7 @@ int RcuCondDupServer::write_load(std::span<const uint8_t> image, uint32_t *seqno
         commit_load(*old, [&] { replace_policy(next); });  // inside sidtab_freeze_begin .. end
         *seqno = next->st.seqno;
         grace_period(expedited_);
-        free_version(old);
+        free_version(old, true);  // selinux_policy_free: sidtab_destroy, then policydb_destroy
         notify_policy_change(*seqno, PolicyChange::Full);
         PolicyNotifier::audit_policy_load();
     }

@@ -80,9 +80,49 @@ void StrategyBase::new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel
     kernel::kmem_charge(v->base_mem, v->kmem.whole() - v->kmem.duplicate());
 }
 
-void StrategyBase::free_version(PolicyVersion *v) {
-    kernel::kfree(v->base_mem);
-    kernel::kdelete(v);
+namespace {
+
+// One destroy function's frees, under its own label: a compute per stretch, each after a
+// reschedule point when `resched` (the process-context destroys that call cond_resched()). A
+// label, not an operation of its own: the platform gives an operation's parts to the innermost
+// one open, and the destroy is part of the commit or load that frees (its writer work).
+void charge_destroy(Label label, std::span<const ss::FreeCalls> stretches, bool resched) {
+    for (const ss::FreeCalls &f : stretches) {
+        if (resched) kernel::cond_resched();
+        kernel::compute(label, [&] {
+            ss::count_work(ss::Work::Free, static_cast<uint64_t>(f.kfree));
+            ss::count_work(ss::Work::CacheFree, static_cast<uint64_t>(f.cache_free));
+        });
+    }
+}
+
+}  // namespace
+
+void StrategyBase::free_version(PolicyVersion *v, bool sidtab_first) {
+    static const Label kPolicydb("policydb_destroy");
+    static const Label kSidtab("sidtab_destroy");
+    static const Label kCondDup("cond_policydb_destroy_dup");
+    if (!v->base_mem) {
+        charge_destroy(kCondDup, {&v->kmem.destroy_dup, 1}, false);
+    } else {
+        const PolicyVersion *cur = policy_locked();
+        auto sidtab = [&] {
+            if (cur && cur->st.sidtab == v->st.sidtab) return;  // the copy keeps it
+            ss::FreeCalls f = ss::sidtab_destroy_calls(*v->st.sidtab);
+            // 5.x: kfree of the struct sidtab after its contents (4.15's is static).
+            if (v->st.sidtab->era() != ss::SidtabEra::Legacy) ++f.kfree;
+            charge_destroy(kSidtab, {&f, 1}, true);
+        };
+        if (sidtab_first) sidtab();
+        // The base charge's kfree below is one of policydb_destroy's (its last).
+        std::vector<ss::FreeCalls> stretches = v->kmem.destroy;
+        if (!stretches.empty() && stretches.back().kfree > 0) --stretches.back().kfree;
+        charge_destroy(kPolicydb, stretches, true);
+        kernel::kfree(v->base_mem);
+        if (!sidtab_first) sidtab();
+    }
+    ss::WorkMeterScope uncounted(nullptr);
+    kernel::kdelete(v);  // the struct selinux_policy's kfree
 }
 
 void StrategyBase::free_version_rcu(PolicyVersion *v) {

@@ -93,8 +93,18 @@ class StrategyBase : public SecurityServer {
     // A new charge for the rest of the whole policy of `v` (a full copy or a newly read
     // policy: kmem.whole() in all), whose binary image has `image_bytes`; `v` owns it.
     static void new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel::Gfp gfp);
-    // Frees the version, its conditional state and the base charge when it owns it.
-    void free_version(PolicyVersion *v);
+    // Frees the version as the kernel does, each destroy charged under its own label (one
+    // compute per stretch between the kernel's cond_resched() points, a kfree priced as
+    // ss::Work::Free and a kmem_cache_free as ss::Work::CacheFree, counted by ss::policy_kmem
+    // and ss::sidtab_destroy_calls):
+    //  - a version that owns its base (a whole policy): "policydb_destroy", and when its SID
+    //    table is not the current policy's (a load), "sidtab_destroy" of that table, after the
+    //    policydb (security_load_policy up to 5.9) or, with `sidtab_first`, before it (5.10's
+    //    selinux_policy_free);
+    //  - a conditional duplicate: "cond_policydb_destroy_dup" (5.10's selinux_policy_cond_free);
+    // then the struct's kfree. The C++ objects are destroyed with the work meter off, so that
+    // only the charged counts stand for the kernel's frees.
+    void free_version(PolicyVersion *v, bool sidtab_first = false);
     // call_rcu(free_version): freed after a grace period, from the callback context.
     void free_version_rcu(PolicyVersion *v);
 

@@ -54,17 +54,32 @@ TEST(Profile, FormatRoundTrips) {
     EXPECT_EQ(back.derivation, p.derivation);
 }
 
+namespace {
+// The sh4 profile as written before work kind `key` existed: without its line.
+CpuProfile sh4_without(const std::string &key) {
+    std::string text = format_profile(find_profile("sh4"));
+    const size_t at = text.find(key + " = ");
+    EXPECT_NE(at, std::string::npos) << key;
+    if (at != std::string::npos) text.erase(at, text.find('\n', at) + 1 - at);
+    return parse_profile(text, "old.toml");
+}
+}  // namespace
+
 // A profile written before vfs_node existed still loads; the cost is derived from its alloc.
 TEST(Profile, OlderProfileWithoutVfsNodeDerivesIt) {
-    std::string text = format_profile(find_profile("sh4"));
-    const size_t at = text.find("vfs_node = ");
-    ASSERT_NE(at, std::string::npos);
-    text.erase(at, text.find('\n', at) + 1 - at);
-    CpuProfile old = parse_profile(text, "old.toml");
+    CpuProfile old = sh4_without("vfs_node");
     const auto vfs = static_cast<size_t>(ss::Work::VfsNode);
     const auto alloc = static_cast<size_t>(ss::Work::Alloc);
     EXPECT_EQ(old.work_ps[vfs], kVfsNodePerAlloc * old.work_ps[alloc]);
     EXPECT_EQ(find_profile("x86-modern").work_ps[vfs], 1000000);  // 1 us, as written
+}
+
+// A profile written before cache_free existed still loads; the price is derived from its free.
+TEST(Profile, OlderProfileWithoutCacheFreeDerivesIt) {
+    CpuProfile old = sh4_without("cache_free");
+    const auto cache_free = static_cast<size_t>(ss::Work::CacheFree);
+    EXPECT_EQ(old.work_ps[cache_free], 800000);                        // 4/5 of sh4's 1000 ns free
+    EXPECT_EQ(find_profile("x86-modern").work_ps[cache_free], 20000);  // 20 ns, as written
 }
 
 TEST(Profile, ErrorsNameFileLineAndColumn) {

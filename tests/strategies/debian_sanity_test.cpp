@@ -59,18 +59,28 @@ TEST(DebianSanity, RelationsBetweenStrategies) {
 
     // RCU readers under PREEMPT_RCU are preemptible: the worst preempt-off is far below one
     // get_user_sids (the atomic full copy's own writer section aside).
-    for (const char *name : {"rcu_cond_dup", "rcu_cond_dup_async", "rcu_full_copy_copy_sleepable"})
+    for (const char *name : {"rcu_cond_dup", "rcu_full_copy_copy_sleepable"})
         EXPECT_LE(10 * runs.at(name).r.preempt_off.length.max(), user_sids_ns) << name;
+    // rcu-cond-dup-async frees the old conditional state in its RCU callback, which runs with
+    // preemption off: that destroy (cond_policydb_destroy_dup, object by object) lies in its
+    // longest preempt-off section, outside any operation of a task; every other section is far
+    // below a reader's.
+    const kernel::RunResults &async = runs.at("rcu_cond_dup_async").r;
+    ASSERT_GT(async.compute_ns.count("cond_policydb_destroy_dup"), 0u);
+    EXPECT_GT(async.preempt_off.length.max(), user_sids_ns);
+    EXPECT_LE(10 * longest_preempt_off_except(async, ""), user_sids_ns);
     EXPECT_LE(10 * longest_preempt_off_except(runs.at("rcu_full_copy_copy_atomic").r, "set_bools"),
               user_sids_ns);
     // ... and the atomic copy itself is a preempt-off section longer than any reader's.
     EXPECT_GT(runs.at("rcu_full_copy_copy_atomic").r.preempt_off.length.max(), user_sids_ns);
 
-    // A full copy costs at least ten times the conditional duplicate per toggle in the writer's
-    // work (the host measures 15x: bench/services), and several times its bytes allocated.
+    // A full copy costs several times the conditional duplicate per toggle in the writer's
+    // work, and several times its bytes allocated: the copies alone about 11x (the host
+    // measures 15x: bench/services), about 9x with the kernel's frees of the old state (a whole
+    // policydb_destroy against cond_policydb_destroy_dup, 3.4 ms and 0.58 ms on this profile).
     const ToggleCost full = toggle_cost(runs.at("rcu_full_copy_copy_sleepable").r);
     const ToggleCost dup = toggle_cost(runs.at("rcu_cond_dup").r);
-    EXPECT_GE(full.compute_ns, 10 * dup.compute_ns) << full.compute_ns << " vs " << dup.compute_ns;
+    EXPECT_GE(full.compute_ns, 8 * dup.compute_ns) << full.compute_ns << " vs " << dup.compute_ns;
     EXPECT_GE(full.bytes_allocated, 3 * dup.bytes_allocated);
     EXPECT_GT(full.peak_live_bytes, dup.peak_live_bytes);
 
