@@ -208,8 +208,9 @@ Split split_at(const TailSample &s, const std::vector<double> &cens, size_t j, u
 std::vector<Split> candidates(const TailSample &s, const TailOptions &o, std::string &why) {
     const uint64_t n_obs = s.count();
     const double n = static_cast<double>(n_obs);
-    const auto target = static_cast<uint64_t>(std::max<double>(
-        static_cast<double>(o.min_exceedances), std::min(2 * std::sqrt(n), n / 10)));
+    auto target = static_cast<uint64_t>(std::max<double>(static_cast<double>(o.min_exceedances),
+                                                         std::min(2 * std::sqrt(n), n / 10)));
+    if (o.max_exceedances > 0) target = std::min(target, o.max_exceedances);
     if (n_obs < 3 * target || s.values.size() < 3) {
         why = fmt::format(
             "too few observations ({}; the fit needs {} above its threshold and "
@@ -501,6 +502,7 @@ TailQuantile tail_quantile_unchecked(const TailSample &sample, double p, const T
     const Split &s = chosen->split;
     if (!q.fit.ok) {
         q.note = q.fit.why_not;
+        q.no_tail = true;
         if (o.split_atoms) return with_atoms(sample, p, o, q);
         return q;
     }
@@ -614,6 +616,7 @@ TailQuantile with_atoms(const TailSample &sample, double p, const TailOptions &o
     TailQuantile r = tail_quantile_unchecked(rest, p / share, ro, none);
     if (!r.ok) {
         q.note = plain.note + "; apart from its " + what + ", the rest: " + r.note;
+        q.no_tail = r.no_tail;
         return q;
     }
     q = r;
@@ -629,16 +632,40 @@ TailQuantile with_atoms(const TailSample &sample, double p, const TailOptions &o
     return q;
 }
 
+// The estimate, and when no threshold keeping `min_exceedances` gives a tail, the one from the
+// top of the sample alone (see the header). Each step keeps its fit for the next probability.
+struct Fits {
+    std::optional<Chosen> usual, top;
+};
+
+TailQuantile tail_quantile_or_top(const TailSample &sample, double p, const TailOptions &o,
+                                  Fits &fits) {
+    TailQuantile q = tail_quantile_unchecked(sample, p, o, fits.usual);
+    if (q.ok || !q.no_tail || o.top_exceedances == 0 || o.top_exceedances >= o.min_exceedances)
+        return q;
+    TailOptions top = o;
+    top.max_exceedances = o.min_exceedances - 1;
+    top.min_exceedances = o.top_exceedances;
+    TailQuantile t = tail_quantile_unchecked(sample, p, top, fits.top);
+    if (!t.ok) {
+        q.note += fmt::format("; nor the top {} to {} values alone: {}", top.max_exceedances,
+                              top.min_exceedances, t.note);
+        return q;
+    }
+    t.top_only = true;
+    return t;
+}
+
 }  // namespace
 
 std::vector<TailQuantile> tail_quantiles(const TailSample &sample,
                                          const std::vector<double> &probabilities,
                                          const TailOptions &o) {
-    std::optional<Chosen> fit;  // made once, when a probability lies beyond the data
+    Fits fits;  // made once, when a probability lies beyond the data
     std::vector<TailQuantile> out;
     for (double p : probabilities) {
         try {
-            out.push_back(tail_quantile_unchecked(sample, p, o, fit));
+            out.push_back(tail_quantile_or_top(sample, p, o, fits));
         } catch (const std::exception &e) {
             // Boost.Math's root finders and minimisers throw when the likelihood misbehaves.
             TailQuantile q;
@@ -654,6 +681,13 @@ TailQuantile tail_quantile(const TailSample &sample, double p, const TailOptions
     return tail_quantiles(sample, {p}, o).front();
 }
 
+namespace {
+// What the caption adds for a fit to the top of the sample alone.
+std::string top_only(const TailQuantile &q) {
+    return q.top_only ? "; the top values alone: below them no single tail, few values to fit" : "";
+}
+}  // namespace
+
 std::string format_tail(const TailQuantile &q) {
     if (q.ok && q.empirical)
         return fmt::format("{} at p={:.0e} (observed)", human_ns(std::llround(q.estimate)),
@@ -662,17 +696,18 @@ std::string format_tail(const TailQuantile &q) {
     if (q.atoms > 0)
         return fmt::format(
             "{} [{}, {}] at p={:.0e} ({} fixed value{} apart, the largest {} ({} of {}); the "
-            "rest's GPD over {}: k={} of {}, xi={:.2f}, A-D p={:.2f}{})",
+            "rest's GPD over {}: k={} of {}, xi={:.2f}, A-D p={:.2f}{}{})",
             human_ns(std::llround(q.estimate)), human_ns(std::llround(q.low)),
             human_ns(std::llround(q.high)), q.probability, q.atoms, q.atoms == 1 ? "" : "s",
             human_ns(std::llround(q.atom)), q.atom_count, q.fit.n + q.atom_observations,
             human_ns(std::llround(q.fit.threshold)), q.fit.k, q.fit.n, q.fit.xi, q.fit.gof_p,
-            q.estimate == q.atom ? "; its value at p lies below the largest fixed value" : "");
-    return fmt::format("{} [{}, {}] at p={:.0e} (GPD over {}: k={} of {}, xi={:.2f}, A-D p={:.2f})",
-                       human_ns(std::llround(q.estimate)), human_ns(std::llround(q.low)),
-                       human_ns(std::llround(q.high)), q.probability,
-                       human_ns(std::llround(q.fit.threshold)), q.fit.k, q.fit.n, q.fit.xi,
-                       q.fit.gof_p);
+            q.estimate == q.atom ? "; its value at p lies below the largest fixed value" : "",
+            top_only(q));
+    return fmt::format(
+        "{} [{}, {}] at p={:.0e} (GPD over {}: k={} of {}, xi={:.2f}, A-D p={:.2f}{})",
+        human_ns(std::llround(q.estimate)), human_ns(std::llround(q.low)),
+        human_ns(std::llround(q.high)), q.probability, human_ns(std::llround(q.fit.threshold)),
+        q.fit.k, q.fit.n, q.fit.xi, q.fit.gof_p, top_only(q));
 }
 
 }  // namespace locksim::analysis

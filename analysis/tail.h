@@ -43,7 +43,17 @@
 // P(X > x) = sum of the shares of the atoms above x + share_rest * P(rest > x). Beyond the data
 // every observed atom's share exceeds p, so x_p is the larger of the largest atom and the
 // rest's value exceeded with probability p / share_rest (fitted as above), the interval raised
-// the same way. No number when the rest has no GPD tail either; the message then says so.
+// the same way.
+//
+// When neither gives a tail, the top of the sample alone: thresholds keeping fewer than
+// `min_exceedances` values, down to `top_exceedances` (10), the whole sample first, then with
+// fixed values apart. This is the case of a rare cause above a common one (a wake-up that a
+// long section delayed, a few dozen in thousands, above the wake-up path's own cost): below its
+// values no single tail exists, and its own values are too few for the usual threshold. The
+// fit then rests on few values: the goodness-of-fit test has little power there, and the
+// profile-likelihood interval carries the uncertainty (it widens, and no number is given when
+// it is unbounded above or the shape is 1 or more). The caption says so. No number when the
+// top values have no GPD tail either; the message then says why at each step.
 #pragma once
 
 #include <cstdint>
@@ -72,11 +82,16 @@ TailSample tail_sample(std::vector<double> values);
 struct TailOptions {
     double confidence = 0.95;
     uint64_t min_exceedances = 30;
-    int gof_replicates = 99;  // parametric bootstrap samples for the goodness-of-fit p-value
-    double gof_alpha = 0.05;  // below this p-value the fit is poor
-    uint64_t seed = 1;        // the bootstrap's generator (a fit is deterministic)
-    bool bucketed = false;    // bootstrap samples are bucketed like kernel::Histogram values
-    bool split_atoms = true;  // when no GPD fits, fixed values apart and the rest fitted
+    // When no threshold keeping `min_exceedances` or more gives a tail (with or without fixed
+    // values apart), the top of the sample alone: thresholds keeping fewer, down to this many
+    // (0: never). See the header's last paragraph.
+    uint64_t top_exceedances = 10;
+    uint64_t max_exceedances = 0;  // the most values a threshold keeps above it (0: no cap)
+    int gof_replicates = 99;       // parametric bootstrap samples for the goodness-of-fit p-value
+    double gof_alpha = 0.05;       // below this p-value the fit is poor
+    uint64_t seed = 1;             // the bootstrap's generator (a fit is deterministic)
+    bool bucketed = false;         // bootstrap samples are bucketed like kernel::Histogram values
+    bool split_atoms = true;       // when no GPD fits, fixed values apart and the rest fitted
 };
 
 struct GpdFit {
@@ -104,6 +119,8 @@ struct TailQuantile {
     // how many observations they hold, the largest and its count. 0 when not used.
     uint64_t atoms = 0, atom_observations = 0, atom_count = 0;
     double atom = 0;
+    bool no_tail = false;   // not ok because no threshold gave a GPD tail (not for its interval)
+    bool top_only = false;  // fitted to the top of the sample only (TailOptions::top_exceedances)
 };
 
 // The value exceeded with probability `p` per observation, with its confidence interval.
