@@ -617,7 +617,8 @@ inline void synchronize_rcu(Loc loc = Loc::current()) {
 inline void synchronize_rcu_expedited(Loc loc = Loc::current()) {
     current().synchronize_rcu(true, {"synchronize_rcu_expedited", loc});
 }
-// Runs `callback` after a grace period, from a callback task (softirq-like: it must not sleep).
+// Runs `callback` after a grace period, where the platform runs RCU callbacks (the simulator:
+// RCU_SOFTIRQ on the calling CPU, or an rcuc or rcuo kernel thread): it must not sleep.
 inline void call_rcu(std::function<void()> callback) {
     current().call_rcu(std::move(callback));
 }

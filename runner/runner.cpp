@@ -215,6 +215,7 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
                                                                 : sim::PreemptModel::Voluntary;
     c.preempt_rcu = s.machine.preempt_rcu;
     c.rt_mutex_pi = s.machine.rt_mutex_pi;
+    c.rcu_nocbs = s.machine.rcu_nocbs;
     c.hz = s.machine.hz;
     check_machine_profile(s, c.profile);
     if (s.machine.spinlock == "byte") c.spinlock = sim::SpinlockImpl::Byte;
@@ -397,6 +398,7 @@ json scenario_json(const Scenario &s) {
                     {"preemption", preemption_name(s.machine.preemption)},
                     {"preempt_rcu", s.machine.preempt_rcu},
                     {"rt_mutex_pi", s.machine.rt_mutex_pi},
+                    {"rcu_nocbs", s.machine.rcu_nocbs},
                     {"hz", s.machine.hz},
                     {"kernel", s.machine.kernel},
                     {"spinlock", s.machine.spinlock},

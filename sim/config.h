@@ -74,6 +74,9 @@ struct SimConfig {
     // (kernel/rcu/update.c, v6.6): once booted, synchronize_rcu_expedited waits for a normal
     // grace period (rcu_gp_is_normal). Without Rt it is off.
     bool rcu_normal_after_boot = true;
+    // rcu_nocbs= on every CPU (CONFIG_RCU_NOCB_CPU, kernel/rcu/tree_nocb.h, v6.6): call_rcu
+    // callbacks are invoked by rcuo kthreads instead of RCU_SOFTIRQ (sim/rcu.h).
+    bool rcu_nocbs = false;
     // Under Rt: rt_mutex priority inheritance (kernel/locking/rtmutex.c). Off only to show what
     // it prevents; the kernel has no such switch.
     bool rt_mutex_pi = true;

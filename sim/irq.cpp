@@ -242,13 +242,30 @@ bool SimPlatform::open_softirq(std::string_view irq_kind, std::function<void()> 
 
 // The kernel threads a CPU's interrupt sources need, made at the start of the run. They live
 // as long as the machine: the end of the run does not wait for them.
+Task *SimPlatform::make_daemon(std::string name, kernel::Sched policy, int prio, int cpu,
+                               std::function<void()> body, bool start) {
+    Task *t = make_task({std::move(name), policy, prio, cpu, false}, std::move(body));
+    t->daemon = true;
+    --live_;
+    t->state = TaskState::Blocked;
+    if (start) wake(t, -1, 0);
+    return t;
+}
+
 void SimPlatform::start_irq_threads() {
     auto daemon = [this](std::string name, kernel::Sched policy, int prio, int cpu,
-                         std::function<void()> body) {
-        Task *t = create_kthread({std::move(name), policy, prio, cpu, false}, std::move(body));
-        t->daemon = true;
-        --live_;
-        return t;
+                         std::function<void()> body, bool start = true) {
+        return make_daemon(std::move(name), policy, prio, cpu, std::move(body), start);
+    };
+    auto softirq_task = [&](Cpu &c, bool start) {
+        if (c.softirq_task) return;
+        Task *s = daemon(
+            fmt::format("softirq/{}", c.id), kernel::Sched::Fifo, 99, c.id,
+            [this, &c] { softirq_task_body(c); }, start);
+        s->rank = s->normal_rank = kIrqContextRank;  // above every task
+        s->irq_context = true;
+        s->irq_idle = !start;
+        c.softirq_task = s;
     };
     for (Cpu &c : cpus_) {
         c.thread_raised.assign(cfg_.irqs.size(), 0);
@@ -263,24 +280,18 @@ void SimPlatform::start_irq_threads() {
                                src.thread_priority, c.id, [this, &c, i] { irq_thread_body(c, i); });
                     break;
                 case SoftirqWhere::Ksoftirqd:
-                    if (!c.ksoftirqd)
-                        c.ksoftirqd =
-                            daemon(fmt::format("ksoftirqd/{}", c.id), kernel::Sched::Other, 0, c.id,
-                                   [this, &c] { ksoftirqd_body(c); });
+                    start_ksoftirqd(c);
                     break;
                 case SoftirqWhere::SoftirqTask:
-                    if (!c.softirq_task) {
-                        Task *s = daemon(fmt::format("softirq/{}", c.id), kernel::Sched::Fifo, 99,
-                                         c.id, [this, &c] { softirq_task_body(c); });
-                        s->rank = s->normal_rank = kIrqContextRank;  // above every task
-                        s->irq_context = true;
-                        c.softirq_task = s;
-                    }
+                    softirq_task(c, true);
                     break;
                 case SoftirqWhere::Inline:
                     break;
             }
         }
+        // RCU_SOFTIRQ (rcu.h), where no interrupt source made the softirq task: it first
+        // runs when the softirq is raised (enter_softirq).
+        if (rcu_.callback_context() == RcuState::CallbackContext::Softirq) softirq_task(c, false);
     }
 }
 
@@ -320,13 +331,25 @@ void SimPlatform::irq_thread_body(Cpu &c, size_t source) {
     }
 }
 
+void SimPlatform::start_ksoftirqd(Cpu &c) {
+    if (!c.ksoftirqd)
+        c.ksoftirqd = make_daemon(
+            fmt::format("ksoftirqd/{}", c.id), kernel::Sched::Other, 0, c.id,
+            [this, &c] { ksoftirqd_body(c); }, true);
+}
+
 void SimPlatform::ksoftirqd_body(Cpu &c) {
     static const Site bh{"run_ksoftirqd", {}};
     while (true) {
-        while (c.ksoftirqd_raised.empty())
+        while (c.ksoftirqd_raised.empty() && !c.ksoftirqd_rcu)
             irq_thread_wait();
         local_bh_disable(bh);
-        softirq_work(c, cfg_.irqs[take_first(c.ksoftirqd_raised)]);
+        if (!c.ksoftirqd_raised.empty()) {
+            softirq_work(c, cfg_.irqs[take_first(c.ksoftirqd_raised)]);
+        } else {
+            c.ksoftirqd_rcu = false;
+            rcu_softirq(c, false);
+        }
         local_bh_enable(bh);
     }
 }
@@ -343,8 +366,14 @@ void SimPlatform::softirq_task_body(Cpu &c) {
     static const Site site{"__do_softirq", {}};
     Task *s = cur_;
     while (true) {
-        while (!c.softirq_raised.empty())
-            softirq_work(c, cfg_.irqs[take_first(c.softirq_raised)]);
+        while (softirq_pending(c)) {
+            if (!c.softirq_raised.empty()) {
+                softirq_work(c, cfg_.irqs[take_first(c.softirq_raised)]);
+                continue;
+            }
+            c.rcu_softirq = false;
+            rcu_softirq(c, !c.interrupted);
+        }
         if (s->preempt_count > 0) {
             --s->preempt_count;
             close_section(s, s->poff, false, site);
@@ -362,6 +391,46 @@ void SimPlatform::softirq_task_body(Cpu &c) {
     }
 }
 
+// RCU_SOFTIRQ as __do_softirq runs it (kernel/softirq.c, v6.6): rcu_core, restarted while
+// callbacks are still ready, up to MAX_SOFTIRQ_RESTART (10) passes, within MAX_SOFTIRQ_TIME
+// (msecs_to_jiffies(2): until that many jiffy boundaries passed) and while nothing needs the
+// CPU; what is left goes to ksoftirqd (wakeup_softirqd). `idle`: it interrupted the idle task.
+// Its time counts as softirq time (the time that passed, less the interrupt work that
+// interrupted it meanwhile).
+void SimPlatform::rcu_softirq(Cpu &c, bool idle) {
+    constexpr int kMaxRestart = 10;
+    const Time start = engine_.now();
+    const Time irq_before = c.stats.irq_ns + c.stats.softirq_ns;
+    const Time end_jiffy =
+        start / jiffy_ + std::max<Time>(1, (2 * kernel::kMsec + jiffy_ - 1) / jiffy_);
+    bool more = false;
+    for (int restart = kMaxRestart; restart > 0; --restart) {
+        more = rcu_.softirq_callbacks(c.id, idle);
+        if (!more || engine_.now() / jiffy_ >= end_jiffy || need_resched(c.id)) break;
+    }
+    if (recording()) {
+        const Time other = c.stats.irq_ns + c.stats.softirq_ns - irq_before;
+        c.stats.softirq_ns += std::max<Time>(0, engine_.now() - start - std::max<Time>(0, other));
+    }
+    if (more) {
+        c.ksoftirqd_rcu = true;
+        start_ksoftirqd(c);
+        wake_irq_thread(c.ksoftirqd, c.id);
+    }
+    stop_if_done();
+}
+
+// need_resched() as softirq context sees it: set, or a task woken meanwhile would preempt the
+// task the softirq interrupted (any task preempts the idle one; among SCHED_OTHER tasks the
+// wake-up granularity is not weighed here).
+bool SimPlatform::need_resched(int cpu) {
+    Cpu &c = cpus_[static_cast<size_t>(cpu)];
+    if (c.need_resched) return true;
+    if (!c.curr || c.curr != c.softirq_task) return false;
+    const Task *b = best_queued(c);
+    return b && (!c.interrupted || b->rank > c.interrupted->rank);
+}
+
 // Starts the softirq task on `c` when work is raised and the running task allows it (interrupts
 // on, softirqs not disabled). Returns true when it interrupted the current task (which must then
 // suspend itself).
@@ -369,7 +438,7 @@ bool SimPlatform::enter_softirq(Cpu &c) {
     static const Site site{"__do_softirq", {}};
     Task *s = c.softirq_task;
     Task *t = c.curr;
-    if (!s || !s->irq_idle || c.softirq_raised.empty() || t == s) return false;
+    if (!s || !s->irq_idle || !softirq_pending(c) || t == s) return false;
     if (t && (t->irqs_off || t->bh_disabled > 0)) return false;
     s->irq_idle = false;
     preempt_inc(s, site);

@@ -154,12 +154,13 @@ void RcuState::complete_gp(GracePeriod &g) {
     for (Task *t : g.waiters)
         ops_.wake(t, -1, cfg_.profile.primitive.wakeup);
     if (!g.callbacks.empty()) {
-        if (callbacks_ready_.empty())
-            callbacks_ready_.swap(g.callbacks);
-        else
-            for (auto &cb : g.callbacks)
-                callbacks_ready_.push_back(std::move(cb));
-        kick_callback_task();
+        // rcuo: the grace-period kthread wakes it now; otherwise each CPU's next tick finds
+        // its own callbacks ready (tick_callbacks).
+        const bool rcuo = callback_context() == CallbackContext::Rcuo;
+        for (QueuedCallback &cb : g.callbacks)
+            (rcuo ? callbacks_ready_ : cpu_cbs_[static_cast<size_t>(cb.cpu)].ready)
+                .push_back(std::move(cb.fn));
+        if (rcuo || ops_.should_stop()) kick_callback_task();
     }
     g.callbacks.clear();
     spare_callbacks_ = std::move(g.callbacks);
@@ -264,36 +265,112 @@ void RcuState::synchronize(bool expedited, const Site &site) {
     }
 }
 
-void RcuState::call(std::function<void()> callback) {
-    if (!cb_task_)
-        cb_task_ = ops_.create_kthread(
-            kernel::TaskParams{"rcu_callbacks", kernel::Sched::Other, 0, -1, false},
-            [this] { callback_task_body(); });
-    request_gp(false)->callbacks.push_back(std::move(callback));
+RcuState::CallbackContext RcuState::callback_context() const {
+    if (cfg_.rcu_nocbs || cfg_.userspace_rcu_gp >= 0) return CallbackContext::Rcuo;
+    return cfg_.preempt == PreemptModel::Rt ? CallbackContext::Rcuc : CallbackContext::Softirq;
 }
 
-// Invokes ready callbacks one by one with preemption off (softirq-like context: a callback
-// that sleeps is reported), and sleeps while none is ready.
-void RcuState::callback_task_body() {
-    Task *t = ops_.current();
+void RcuState::call(std::function<void()> callback) {
+    const Task *cur = ops_.current();
+    const int cpu = cur ? cur->cpu : 0;
+    switch (callback_context()) {
+        case CallbackContext::Rcuo:
+            if (!cb_task_)
+                cb_task_ = ops_.create_kthread(
+                    kernel::TaskParams{cfg_.userspace_rcu_gp >= 0 ? "rcu_callbacks" : "rcuo",
+                                       kernel::Sched::Other, 0, -1, false},
+                    [this] { callback_task_body(); });
+            break;
+        case CallbackContext::Rcuc:
+            // rcu_spawn_core_kthreads: one per CPU, SCHED_FIFO at kthread_prio.
+            for (size_t c = 0; c < cpu_cbs_.size(); ++c)
+                if (!cpu_cbs_[c].rcuc)
+                    cpu_cbs_[c].rcuc = ops_.create_kthread(
+                        kernel::TaskParams{fmt::format("rcuc/{}", c), kernel::Sched::Fifo, 1,
+                                           static_cast<int>(c), false},
+                        [this, c] { rcuc_body(static_cast<int>(c)); });
+            break;
+        case CallbackContext::Softirq:
+            break;
+    }
+    request_gp(false)->callbacks.push_back({cpu, std::move(callback)});
+}
+
+void RcuState::do_batch(std::vector<std::function<void()>> &list, size_t &head, bool bh_off,
+                        size_t limit, const std::function<bool()> &stop) {
     static const Site batch{"rcu_do_batch", {}};
-    while (true) {
-        if (callbacks_head_ < callbacks_ready_.size()) {
-            std::function<void()> cb = std::move(callbacks_ready_[callbacks_head_++]);
-            if (callbacks_head_ == callbacks_ready_.size()) {
-                callbacks_ready_.clear();
-                callbacks_head_ = 0;
-            }
-            ops_.preempt_inc(t, batch);
-            ops_.advance(cfg_.profile.primitive.rcu_callback);
-            cb();
-            if (ops_.recording()) ++stats_.callbacks_invoked;
-            ops_.preempt_dec(t, batch);
-            continue;
+    Task *t = ops_.current();
+    for (size_t n = 0; head < list.size(); ++n) {
+        if (n >= limit && (!stop || stop())) break;
+        std::function<void()> cb = std::move(list[head++]);
+        if (head == list.size()) {
+            list.clear();
+            head = 0;
         }
+        if (bh_off) ops_.preempt_inc(t, batch);
+        ops_.advance(cfg_.profile.primitive.rcu_callback);
+        cb();
+        if (ops_.recording()) ++stats_.callbacks_invoked;
+        if (bh_off) ops_.preempt_dec(t, batch);  // cond_resched between callbacks
+    }
+}
+
+bool RcuState::callbacks_pending() const {
+    if (callbacks_head_ < callbacks_ready_.size()) return true;
+    for (const CpuCallbacks &c : cpu_cbs_)
+        if (c.head < c.ready.size()) return true;
+    return std::any_of(gps_.begin(), gps_.end(),
+                       [](const auto &g) { return !g->callbacks.empty(); });
+}
+
+bool RcuState::tick_callbacks(int cpu) {
+    CpuCallbacks &c = cpu_cbs_[static_cast<size_t>(cpu)];
+    if (c.head >= c.ready.size()) return false;
+    if (callback_context() == CallbackContext::Softirq) return true;
+    if (c.rcuc && c.rcuc_waiting) {  // invoke_rcu_core_kthread
+        c.rcuc_waiting = false;
+        ops_.wake(c.rcuc, cpu, 0);
+    }
+    return false;
+}
+
+// In softirq context (the softirq task, which holds the softirq count: preemption is off).
+bool RcuState::softirq_callbacks(int cpu, bool idle) {
+    // DEFAULT_RCU_BLIMIT and rcu_divisor's default.
+    constexpr size_t kBlimit = 10;
+    constexpr int kDivisor = 7;
+    CpuCallbacks &c = cpu_cbs_[static_cast<size_t>(cpu)];
+    const size_t limit = std::max(kBlimit, (c.ready.size() - c.head) >> kDivisor);
+    // Past the limit: stop if need_resched() || !is_idle_task(current).
+    do_batch(c.ready, c.head, false, limit, [&] { return !idle || ops_.need_resched(cpu); });
+    return c.head < c.ready.size();
+}
+
+// rcu_cpu_kthread: rcu_core with softirqs disabled, which under PREEMPT_RT stays preemptible.
+void RcuState::rcuc_body(int cpu) {
+    CpuCallbacks &c = cpu_cbs_[static_cast<size_t>(cpu)];
+    while (true) {
+        do_batch(c.ready, c.head, cfg_.preempt != PreemptModel::Rt);
+        const bool mine = std::any_of(gps_.begin(), gps_.end(), [cpu](const auto &g) {
+            return std::any_of(g->callbacks.begin(), g->callbacks.end(),
+                               [cpu](const QueuedCallback &q) { return q.cpu == cpu; });
+        });
+        if (ops_.should_stop() && !mine && c.head >= c.ready.size()) return;
+        if (c.head < c.ready.size()) continue;
+        c.rcuc_waiting = true;
+        ops_.block_current();
+    }
+}
+
+// The rcuo kthread (nocb_cb_wait): invokes ready callbacks one by one with softirqs disabled
+// (preemption off without PREEMPT_RT), and sleeps while none is ready.
+void RcuState::callback_task_body() {
+    while (true) {
+        do_batch(callbacks_ready_, callbacks_head_, cfg_.preempt != PreemptModel::Rt);
         bool pending = std::any_of(gps_.begin(), gps_.end(),
                                    [](const auto &g) { return !g->callbacks.empty(); });
         if (ops_.should_stop() && !pending) return;
+        if (callbacks_head_ < callbacks_ready_.size()) continue;
         cb_task_waiting_ = true;
         ops_.block_current();
     }
@@ -342,6 +419,16 @@ void RcuState::kick_callback_task() {
         cb_task_waiting_ = false;
         ops_.wake(cb_task_, -1, 0);
     }
+    for (CpuCallbacks &c : cpu_cbs_)
+        if (c.rcuc && c.rcuc_waiting) {
+            c.rcuc_waiting = false;
+            ops_.wake(c.rcuc, -1, 0);
+        }
+}
+
+bool RcuState::is_callback_task(const Task *t) const {
+    return t == cb_task_ || std::any_of(cpu_cbs_.begin(), cpu_cbs_.end(),
+                                        [t](const CpuCallbacks &c) { return c.rcuc == t; });
 }
 
 }  // namespace locksim::sim

@@ -127,7 +127,7 @@ kernel::RunResults SimPlatform::run() {
         // drain), one asleep until a time (it wakes by itself), the RCU callback task waiting
         // for a grace period, an interrupt's kernel thread (it lives as long as the machine).
         if (t->state == TaskState::Dead || !t->ops.empty() || t->timer_sleep || t->daemon ||
-            t.get() == rcu_.callback_task())
+            rcu_.is_callback_task(t.get()))
             continue;
         std::string waiting;
         if (const Lock *l = locks_.waiting_for(t.get()))

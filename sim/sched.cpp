@@ -99,6 +99,15 @@ SimPlatform::~SimPlatform() {
 // ---------------------------------------------------------------- tasks
 
 void SimPlatform::create_task(kernel::TaskParams params, std::function<void()> body) {
+    Task *tp = make_task(std::move(params), std::move(body));
+    if (started_ && !teardown_) {
+        tp->state = TaskState::Blocked;
+        wake(tp, cur_ ? cur_->cpu : -1, 0);
+        if (cur_) maybe_preempt();
+    }
+}
+
+Task *SimPlatform::make_task(kernel::TaskParams params, std::function<void()> body) {
     if (params.cpu >= cfg_.cpus)
         throw UserError(fmt::format("task '{}' pinned to CPU {} but the machine has {} CPUs",
                                     params.name, params.cpu, cfg_.cpus));
@@ -133,11 +142,7 @@ void SimPlatform::create_task(kernel::TaskParams params, std::function<void()> b
         cfg_.stack_size);
     tasks_.push_back(std::move(t));
     ++live_;
-    if (started_ && !teardown_) {
-        tp->state = TaskState::Blocked;
-        wake(tp, cur_ ? cur_->cpu : -1, 0);
-        if (cur_) maybe_preempt();
-    }
+    return tp;
 }
 
 Task *SimPlatform::create_kthread(kernel::TaskParams params, std::function<void()> body) {
@@ -169,7 +174,11 @@ void SimPlatform::task_exit(Task *t) {
     --live_;
     if (t->rcu_nesting > 0) rcu_.reader_exits(t);
     schedule(c);
-    if (live_ == 0 && stop_) engine_.stop();
+    stop_if_done();
+}
+
+void SimPlatform::stop_if_done() {
+    if (live_ == 0 && stop_ && !rcu_.callbacks_pending()) engine_.stop();
 }
 
 int SimPlatform::smp_processor_id() {
@@ -541,6 +550,10 @@ void SimPlatform::on_tick(void *self, uint64_t arg) {
 
 void SimPlatform::tick(Cpu &c) {
     rcu_.interrupt(c.id);
+    if (rcu_.tick_callbacks(c.id)) {
+        c.rcu_softirq = true;  // runs at this interrupt's exit
+        take_irq_time(c, 0, 0);
+    }
     Task *t = c.curr;
     if (t) {
         update_curr(c);
@@ -582,7 +595,7 @@ void SimPlatform::on_stop(void *self, uint64_t) {
     p->stop_ = true;
     p->trace_event("stop");
     p->rcu_.kick_callback_task();
-    if (p->live_ == 0) p->engine_.stop();
+    p->stop_if_done();
 }
 
 }  // namespace locksim::sim

@@ -49,6 +49,8 @@ class SchedOps {
     // A preemption point of the current task (a sleeping lock's release).
     virtual void maybe_preempt() = 0;
     virtual void cond_resched(Site site) = 0;
+    // Whether `cpu` is to reschedule (a task woken there should run).
+    virtual bool need_resched(int cpu) = 0;
     // The task running on `cpu`, nullptr when it is idle.
     virtual Task *running_on(int cpu) = 0;
     virtual const std::vector<std::unique_ptr<Task>> &tasks() const = 0;

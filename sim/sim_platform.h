@@ -151,6 +151,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void maybe_preempt() override;
     void set_prio(Task *t, int rank) override;
     Task *running_on(int cpu) override { return cpus_[static_cast<size_t>(cpu)].curr; }
+    bool need_resched(int cpu) override;
     void hard_irq(int cpu, Time ns) override {
         take_irq_time(cpus_[static_cast<size_t>(cpu)], ns, 0);
     }
@@ -184,6 +185,10 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void suspend_current();
     void task_main(Task *t);
     void task_exit(Task *t);
+    // A new task, not yet runnable (create_task wakes it once the run started).
+    Task *make_task(kernel::TaskParams params, std::function<void()> body);
+    // The duration is over, every task has exited and no RCU callback waits: the run ends.
+    void stop_if_done();
     void teardown();
 
     // --- scheduling (sched.cpp) ---
@@ -236,7 +241,14 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void irq_thread_body(Cpu &c, size_t source);
     void ksoftirqd_body(Cpu &c);
     void softirq_task_body(Cpu &c);
+    void rcu_softirq(Cpu &c, bool idle);
+    void start_ksoftirqd(Cpu &c);
+    // A kernel thread that lives as long as the machine; `start`: runnable at once, else it
+    // first runs when woken.
+    Task *make_daemon(std::string name, kernel::Sched policy, int prio, int cpu,
+                      std::function<void()> body, bool start);
     bool enter_softirq(Cpu &c);
+    bool softirq_pending(const Cpu &c) const { return !c.softirq_raised.empty() || c.rcu_softirq; }
     void resume_interrupted(Cpu &c, Task *t);
 
     // --- probe wake-up causes (causes.cpp) ---

@@ -179,12 +179,14 @@ struct Cpu {
     // Softirq work (irq.cpp): sources whose raised work waits, per kind of context that runs it
     // (the softirq task without PREEMPT_RT; ksoftirqd and each interrupt's thread under it).
     std::vector<size_t> softirq_raised, ksoftirqd_raised;
-    std::vector<int> thread_raised;     // per source: interrupts its thread has yet to handle
-    std::vector<Task *> irq_threads;    // per source: its thread on this CPU (PREEMPT_RT)
-    Task *softirq_task = nullptr;       // runs raised work in softirq context (not PREEMPT_RT)
-    Task *ksoftirqd = nullptr;          // PREEMPT_RT: the timer's softirq work
-    Task *interrupted = nullptr;        // the task the softirq task interrupted
-    Time interrupted_at = 0;            // ... since then
+    bool rcu_softirq = false;         // RCU_SOFTIRQ raised: call_rcu callbacks are ready
+    bool ksoftirqd_rcu = false;       // ... and handed to ksoftirqd
+    std::vector<int> thread_raised;   // per source: interrupts its thread has yet to handle
+    std::vector<Task *> irq_threads;  // per source: its thread on this CPU (PREEMPT_RT)
+    Task *softirq_task = nullptr;     // runs raised work in softirq context (not PREEMPT_RT)
+    Task *ksoftirqd = nullptr;    // PREEMPT_RT: the timer's softirq work; RCU_SOFTIRQ's leftovers
+    Task *interrupted = nullptr;  // the task the softirq task interrupted
+    Time interrupted_at = 0;      // ... since then
     bool interrupted_spinning = false;  // ... while it spun for a lock not yet granted
     int64_t min_vruntime = 0;           // CFS: never decreases
     uint64_t ticks = 0;

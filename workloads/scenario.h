@@ -38,6 +38,8 @@ struct MachineSpec {
     PreemptionModel preemption = PreemptionModel::Full;
     bool preempt_rcu = true;
     bool rt_mutex_pi = true;  // with preemption = rt: rt_mutex priority inheritance
+    // rcu_nocbs= on every CPU: call_rcu callbacks in rcuo kthreads, not RCU_SOFTIRQ (sim/rcu.h)
+    bool rcu_nocbs = false;
     int hz = 250;
     // The kernel release every design runs ("5.10.30"); "default": each design on its own
     // (StrategyInfo::kernels, strategies/kernels.h). A [[strategy]]'s own `kernel` overrides it.

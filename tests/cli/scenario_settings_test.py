@@ -21,6 +21,7 @@ strategies = ["rwlock", "rcu-cond-dup"]
 [machine]
 cpus = 3
 hz = 1000
+rcu_nocbs = true
 [core]
 sidtab = "linear"
 avc_slots = 256
@@ -47,6 +48,7 @@ check(m["cpus"] == 3 and m["spinlock"] == "queued" and m["hz"] == 1000, f"machin
 check(m.get("kernel") == "default", f"machine.kernel (default: each design's own): {m}")
 for key in ("profile", "preemption", "preempt_rcu", "rt_mutex_pi", "irq"):
     check(key in m, f"machine.{key} (a default) missing: {m}")
+check(m.get("rcu_nocbs") is True, f"machine.rcu_nocbs as set: {m}")
 check(sc["policy"] == {"source": "debian-default"}, f"policy: {sc['policy']}")
 check(sc["core"].get("sidtab") == "linear" and sc["core"].get("avc_slots") == 256,
       f"core as set: {sc['core']}")

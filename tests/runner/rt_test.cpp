@@ -1,7 +1,7 @@
 // PREEMPT_RT from real runs of the main job (scenarios/default.toml, the rwlock design, one
 // seed, shortened): on RT its read_lock and write_lock_irq sleep (rt_mutex-based rwlock_t), so
 // its worst preempt-off section falls to the sections that stay atomic, below a fifth of the
-// non-RT run's.
+// non-RT run's (none of the modelled ones stays atomic there).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,7 +32,8 @@ TEST(PreemptRt, RwlockWorstPreemptOffFallsBelowAFifth) {
     const analysis::RunSummary full = run_default(PreemptionModel::Full);
     const analysis::RunSummary rt = run_default(PreemptionModel::Rt);
     ASSERT_GT(full.preempt_off_count, 0u);
-    ASSERT_GT(rt.preempt_off_count, 0u);
+    // What stays atomic on RT is none of the modelled sections (the RCU callbacks run in the
+    // rcuc kthreads, preemptible): the worst is 0 there.
     EXPECT_LT(rt.preempt_off_max_ns * 5, full.preempt_off_max_ns);
     // The non-RT worst section is the rwlock's own; on RT it is not.
     EXPECT_NE(full.preempt_off_worst_site.find("lock"), std::string::npos);

@@ -211,3 +211,105 @@ TEST(Rcu, ExpeditedIsANormalGracePeriodUnderRt) {
     EXPECT_EQ(r.cpus[0].irq_ns, 0);
     EXPECT_GT(r.rcu.grace_period_ns.min(), 8500);
 }
+
+namespace {
+
+// Where a call_rcu callback ran: its task, CPU and time, and the run.
+struct CallbackRun {
+    std::string task;
+    int cpu = -1;
+    Time start = -1, end = -1;
+    Time fifo_woke = -1;  // when a FIFO task due during the callback ran on its CPU
+    RunResults r;
+};
+
+// A task on CPU 1 queues a callback that does 300 us of work and keeps the CPU busy meanwhile;
+// a SCHED_FIFO task on CPU 1 is due in the middle of the callback's work.
+CallbackRun callback_where(sim::PreemptModel preempt, bool nocbs) {
+    SimConfig cfg;
+    cfg.cpus = 2;
+    cfg.duration = 40 * kMsec;
+    cfg.preempt = preempt;
+    cfg.rcu_nocbs = nocbs;
+    cfg.profile.primitive.rcu_callback = 50;
+    SimPlatform sim(cfg);
+    CallbackRun out;
+    sim.create_task({"user", Sched::Other, 0, 1, false}, [&] {
+        ndelay(kMsec);
+        call_rcu([&] {
+            out.task = current_task().name;
+            out.cpu = smp_processor_id();
+            out.start = now();
+            ndelay(300 * kUsec);
+            out.end = now();
+        });
+        while (!kthread_should_stop())
+            ndelay(50 * kUsec);
+    });
+    sim.create_task({"fifo", Sched::Fifo, 50, 1, false}, [&] {
+        // Due once the callback has begun: the grace period ends on a jiffy (4 ms) after 1 ms.
+        while (out.start < 0 && !kthread_should_stop())
+            msleep(1);
+        if (out.start < 0) return;
+        sleep_until(out.start + 100 * kUsec);
+        out.fifo_woke = now();
+    });
+    out.r = sim.run();
+    return out;
+}
+
+Time softirq_total(const RunResults &r) {
+    Time s = 0;
+    for (const auto &c : r.cpus)
+        s += c.softirq_ns;
+    return s;
+}
+
+}  // namespace
+
+// By default the callback runs in RCU_SOFTIRQ on the CPU that queued it, at the exit of its
+// tick: softirq time of that CPU, inside a preempt-off section of its softirq context, which a
+// SCHED_FIFO task due meanwhile waits for.
+TEST(RcuCallbacks, RunInRcuSoftirqOnTheQueuingCpu) {
+    CallbackRun c = callback_where(sim::PreemptModel::Full, false);
+    ASSERT_GE(c.start, 0);
+    EXPECT_EQ(c.task, "softirq/1");
+    EXPECT_EQ(c.cpu, 1);
+    // rcu_do_batch's 50 ns for the callback, from the exit of a tick (every 4 ms).
+    EXPECT_EQ(c.start % (kSec / 250), 50) << "after a tick's exit";
+    EXPECT_EQ(c.r.cpus[1].softirq_ns, 50 + 300 * kUsec);
+    EXPECT_EQ(c.r.cpus[0].softirq_ns, 0);
+    EXPECT_GE(c.fifo_woke, c.end);
+    bool section = false;
+    for (const auto &iv : c.r.preempt_off.longest)
+        section |= iv.task == "softirq/1" && iv.cpu == 1 && iv.length >= 50 + 300 * kUsec;
+    EXPECT_TRUE(section) << "a preempt-off section of the softirq context";
+    EXPECT_EQ(c.r.rcu.callbacks_invoked, 1u);
+    EXPECT_TRUE(c.r.violations.empty()) << c.r.violations.front().message;
+}
+
+// rcu_nocbs: the rcuo kthread invokes it, no softirq time anywhere.
+TEST(RcuCallbacks, RunInTheRcuoKthreadWithNocbs) {
+    CallbackRun c = callback_where(sim::PreemptModel::Full, true);
+    ASSERT_GE(c.start, 0);
+    EXPECT_EQ(c.task, "rcuo");
+    EXPECT_EQ(softirq_total(c.r), 0);
+    EXPECT_EQ(c.r.rcu.callbacks_invoked, 1u);
+    EXPECT_TRUE(c.r.violations.empty()) << c.r.violations.front().message;
+}
+
+// PREEMPT_RT: the rcuc kthread of the queuing CPU invokes it, preemptibly: the SCHED_FIFO task
+// due meanwhile runs at once, before the callback's work ends.
+TEST(RcuCallbacks, RunInTheCpusRcucKthreadUnderRt) {
+    for (bool nocbs : {false, true}) {
+        CallbackRun c = callback_where(sim::PreemptModel::Rt, nocbs);
+        ASSERT_GE(c.start, 0);
+        EXPECT_EQ(c.task, nocbs ? "rcuo" : "rcuc/1");
+        EXPECT_EQ(softirq_total(c.r), 0);
+        if (c.cpu == 1) {
+            EXPECT_GE(c.fifo_woke, 0);
+            EXPECT_LT(c.fifo_woke, c.end) << "preempted the callback";
+        }
+        EXPECT_TRUE(c.r.violations.empty()) << c.r.violations.front().message;
+    }
+}

@@ -57,20 +57,20 @@ TEST(DebianSanity, RelationsBetweenStrategies) {
     // rwlock: the reader's whole candidate loop runs with preemption off.
     EXPECT_GE(rw.r.preempt_off.length.max(), user_sids_ns);
 
-    // RCU readers under PREEMPT_RCU are preemptible: the worst preempt-off is far below one
-    // get_user_sids (the atomic full copy's own writer section aside).
-    for (const char *name : {"rcu_cond_dup", "rcu_full_copy_copy_sleepable"})
-        EXPECT_LE(10 * runs.at(name).r.preempt_off.length.max(), user_sids_ns) << name;
+    // RCU readers under PREEMPT_RCU are preemptible: the worst preempt-off of the tasks is far
+    // below one get_user_sids (the atomic full copy's own writer section aside; the freed AVC
+    // nodes' callbacks run in softirq context, not in a reader).
+    for (const char *name : {"rcu_cond_dup", "rcu_cond_dup_async", "rcu_full_copy_copy_sleepable"})
+        EXPECT_LE(10 * longest_task_preempt_off_except(runs.at(name).r, ""), user_sids_ns) << name;
+    EXPECT_LE(
+        10 * longest_task_preempt_off_except(runs.at("rcu_full_copy_copy_atomic").r, "set_bools"),
+        user_sids_ns);
     // rcu-cond-dup-async frees the old conditional state in its RCU callback, which runs with
-    // preemption off: that destroy (cond_policydb_destroy_dup, object by object) lies in its
-    // longest preempt-off section, outside any operation of a task; every other section is far
-    // below a reader's.
+    // preemption off (in RCU_SOFTIRQ): that destroy (cond_policydb_destroy_dup, object by
+    // object) is longer than a whole get_user_sids.
     const kernel::RunResults &async = runs.at("rcu_cond_dup_async").r;
     ASSERT_GT(async.compute_ns.count("cond_policydb_destroy_dup"), 0u);
     EXPECT_GT(async.preempt_off.length.max(), user_sids_ns);
-    EXPECT_LE(10 * longest_preempt_off_except(async, ""), user_sids_ns);
-    EXPECT_LE(10 * longest_preempt_off_except(runs.at("rcu_full_copy_copy_atomic").r, "set_bools"),
-              user_sids_ns);
     // ... and the atomic copy itself is a preempt-off section longer than any reader's.
     EXPECT_GT(runs.at("rcu_full_copy_copy_atomic").r.preempt_off.length.max(), user_sids_ns);
 
@@ -87,7 +87,7 @@ TEST(DebianSanity, RelationsBetweenStrategies) {
     // rwsem: no reader preempt-off section to speak of, but readers block during writes. The
     // writer holds the lock only for the in-place update (avc_ss_reset runs after up_write), so
     // readers are made to overlap it: a login in flight on every CPU and then some.
-    EXPECT_LE(10 * longest_preempt_off_except(runs.at("rwsem").r, "set_bools"), user_sids_ns);
+    EXPECT_LE(10 * longest_task_preempt_off_except(runs.at("rwsem").r, "set_bools"), user_sids_ns);
     const LoginRun busy = run_login_scenario(with("rwsem"), 24);
     const kernel::RunResults &sem = busy.r;
     kernel::Time reader_wait = 0;

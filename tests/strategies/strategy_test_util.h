@@ -98,6 +98,17 @@ inline kernel::Time longest_preempt_off_except(const kernel::RunResults &r,
     return r.preempt_off.longest.empty() ? 0 : r.preempt_off.longest.back().length;
 }
 
+// The same among the sections of the tasks themselves: not those of softirq context (the RCU
+// callbacks run there, on top of whatever task the CPU ran). An empty `except` excepts no
+// operation.
+inline kernel::Time longest_task_preempt_off_except(const kernel::RunResults &r,
+                                                    const std::string &except) {
+    for (const auto &iv : r.preempt_off.longest)
+        if ((except.empty() || iv.label != except) && iv.task.rfind("softirq/", 0) != 0)
+            return iv.length;
+    return r.preempt_off.longest.empty() ? 0 : r.preempt_off.longest.back().length;
+}
+
 inline std::string violations_text(const kernel::RunResults &r) {
     std::string s;
     for (const auto &v : r.violations)
