@@ -560,6 +560,32 @@ TailQuantile tail_quantile_unchecked(const TailSample &sample, double p, const T
 // 0.4 % wide), so a bucket is an atom only with 5 times the count of each adjacent bucket.
 constexpr uint64_t kMinAtom = 10;
 
+// A rare fixed cost: a few observations (kMinCluster or more) on values within 1 % of each other,
+// with no other value within 10 % below or above them (a callback that frees the same state at
+// every commit, a handful of times in a run, far above everything else). A fixed value by its
+// isolation rather than by its count; a continuous density does not leave such gaps around a
+// tight group. Returns, per distinct value, whether it belongs to such a cluster.
+constexpr uint64_t kMinCluster = 3;
+constexpr double kClusterWidth = 1.01, kClusterGap = 1.10;
+
+std::vector<bool> isolated_clusters(const TailSample &s) {
+    std::vector<bool> out(s.values.size(), false);
+    size_t i = 0;
+    while (i < s.values.size()) {
+        size_t j = i;
+        uint64_t count = 0;
+        while (j < s.values.size() && s.values[j].first <= s.values[i].first * kClusterWidth)
+            count += s.values[j++].second;
+        const bool gap_below = i == 0 || s.values[i - 1].first * kClusterGap < s.values[i].first;
+        const bool gap_above =
+            j == s.values.size() || s.values[j - 1].first * kClusterGap < s.values[j].first;
+        if (count >= kMinCluster && gap_below && gap_above && i > 0)
+            std::fill(out.begin() + static_cast<long>(i), out.begin() + static_cast<long>(j), true);
+        i = j;
+    }
+    return out;
+}
+
 std::pair<TailSample, TailSample> atoms_and_rest(const TailSample &s, const TailOptions &o) {
     std::map<size_t, uint64_t> by_bucket;
     if (o.bucketed)
@@ -569,16 +595,18 @@ std::pair<TailSample, TailSample> atoms_and_rest(const TailSample &s, const Tail
         auto it = by_bucket.find(i);
         return it == by_bucket.end() ? uint64_t{0} : it->second;
     };
+    const std::vector<bool> isolated = isolated_clusters(s);
     TailSample atoms, rest;
     rest.censored = s.censored;
-    for (const auto &[v, c] : s.values) {
+    for (size_t k = 0; k < s.values.size(); ++k) {
+        const auto &[v, c] = s.values[k];
         bool atom = c >= kMinAtom;
         if (atom && o.bucketed) {
             const size_t i = kernel::Histogram::bucket_of(std::llround(v));
             const uint64_t neighbours = std::max(i > 0 ? count_in(i - 1) : 0, count_in(i + 1));
             atom = c >= 5 * neighbours;
         }
-        (atom ? atoms : rest).values.emplace_back(v, c);
+        (atom || isolated[k] ? atoms : rest).values.emplace_back(v, c);
     }
     return {std::move(atoms), std::move(rest)};
 }

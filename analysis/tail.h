@@ -39,7 +39,9 @@
 //
 // When no threshold passes, the data are taken as a mixture of fixed values (atoms: a value
 // shared by 10 or more observations, or a histogram bucket with 5 times the count of each
-// adjacent one; the counted model's deterministic sections and paths) and a continuous rest:
+// adjacent one; the counted model's deterministic sections and paths; or a tight group of 3 or
+// more observations within 1 % of each other with no other value within 10 % around it, a rare
+// fixed cost) and a continuous rest:
 // P(X > x) = sum of the shares of the atoms above x + share_rest * P(rest > x). Beyond the data
 // every observed atom's share exceeds p, so x_p is the larger of the largest atom and the
 // rest's value exceeded with probability p / share_rest (fitted as above), the interval raised
