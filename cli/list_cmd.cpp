@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/command.h"
+#include "scenario/core_settings.h"
 #include "strategies/catalog.h"
 #include "workloads/catalog.h"
 

@@ -29,10 +29,10 @@
 #include "cli/trace_options.h"
 #include "kernel/results.h"
 #include "runner/runner.h"
+#include "scenario/phases.h"
 #include "util/error.h"
 #include "util/read_file.h"
 #include "workloads/catalog.h"
-#include "workloads/phases.h"
 
 namespace locksim::cli {
 namespace {

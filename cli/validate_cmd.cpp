@@ -32,6 +32,7 @@
 #include "real/real_platform.h"
 #include "runner/calibrate.h"
 #include "runner/runner.h"
+#include "scenario/scenario.h"
 #include "sim/profile.h"
 #include "sim/sim_platform.h"
 #include "ss/policydb.h"
@@ -39,7 +40,6 @@
 #include "util/error.h"
 #include "util/median.h"
 #include "util/read_file.h"
-#include "workloads/scenario.h"
 #include "workloads/torture.h"
 
 namespace locksim::cli {

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "util/name_table.h"
+
 namespace locksim::kernel {
 namespace {
 
@@ -57,19 +59,12 @@ std::string Site::str() const {
 }
 
 std::string_view lock_kind_name(LockKind k) {
-    switch (k) {
-        case LockKind::Spinlock:
-            return "spinlock";
-        case LockKind::Rwlock:
-            return "rwlock";
-        case LockKind::Rwsem:
-            return "rwsem";
-        case LockKind::Mutex:
-            return "mutex";
-        case LockKind::RawSpinlock:
-            return "raw_spinlock";
-    }
-    return "?";
+    static const NameTable<LockKind> names = {{LockKind::Spinlock, "spinlock"},
+                                              {LockKind::Rwlock, "rwlock"},
+                                              {LockKind::Rwsem, "rwsem"},
+                                              {LockKind::Mutex, "mutex"},
+                                              {LockKind::RawSpinlock, "raw_spinlock"}};
+    return names.name(k);
 }
 
 namespace detail {

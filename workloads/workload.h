@@ -18,7 +18,6 @@
 #include "strategies/security_server.h"
 #include "workloads/catalog.h"
 #include "workloads/policy_facts.h"
-#include "workloads/scenario.h"
 
 namespace locksim {
 

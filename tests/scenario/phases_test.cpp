@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "workloads/phases.h"
-#include "workloads/scenario.h"
+#include "scenario/phases.h"
+#include "scenario/scenario.h"
 
 using namespace locksim;
 

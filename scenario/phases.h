@@ -10,13 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "workloads/scenario.h"
+#include "scenario/scenario.h"
 
 namespace locksim {
-
-// A periodic workload's jitter as its timers use it: the `jitter` given, else the default of
-// its scheduling policy (workloads::jitter), which the loader sets.
-int64_t timer_jitter(const WorkloadSpec &spec);
 
 struct PeriodicSource {
     std::string name;  // the workload's label, or "irq <kind>"

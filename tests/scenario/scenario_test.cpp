@@ -8,9 +8,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "scenario/core_settings.h"
+#include "scenario/scenario.h"
 #include "util/error.h"
 #include "workloads/catalog.h"
-#include "workloads/scenario.h"
 
 namespace fs = std::filesystem;
 using namespace locksim;
@@ -121,18 +122,20 @@ kind = "probe"
 TEST(Scenario, CoreAvcVariants) {
     const char *workload = "[[workload]]\nkind = \"probe\"\n";
     Scenario d = parse_scenario(std::string("strategies = \"all\"\n") + workload, "t.toml");
-    EXPECT_EQ(d.core.avc_lock, "rcu");
-    EXPECT_FALSE(d.core.avc_audit_always);
-    EXPECT_TRUE(d.core.avc_slow_path_inline);
-    for (const char *lock : {"rcu", "spinlock", "rwlock"}) {
+    EXPECT_EQ(d.core.avc_lock, AvcLock::Rcu);
+    EXPECT_EQ(d.core.avc_audit, ss::AvcAudit::Needed);
+    EXPECT_EQ(d.core.avc_slow_path, ss::AvcPath::Inline);
+    for (const auto &[lock, value] : {std::pair{"rcu", AvcLock::Rcu},
+                                      {"spinlock", AvcLock::Spinlock},
+                                      {"rwlock", AvcLock::Rwlock}}) {
         Scenario s = parse_scenario(fmt::format("strategies = \"all\"\n[core]\navc_lock = \"{}\"\n"
                                                 "avc_audit = \"always\"\n"
                                                 "avc_slow_path = \"outline\"\n{}",
                                                 lock, workload),
                                     "t.toml");
-        EXPECT_EQ(s.core.avc_lock, lock);
-        EXPECT_TRUE(s.core.avc_audit_always);
-        EXPECT_FALSE(s.core.avc_slow_path_inline);
+        EXPECT_EQ(s.core.avc_lock, value);
+        EXPECT_EQ(s.core.avc_audit, ss::AvcAudit::Always);
+        EXPECT_EQ(s.core.avc_slow_path, ss::AvcPath::OutOfLine);
     }
     try {
         parse_scenario(

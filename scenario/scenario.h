@@ -1,7 +1,8 @@
 // A scenario: the machine, the policy, the strategies to compare, the workloads, how long, which
 // seeds, which core variants, and where the results go. Loaded from a TOML file and validated
-// field by field: an unknown key, a wrong type or an impossible value is a UserError naming the
-// file, line and column.
+// field by field, once: an unknown key, a wrong type or an impossible value is a UserError naming
+// the file, line and column, and what is loaded is what the platforms and the core take
+// (scenario/platform_config.h converts it, the platforms only assert).
 #pragma once
 
 #include <cstdint>
@@ -11,11 +12,19 @@
 #include <utility>
 #include <vector>
 
+#include "scenario/core_settings.h"
+#include "sim/config.h"
+#include "ss/policy_gen.h"
+#include "util/name_table.h"
 #include "util/params.h"
+#include "workloads/catalog.h"
 
 namespace locksim {
 
-enum class PreemptionModel { None, Voluntary, Full, Rt };
+// The names of the enumerated [machine] and top-level settings' values.
+const NameTable<sim::PreemptModel> &preemption_names();  // none | voluntary | full | rt
+const NameTable<sim::SpinlockImpl> &spinlock_names();    // queued | byte
+const NameTable<sim::CostModel> &cost_model_names();     // counted | measured
 
 // A device interrupt source: `rate` interrupts per second on each of `cpus` (empty: all), each
 // a hard handler of `handler_ns` followed by `softirq_ns` of softirq work ([[machine.irq]]).
@@ -35,7 +44,7 @@ struct IrqSpec {
 struct MachineSpec {
     int cpus = 4;
     std::string profile = "x86-modern";
-    PreemptionModel preemption = PreemptionModel::Full;
+    sim::PreemptModel preemption = sim::PreemptModel::Full;
     bool preempt_rcu = true;
     bool rt_mutex_pi = true;  // with preemption = rt: rt_mutex priority inheritance
     // rcu_nocbs= on every CPU: call_rcu callbacks in rcuo kthreads, not RCU_SOFTIRQ (sim/rcu.h)
@@ -47,7 +56,7 @@ struct MachineSpec {
     std::string kernel_at;  // file:line:column of the key
     // queued (v4.2 on) | byte (2.6.9's test-and-test-and-set lock): how spinners move the lock
     // word's line, with a profile that models caches (sim/locks.h)
-    std::string spinlock = "queued";
+    sim::SpinlockImpl spinlock = sim::SpinlockImpl::Queued;
     std::string spinlock_at;  // file:line:column of the key, for errors found with the profile
     std::string profile_at;   // file:line:column of machine.profile (empty: the default's)
     std::string cpus_at;      // file:line:column of machine.cpus (empty: the default's)
@@ -56,6 +65,9 @@ struct MachineSpec {
 
 struct SyntheticPolicySpec {
     std::string preset;  // a distribution policy's shape (ss::gen_presets); "" for none
+    // The preset's generator options (the defaults without one), under the keys below; read
+    // with the preset, once.
+    ss::GenOptions base;
     int64_t types = 2000;
     int64_t booleans = 100;
     int64_t attributes = -1;  // -1: in proportion to types
@@ -75,38 +87,12 @@ struct PolicySpec {
     SyntheticPolicySpec synthetic;
 };
 
-// The seeds' optimisations, as runtime variants of the core (docs/design.md, "The core,
-// faithful where it costs").
-struct CoreVariants {
-    bool mls_isvalid_bitwise = false;  // pre-3.13 bit-by-bit mls_level_isvalid
-    bool avc_audit_always = false;     // call the audit path on every check (pre-2007)
-    bool avc_slow_path_inline = true;  // avc_has_perm_noaudit inlined
-    std::string avc_lock = "rcu";      // rcu | spinlock (2.6.9) | rwlock (KaiGai 2004)
-    std::string file_hook = "none";    // none | nested (2.6.22) | flat (Nakamura 2007)
-    // SID -> context string cache entries; 0 = off; -1: the kernel's (256 from 5.6, none before)
-    int64_t sid_string_cache = -1;
-    // kernel (the era of the design's kernel) | hash (5.8 on) | hash-string (5.6 - 5.7) |
-    // linear (5.0 - 5.5) | legacy (up to 4.20)
-    std::string sidtab = "kernel";
-    int64_t avc_slots = 512;
-    int64_t avc_threshold = 512;
-};
-
 struct StrategySpec {
     std::string name;   // registry name
     std::string label;  // how it is shown; defaults to the name plus its non-default options
     Params options;
     std::string kernel;     // the release it runs on; empty: machine.kernel's
     std::string kernel_at;  // file:line:column of its `kernel` key
-};
-
-struct WorkloadSpec {
-    std::string kind;
-    std::string label;
-    std::string at;  // "file:line:column" of its [[workload]] table: errors found later name it
-    int64_t tasks = 1;
-    Params params;
-    std::set<std::string> given;  // the parameters the file sets (the others are defaults)
 };
 
 struct OutputSpec {
@@ -133,7 +119,7 @@ struct Scenario {
     // what is open after it is censored.
     int64_t drain_ns = 1'000'000'000;
     std::vector<int64_t> seeds = {1};
-    std::string cost_model = "counted";  // counted | measured
+    sim::CostModel cost_model = sim::CostModel::Counted;
     double measured_scale = 1.0;
     MachineSpec machine;
     PolicySpec policy;
@@ -158,9 +144,6 @@ std::vector<Scenario> expand_sweep(const Scenario &s);
 // file's own tables give it (its default where they give none), e.g. "core.sidtab=legacy".
 std::string base_point_text(const Scenario &s);
 
-std::string_view preemption_name(PreemptionModel m);
-std::string_view policy_source_name(PolicySpec::Source s);
-// Every [core] key with its value (defaults included), as a scenario file writes it.
-std::vector<std::pair<std::string, ParamValue>> core_settings(const CoreVariants &c);
+const NameTable<PolicySpec::Source> &policy_source_names();
 
 }  // namespace locksim

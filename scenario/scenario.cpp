@@ -1,4 +1,4 @@
-#include "workloads/scenario.h"
+#include "scenario/scenario.h"
 
 #include "ss/policy_gen.h"
 
@@ -18,36 +18,34 @@
 
 namespace locksim {
 
-std::string_view preemption_name(PreemptionModel m) {
-    switch (m) {
-        case PreemptionModel::None:
-            return "none";
-        case PreemptionModel::Voluntary:
-            return "voluntary";
-        case PreemptionModel::Full:
-            return "full";
-        case PreemptionModel::Rt:
-            return "rt";
-    }
-    return "?";
+const NameTable<sim::PreemptModel> &preemption_names() {
+    static const NameTable<sim::PreemptModel> names = {{sim::PreemptModel::None, "none"},
+                                                       {sim::PreemptModel::Voluntary, "voluntary"},
+                                                       {sim::PreemptModel::Full, "full"},
+                                                       {sim::PreemptModel::Rt, "rt"}};
+    return names;
 }
 
-namespace {
+const NameTable<sim::SpinlockImpl> &spinlock_names() {
+    static const NameTable<sim::SpinlockImpl> names = {{sim::SpinlockImpl::Queued, "queued"},
+                                                       {sim::SpinlockImpl::Byte, "byte"}};
+    return names;
+}
 
-// policy.source: one table for both directions.
-constexpr std::pair<PolicySpec::Source, std::string_view> kPolicySources[] = {
-    {PolicySpec::Source::DebianDefault, "debian-default"},
-    {PolicySpec::Source::DebianMls, "debian-mls"},
-    {PolicySpec::Source::File, "file"},
-    {PolicySpec::Source::Synthetic, "synthetic"},
-};
+const NameTable<sim::CostModel> &cost_model_names() {
+    static const NameTable<sim::CostModel> names = {{sim::CostModel::Counted, "counted"},
+                                                    {sim::CostModel::Measured, "measured"}};
+    return names;
+}
 
-}  // namespace
-
-std::string_view policy_source_name(PolicySpec::Source s) {
-    for (const auto &[source, name] : kPolicySources)
-        if (source == s) return name;
-    return "?";
+const NameTable<PolicySpec::Source> &policy_source_names() {
+    static const NameTable<PolicySpec::Source> names = {
+        {PolicySpec::Source::DebianDefault, "debian-default"},
+        {PolicySpec::Source::DebianMls, "debian-mls"},
+        {PolicySpec::Source::File, "file"},
+        {PolicySpec::Source::Synthetic, "synthetic"},
+    };
+    return names;
 }
 
 namespace {
@@ -120,6 +118,13 @@ class TableReader {
         if (v && !std::count(choices.begin(), choices.end(), *v))
             fail_at(node(key)->source(), choice_error(where(key), choices, *v));
         return v;
+    }
+    // A value named in its setting's table.
+    template <class E>
+    std::optional<E> get_named(std::string_view key, const NameTable<E> &names) {
+        auto v = get_choice(key, names.names());
+        if (!v) return std::nullopt;
+        return names.find(*v);
     }
     const toml::table *get_table(std::string_view key) {
         const toml::node *n = node(key);
@@ -255,7 +260,7 @@ void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
             irq.jitter_ns = *jitter;
         }
         if (auto prio = r.get_int("priority", 1, 99)) {
-            if (m.preemption != PreemptionModel::Rt)
+            if (m.preemption != sim::PreemptModel::Rt)
                 r.fail_at(r.node("priority")->source(),
                           "'machine.irq.priority' needs 'preemption = \"rt\"' (only PREEMPT_RT "
                           "runs an interrupt's handler in a thread of its own)");
@@ -314,19 +319,14 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
         m.profile = names_a_file(*v, ".toml") ? resolve_from_scenario(scenario_file, *v) : *v;
         m.profile_at = r.place_of("profile");
     }
-    if (auto v = r.get_choice("preemption", {"none", "voluntary", "full", "rt"})) {
-        m.preemption = *v == "none"        ? PreemptionModel::None
-                       : *v == "voluntary" ? PreemptionModel::Voluntary
-                       : *v == "rt"        ? PreemptionModel::Rt
-                                           : PreemptionModel::Full;
-    }
+    if (auto v = r.get_named("preemption", preemption_names())) m.preemption = *v;
     // Unset, preemptible RCU follows the preemption model as Kconfig's default does
     // (PREEMPT_RCU is on exactly with PREEMPTION); set, it is checked against it below.
     if (auto v = r.get<bool>("preempt_rcu"))
         m.preempt_rcu = *v;
     else
         m.preempt_rcu =
-            m.preemption == PreemptionModel::Full || m.preemption == PreemptionModel::Rt;
+            m.preemption == sim::PreemptModel::Full || m.preemption == sim::PreemptModel::Rt;
     const auto pi = r.get<bool>("rt_mutex_pi");
     if (pi) m.rt_mutex_pi = *pi;
     if (auto v = r.get<bool>("rcu_nocbs")) m.rcu_nocbs = *v;
@@ -336,14 +336,14 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
         m.kernel_at = r.place_of("kernel");
         if (m.kernel != "default") check_kernel(r, "kernel", m.kernel);
     }
-    if (auto v = r.get_choice("spinlock", {"queued", "byte"})) {
+    if (auto v = r.get_named("spinlock", spinlock_names())) {
         m.spinlock = *v;
         m.spinlock_at = r.place_of("spinlock");
     }
     if (const toml::node *n = r.node("irq")) read_irqs(r, *n, m);
     r.finish();
-    const bool rt = m.preemption == PreemptionModel::Rt;
-    if (m.preempt_rcu && m.preemption != PreemptionModel::Full && !rt)
+    const bool rt = m.preemption == sim::PreemptModel::Rt;
+    if (m.preempt_rcu && m.preemption != sim::PreemptModel::Full && !rt)
         r.fail(
             "'machine.preempt_rcu = true' needs 'preemption = \"full\"' or \"rt\" "
             "(CONFIG_PREEMPT_RCU depends on CONFIG_PREEMPT)");
@@ -362,6 +362,7 @@ void read_synthetic(TableReader &r, SyntheticPolicySpec &s) {
         // The preset's sizes unless the keys below say otherwise.
         const ss::GenOptions &o = ss::find_gen_preset(*v).options;
         s.preset = *v;
+        s.base = o;
         s.types = o.types;
         s.booleans = o.booleans;
         s.attributes = o.attributes;
@@ -387,16 +388,13 @@ void read_synthetic(TableReader &r, SyntheticPolicySpec &s) {
 }
 
 void read_policy(TableReader &r, PolicySpec &p, const std::string &scenario_file) {
-    std::vector<std::string> names;
-    for (const auto &entry : kPolicySources)
-        names.emplace_back(entry.second);
-    auto source = r.get_choice("source", names);
+    auto source = r.get_choice("source", policy_source_names().names());
     auto path = r.get<std::string>("path");
     const toml::table *synth = r.get_table("synthetic");
     r.finish();
-    std::string src = source.value_or(path ? "file" : synth ? "synthetic" : "debian-default");
-    for (const auto &[value, name] : kPolicySources)
-        if (name == src) p.source = value;
+    p.source = *policy_source_names().find(source.value_or(path    ? "file"
+                                                           : synth ? "synthetic"
+                                                                   : "debian-default"));
     if (p.source == PolicySpec::Source::File) {
         if (!path) r.fail("'policy.source = \"file\"' needs 'policy.path'");
         p.path = resolve_from_scenario(scenario_file, *path);
@@ -413,41 +411,23 @@ void read_policy(TableReader &r, PolicySpec &p, const std::string &scenario_file
 }
 
 void read_core(TableReader &r, CoreVariants &c) {
-    // Choices and bounds from the catalog (workloads/catalog.h), which `list core` prints.
-    auto choice = [&r](const char *key) { return r.get_choice(key, core_param(key).choices); };
-    auto integer = [&r](const char *key) {
-        const ParamSpec &spec = core_param(key);
-        return r.get_int(key, *spec.min, *spec.max);
-    };
-    if (auto v = choice("mls_level_isvalid")) c.mls_isvalid_bitwise = *v == "bitwise";
-    if (auto v = choice("avc_audit")) c.avc_audit_always = *v == "always";
-    if (auto v = choice("avc_slow_path")) c.avc_slow_path_inline = *v == "inline";
-    if (auto v = choice("avc_lock")) c.avc_lock = *v;
-    if (auto v = choice("file_hook")) c.file_hook = *v;
-    if (auto v = integer("sid_string_cache")) c.sid_string_cache = *v;
-    if (auto v = choice("sidtab")) c.sidtab = *v;
-    if (auto v = integer("avc_slots")) {
-        if (*v & (*v - 1)) r.fail("'core.avc_slots' must be a power of two");
-        c.avc_slots = *v;
+    // Choices and bounds from the [core] keys' table (scenario/core_settings.h), which `list
+    // core` prints.
+    for (const ParamSpec &spec : core_params()) {
+        std::optional<ParamValue> value;
+        if (spec.type == ParamType::String) {
+            if (auto v = r.get_choice(spec.name, spec.choices)) value = *v;
+        } else if (auto v = r.get_int(spec.name, *spec.min, *spec.max)) {
+            if (spec.name == "avc_slots" && (*v & (*v - 1)))
+                r.fail_at(r.node(spec.name)->source(), "'core.avc_slots' must be a power of two");
+            value = *v;
+        }
+        if (value) set_core_setting(c, spec.name, *value);
     }
-    if (auto v = integer("avc_threshold")) c.avc_threshold = *v;
     r.finish();
 }
 
 }  // namespace
-
-std::vector<std::pair<std::string, ParamValue>> core_settings(const CoreVariants &c) {
-    // The [core] keys as a scenario writes them, in the catalog's order (read_core's inverse).
-    return {{"mls_level_isvalid", std::string(c.mls_isvalid_bitwise ? "bitwise" : "contains")},
-            {"avc_audit", std::string(c.avc_audit_always ? "always" : "needed")},
-            {"avc_slow_path", std::string(c.avc_slow_path_inline ? "inline" : "outline")},
-            {"avc_lock", c.avc_lock},
-            {"file_hook", c.file_hook},
-            {"sid_string_cache", c.sid_string_cache},
-            {"sidtab", c.sidtab},
-            {"avc_slots", c.avc_slots},
-            {"avc_threshold", c.avc_threshold}};
-}
 
 namespace {
 
@@ -701,7 +681,7 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
                                                   "same run)",
                                                   *e.value<int64_t>()));
     }
-    if (auto v = r.get_choice("cost_model", {"counted", "measured"})) s.cost_model = *v;
+    if (auto v = r.get_named("cost_model", cost_model_names())) s.cost_model = *v;
     if (auto v = r.get<double>("measured_scale")) {
         if (!(*v > 0) || *v > 1e6)
             r.fail_at(r.node("measured_scale")->source(),
@@ -859,7 +839,7 @@ std::string base_point_text(const Scenario &s) {
         else if (n)
             value = "(as the file sets it)";
         else if (axis.field.rfind("core.", 0) == 0) {
-            // Unset in [core]: the catalog's default (workloads/catalog.h).
+            // Unset in [core]: its default (scenario/core_settings.h).
             value = std::visit(
                 [](const auto &d) -> std::string {
                     using T = std::decay_t<decltype(d)>;

@@ -1,4 +1,4 @@
-#include "workloads/phases.h"
+#include "scenario/phases.h"
 
 #include <fmt/core.h>
 
@@ -9,10 +9,6 @@
 #include "workloads/catalog.h"
 
 namespace locksim {
-
-int64_t timer_jitter(const WorkloadSpec &spec) {
-    return spec.params.get_duration_ns("jitter");
-}
 
 std::vector<PeriodicSource> periodic_sources(const Scenario &s) {
     std::vector<PeriodicSource> out;
