@@ -483,8 +483,8 @@ void read_strategies(TableReader &top, Scenario &s) {
             auto name = n.value_exact<std::string>();
             if (!name) top.fail_at(n.source(), "'strategies' must be \"all\" or a list of names");
             if (*name == "all") {
-                for (const auto &info : strategy_catalog())
-                    s.strategies.push_back(strategy_by_name(top, n, info.name));
+                for (const StrategyInfo *info : all_strategies())
+                    s.strategies.push_back(strategy_by_name(top, n, info->name));
             } else {
                 s.strategies.push_back(strategy_by_name(top, n, *name));
             }

@@ -3,6 +3,7 @@
 // the same base class, are reported.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -152,6 +153,22 @@ TEST(Registry, EveryEntryIsCompleteAndUnique) {
                 << info.name << "." << spec.name;
         }
         EXPECT_EQ(find_strategy_info(info.name), &info);
+    }
+}
+
+// An experimental design stays out of `strategies = "all"` (the main job's table), in the
+// catalog's order for the others; a scenario that names it finds it in the catalog.
+TEST(Registry, ExperimentalEntriesAreLeftOutOfAll) {
+    const std::vector<StrategyInfo> catalog = {
+        {.name = "a"}, {.name = "tried", .experimental = true}, {.name = "c"}};
+    std::vector<std::string> names;
+    for (const StrategyInfo *s : all_strategies(catalog))
+        names.push_back(s->name);
+    EXPECT_EQ(names, (std::vector<std::string>{"a", "c"}));
+    for (const StrategyInfo &info : strategy_catalog()) {
+        const auto all = all_strategies();
+        EXPECT_EQ(std::count(all.begin(), all.end(), &info), info.experimental ? 0 : 1)
+            << info.name;
     }
 }
 
