@@ -24,7 +24,7 @@ inline constexpr const char *kAvcMiss = "avc_miss";
 // --- recorded by the workloads ---
 // setsebool's system call around set_bools (the commit's parts are on kSetBools).
 inline constexpr const char *kSetsebool = "setsebool";
-// The torture workload's read section (workloads/torture.h), which `locksim validate` compares.
+// The torture workload's read section (validate/torture.h), which `locksim validate` compares.
 inline constexpr const char *kTortureRead = "torture_read";
 
 }  // namespace locksim::kernel::op

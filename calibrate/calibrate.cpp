@@ -1,4 +1,4 @@
-#include "runner/calibrate.h"
+#include "calibrate/calibrate.h"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -29,8 +29,8 @@
 #include "ss/services.h"
 #include "util/error.h"
 #include "util/median.h"
+#include "validate/torture.h"
 #include "workloads/policy_facts.h"
-#include "workloads/torture.h"
 
 namespace locksim {
 

@@ -1,4 +1,4 @@
-#include "workloads/torture.h"
+#include "validate/torture.h"
 
 #include <fmt/format.h>
 

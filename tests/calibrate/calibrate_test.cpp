@@ -1,7 +1,7 @@
 // The calibration: the fit recovers known costs, keeps fixed kinds and stays non-negative; a
 // quick calibration on the Debian policy writes a profile that reads back and predicts each
 // operation from its counts.
-#include "runner/calibrate.h"
+#include "calibrate/calibrate.h"
 
 #include <gtest/gtest.h>
 
