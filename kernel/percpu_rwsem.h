@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
 
 namespace locksim::kernel {
 

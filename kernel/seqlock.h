@@ -32,7 +32,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
 
 namespace locksim::kernel {
 

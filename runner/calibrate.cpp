@@ -21,7 +21,7 @@
 #include <semaphore>
 #include <thread>
 
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
 #include "real/real_platform.h"
 #include "real/urcu.h"
 #include "sim/cache_model.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "analysis/results_file.h"
-#include "kernel/results.h"
+#include "record/run_results.h"
 #include "sim/chrome_trace.h"
 #include "sim/profile.h"
 #include "strategies/kernels.h"

@@ -1,10 +1,10 @@
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "kernel/results.h"
+#include "record/run_results.h"
 
 using namespace locksim::kernel;
 

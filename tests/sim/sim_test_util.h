@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kernel/results.h"
+#include "record/run_results.h"
 #include "sim/sim_platform.h"
 
 namespace locksim::sim::testing {

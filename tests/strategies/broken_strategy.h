@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
 #include "ss/services.h"
 #include "strategies/strategy.h"
 

@@ -31,17 +31,17 @@
 #include <type_traits>
 #include <utility>
 #include "util/source_location.h"
+#include "util/time.h"
 
 #include "ss/work_meter.h"
 
 namespace locksim::kernel {
 
-// Time is integer nanoseconds everywhere (docs/design.md, decision 3).
-using Time = int64_t;
-inline constexpr Time kNsec = 1;
-inline constexpr Time kUsec = 1000;
-inline constexpr Time kMsec = 1000 * kUsec;
-inline constexpr Time kSec = 1000 * kMsec;
+using locksim::kMsec;
+using locksim::kNsec;
+using locksim::kSec;
+using locksim::kUsec;
+using locksim::Time;
 
 // An interned name for operations and compute spans ("compute_av", "set_bools"). Interning is
 // process-wide and thread-safe; keep hot-path labels in `static const Label` objects.
