@@ -1,6 +1,6 @@
 // The real platform's accounting: would-be-atomic sections (preemption and interrupts "off"),
 // charged work, operations, and the collector's side of the sample queues.
-#include "real/state.h"
+#include "real/platform_state.h"
 
 namespace locksim::real {
 

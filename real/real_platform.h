@@ -39,8 +39,8 @@
 #include <memory>
 #include <string>
 
-#include "kernel/kernel.h"
-#include "kernel/results.h"
+#include "kernel/platform.h"
+#include "record/run_results.h"
 
 namespace locksim::real {
 
@@ -116,7 +116,7 @@ class RealPlatform final : public kernel::Platform {
     void op_begin(kernel::Label label) override;
     void op_end(kernel::Label label) override;
 
-    struct State;  // everything else (real/state.h, one file per topic beside this one)
+    struct State;  // everything else (real/platform_state.h, one file per topic beside this one)
 
   private:
     RealConfig cfg_;

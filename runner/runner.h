@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "analysis/results_file.h"
-#include "kernel/results.h"
+#include "record/run_results.h"
 #include "scenario/design_kernel.h"
 #include "scenario/platform_config.h"
-#include "scenario/record.h"
 #include "scenario/scenario.h"
+#include "scenario/to_json.h"
 #include "sim/chrome_trace.h"
 #include "sim/profile.h"
 #include "strategies/kernels.h"

@@ -55,7 +55,7 @@ struct MachineSpec {
     std::string kernel = "default";
     std::string kernel_at;  // file:line:column of the key
     // queued (v4.2 on) | byte (2.6.9's test-and-test-and-set lock): how spinners move the lock
-    // word's line, with a profile that models caches (sim/locks.h)
+    // word's line, with a profile that models caches (sim/lock_table.h)
     sim::SpinlockImpl spinlock = sim::SpinlockImpl::Queued;
     std::string spinlock_at;  // file:line:column of the key, for errors found with the profile
     std::string profile_at;   // file:line:column of machine.profile (empty: the default's)

@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <stdexcept>
 
-#include "kernel/op_names.h"
+#include "record/op_names.h"
 
 namespace locksim::strategies {
 

@@ -3,7 +3,7 @@
 // models, its options with their defaults and checks, and the function that builds it — and
 // catalog.cpp lists the entries in one line each. Scenarios are validated and
 // `locksim list strategies` describes them from these entries without building one;
-// make_security_server (strategies/security_server.h, strategies/registry.cpp) builds them.
+// make_security_server (strategies/security_server.h, strategies/security_server.cpp) builds them.
 #pragma once
 
 #include <memory>

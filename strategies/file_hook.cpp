@@ -1,6 +1,6 @@
 #include "strategies/file_hook.h"
 
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
 
 namespace locksim::strategies {
 

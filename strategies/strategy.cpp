@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <stdexcept>
 
-#include "kernel/op_names.h"
+#include "record/op_names.h"
 #include "ss/conditional.h"
 #include "strategies/file_hook.h"
 #include "strategies/sidtab_lock.h"

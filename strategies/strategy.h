@@ -1,7 +1,7 @@
 // What every strategy shares: the read-side services written once over a virtual read
 // section, the AVC in front, the published policy version with its accounted memory, and the
 // load_policy steps every design performs the same way. A strategy file supplies its read
-// section and its writer paths (set_bools, load_policy), kernel-style, against kernel/kernel.h.
+// section and its writer paths (set_bools, load_policy), kernel-style, against kernel/platform.h.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <span>
 #include <string>
 
-#include "kernel/kernel.h"
+#include "kernel/primitives.h"
 #include "ss/policy_mem.h"
 #include "strategies/avc.h"
 #include "strategies/catalog.h"

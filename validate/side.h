@@ -8,8 +8,8 @@
 #include <functional>
 #include <vector>
 
-#include "kernel/kernel.h"
-#include "kernel/results.h"
+#include "kernel/platform.h"
+#include "record/run_results.h"
 #include "scenario/scenario.h"
 #include "ss/policydb.h"
 #include "strategies/security_server.h"

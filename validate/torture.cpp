@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "kernel/op_names.h"
+#include "record/op_names.h"
 #include "ss/services.h"
 #include "util/error.h"
 

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "kernel/kernel.h"
-#include "kernel/results.h"
+#include "kernel/platform.h"
+#include "record/run_results.h"
 #include "strategies/security_server.h"
 
 namespace locksim {

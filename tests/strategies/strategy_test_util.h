@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel/results.h"
+#include "record/run_results.h"
 #include "sim/sim_platform.h"
 #include "ss/policydb.h"
 #include "strategies/catalog.h"

@@ -1,8 +1,8 @@
-// The merge() members of kernel/results.h: merging two parts gives what one part recording
+// The merge() members of record/run_results.h: merging two parts gives what one part recording
 // both would hold.
 #include <gtest/gtest.h>
 
-#include "kernel/results.h"
+#include "record/run_results.h"
 
 using namespace locksim::kernel;
 

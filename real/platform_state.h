@@ -1,7 +1,7 @@
 // Internal to real/: the state of a RealPlatform, shared by the files that implement it, one per
 // topic as in sim/: the platform's life and the run (real_platform.cpp), tasks on host threads
 // (tasks.cpp), would-be-atomic sections and operations (accounting.cpp), locks (locks.cpp), RCU
-// (rcu.cpp), accounted memory and the quarantine (memory.cpp), the results (collect.cpp).
+// (rcu.cpp), accounted memory and the quarantine (memory.cpp), the results (run_results.cpp).
 #pragma once
 
 #include <fmt/format.h>
@@ -335,7 +335,7 @@ struct RealPlatform::State {
     // --- the collector's side of the sample queues (accounting.cpp)
     void drain();
 
-    // --- the results (collect.cpp)
+    // --- the results (run_results.cpp)
     kernel::RunResults collect(Time duration);
 };
 

@@ -1,5 +1,5 @@
 // The real platform's results: every thread's statistics merged after the run.
-#include "real/state.h"
+#include "real/platform_state.h"
 
 namespace locksim::real {
 

@@ -1,6 +1,6 @@
 // Sweeps on a batch cluster: `--shard auto` from a Slurm array task or a Kubernetes Indexed
 // Job, and `sweep --slurm`, which writes and submits the array job and its merge job.
-#include "cli/cluster.h"
+#include "cli/batch_jobs.h"
 
 #include <fmt/core.h>
 #include <sys/wait.h>

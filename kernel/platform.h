@@ -1,4 +1,8 @@
-// The kernel-like API that lock strategies and workloads are written against.
+// The kernel-like API that lock strategies and workloads are written against: the platform
+// interface and what every caller shares (tasks, time, charged work, memory, operations). Each
+// primitive has a header of its own, as the kernel's kernel/locking/ does: preempt.h (preemption
+// and interrupt state), spinlock.h, rwlock.h, rwsem.h, mutex.h (over lock_handle.h), rcu.h,
+// seqlock.h, percpu_rwsem.h.
 //
 // Code written against this header reads like kernel code and runs unchanged on either platform:
 // the discrete-event simulator (sim/, simulated CPUs and time) or host threads (real/). Each
@@ -31,17 +35,17 @@
 #include <type_traits>
 #include <utility>
 #include "util/source_location.h"
+#include "util/time.h"
 
 #include "ss/work_meter.h"
 
 namespace locksim::kernel {
 
-// Time is integer nanoseconds everywhere (docs/design.md, decision 3).
-using Time = int64_t;
-inline constexpr Time kNsec = 1;
-inline constexpr Time kUsec = 1000;
-inline constexpr Time kMsec = 1000 * kUsec;
-inline constexpr Time kSec = 1000 * kMsec;
+using locksim::kMsec;
+using locksim::kNsec;
+using locksim::kSec;
+using locksim::kUsec;
+using locksim::Time;
 
 // An interned name for operations and compute spans ("compute_av", "set_bools"). Interning is
 // process-wide and thread-safe; keep hot-path labels in `static const Label` objects.
@@ -376,290 +380,6 @@ Label compute_break(Label next, F &&fn) {
 // Busy work of a known length (a stand-in for code the core does not model).
 inline void ndelay(Time ns, Label label = {}) {
     current().ndelay(ns, label);
-}
-
-// ---------------------------------------------------------------- preemption, interrupts
-
-inline void preempt_disable(Loc loc = Loc::current()) {
-    current().preempt_disable({"preempt_disable", loc});
-}
-inline void preempt_enable(Loc loc = Loc::current()) {
-    current().preempt_enable({"preempt_enable", loc});
-}
-inline void local_irq_disable(Loc loc = Loc::current()) {
-    current().local_irq_disable({"local_irq_disable", loc});
-}
-inline void local_irq_enable(Loc loc = Loc::current()) {
-    current().local_irq_enable({"local_irq_enable", loc});
-}
-inline bool irqs_disabled() {
-    return current().irqs_disabled();
-}
-inline void local_bh_disable(Loc loc = Loc::current()) {
-    current().local_bh_disable({"local_bh_disable", loc});
-}
-inline void local_bh_enable(Loc loc = Loc::current()) {
-    current().local_bh_enable({"local_bh_enable", loc});
-}
-[[nodiscard]] inline unsigned long local_irq_save(Loc loc = Loc::current()) {
-    Platform &p = current();
-    unsigned long flags = p.irqs_disabled() ? 1 : 0;
-    p.local_irq_disable({"local_irq_save", loc});
-    return flags;
-}
-inline void local_irq_restore(unsigned long flags, Loc loc = Loc::current()) {
-    if (!flags) current().local_irq_enable({"local_irq_restore", loc});
-}
-
-// ---------------------------------------------------------------- locks
-
-// A named lock created on a platform. The name is the lock class for lockdep-like order checks
-// and for the lock metrics (locks of one name, e.g. 512 AVC slot locks, share statistics).
-class LockBase {
-  public:
-    LockBase(const LockBase &) = delete;
-    LockBase &operator=(const LockBase &) = delete;
-    Platform &platform() const { return *platform_; }
-    LockObject *object() const { return object_; }
-
-  protected:
-    LockBase(LockKind kind, std::string_view name, Platform &p)
-        : platform_(&p), object_(p.lock_create(kind, name)) {}
-    ~LockBase() = default;
-
-  private:
-    Platform *platform_;
-    LockObject *object_;
-};
-
-// Spinning, preemption off while spinning and holding (a queued spinlock: FIFO hand-off).
-class Spinlock : public LockBase {
-  public:
-    explicit Spinlock(std::string_view name, Platform &p = current())
-        : LockBase(LockKind::Spinlock, name, p) {}
-};
-// raw_spinlock_t: a Spinlock that keeps spinning with preemption off under PREEMPT_RT too, where
-// the kernel's own low-level locks (the scheduler's run queues, RCU's nodes) are raw.
-class RawSpinlock : public LockBase {
-  public:
-    explicit RawSpinlock(std::string_view name, Platform &p = current())
-        : LockBase(LockKind::RawSpinlock, name, p) {}
-};
-// Queued rwlock: spinning, preemption off; new readers spin while a writer waits.
-class RwLock : public LockBase {
-  public:
-    explicit RwLock(std::string_view name, Platform &p = current())
-        : LockBase(LockKind::Rwlock, name, p) {}
-};
-// Sleeping reader-writer semaphore; a waiting writer blocks new readers (writers do not starve).
-class RwSem : public LockBase {
-  public:
-    explicit RwSem(std::string_view name, Platform &p = current())
-        : LockBase(LockKind::Rwsem, name, p) {}
-};
-// Sleeping mutex, FIFO hand-off.
-class Mutex : public LockBase {
-  public:
-    explicit Mutex(std::string_view name, Platform &p = current())
-        : LockBase(LockKind::Mutex, name, p) {}
-};
-
-namespace detail {
-inline void acquire(const LockBase &l, LockMode m, const char *what, Loc loc) {
-    l.platform().lock_acquire(l.object(), m, {what, loc});
-}
-inline void release(const LockBase &l, LockMode m, const char *what, Loc loc) {
-    l.platform().lock_release(l.object(), m, {what, loc});
-}
-// The _irq variants disable interrupts before taking the lock (so a waiter spins with them
-// off, as spin_lock_irq does) and enable them after releasing it; under PREEMPT_RT those of
-// spinlock_t and rwlock_t touch no interrupt state (include/linux/spinlock_rt.h).
-inline bool irq_form_disables_irqs(const LockBase &l) {
-    const LockKind k = l.object()->kind;
-    return !l.platform().preempt_rt() || (k != LockKind::Spinlock && k != LockKind::Rwlock);
-}
-inline void acquire_irq(const LockBase &l, LockMode m, const char *what, Loc loc) {
-    if (irq_form_disables_irqs(l)) l.platform().local_irq_disable({what, loc});
-    acquire(l, m, what, loc);
-}
-// Unlocking enables interrupts before preemption (spin_unlock_irq / _irqrestore: unlock,
-// local_irq_enable / restore, preempt_enable), so an interrupt that arrived in the section
-// runs inside its preempt-off part.
-inline void release_irq(const LockBase &l, LockMode m, const char *what, Loc loc) {
-    if (irq_form_disables_irqs(l))
-        l.platform().lock_release_irq(l.object(), m, {what, loc});
-    else
-        release(l, m, what, loc);
-}
-inline unsigned long acquire_irqsave(const LockBase &l, LockMode m, const char *what, Loc loc) {
-    unsigned long flags = l.platform().irqs_disabled() ? 1 : 0;
-    acquire_irq(l, m, what, loc);
-    return flags;
-}
-inline void release_irqrestore(const LockBase &l, LockMode m, unsigned long flags, const char *what,
-                               Loc loc) {
-    if (flags)
-        release(l, m, what, loc);
-    else
-        release_irq(l, m, what, loc);
-}
-}  // namespace detail
-
-inline void spin_lock(Spinlock &l, Loc loc = Loc::current()) {
-    detail::acquire(l, LockMode::Exclusive, "spin_lock", loc);
-}
-inline void spin_unlock(Spinlock &l, Loc loc = Loc::current()) {
-    detail::release(l, LockMode::Exclusive, "spin_unlock", loc);
-}
-inline bool spin_trylock(Spinlock &l, Loc loc = Loc::current()) {
-    return l.platform().lock_try(l.object(), LockMode::Exclusive, {"spin_trylock", loc});
-}
-inline void spin_lock_irq(Spinlock &l, Loc loc = Loc::current()) {
-    detail::acquire_irq(l, LockMode::Exclusive, "spin_lock_irq", loc);
-}
-inline void spin_unlock_irq(Spinlock &l, Loc loc = Loc::current()) {
-    detail::release_irq(l, LockMode::Exclusive, "spin_unlock_irq", loc);
-}
-[[nodiscard]] inline unsigned long spin_lock_irqsave(Spinlock &l, Loc loc = Loc::current()) {
-    return detail::acquire_irqsave(l, LockMode::Exclusive, "spin_lock_irqsave", loc);
-}
-inline void spin_unlock_irqrestore(Spinlock &l, unsigned long flags, Loc loc = Loc::current()) {
-    detail::release_irqrestore(l, LockMode::Exclusive, flags, "spin_unlock_irqrestore", loc);
-}
-
-inline void raw_spin_lock(RawSpinlock &l, Loc loc = Loc::current()) {
-    detail::acquire(l, LockMode::Exclusive, "raw_spin_lock", loc);
-}
-inline void raw_spin_unlock(RawSpinlock &l, Loc loc = Loc::current()) {
-    detail::release(l, LockMode::Exclusive, "raw_spin_unlock", loc);
-}
-inline void raw_spin_lock_irq(RawSpinlock &l, Loc loc = Loc::current()) {
-    detail::acquire_irq(l, LockMode::Exclusive, "raw_spin_lock_irq", loc);
-}
-inline void raw_spin_unlock_irq(RawSpinlock &l, Loc loc = Loc::current()) {
-    detail::release_irq(l, LockMode::Exclusive, "raw_spin_unlock_irq", loc);
-}
-
-inline void read_lock(RwLock &l, Loc loc = Loc::current()) {
-    detail::acquire(l, LockMode::Shared, "read_lock", loc);
-}
-inline void read_unlock(RwLock &l, Loc loc = Loc::current()) {
-    detail::release(l, LockMode::Shared, "read_unlock", loc);
-}
-inline void write_lock(RwLock &l, Loc loc = Loc::current()) {
-    detail::acquire(l, LockMode::Exclusive, "write_lock", loc);
-}
-inline void write_unlock(RwLock &l, Loc loc = Loc::current()) {
-    detail::release(l, LockMode::Exclusive, "write_unlock", loc);
-}
-inline void read_lock_irq(RwLock &l, Loc loc = Loc::current()) {
-    detail::acquire_irq(l, LockMode::Shared, "read_lock_irq", loc);
-}
-inline void read_unlock_irq(RwLock &l, Loc loc = Loc::current()) {
-    detail::release_irq(l, LockMode::Shared, "read_unlock_irq", loc);
-}
-inline void write_lock_irq(RwLock &l, Loc loc = Loc::current()) {
-    detail::acquire_irq(l, LockMode::Exclusive, "write_lock_irq", loc);
-}
-inline void write_unlock_irq(RwLock &l, Loc loc = Loc::current()) {
-    detail::release_irq(l, LockMode::Exclusive, "write_unlock_irq", loc);
-}
-[[nodiscard]] inline unsigned long read_lock_irqsave(RwLock &l, Loc loc = Loc::current()) {
-    return detail::acquire_irqsave(l, LockMode::Shared, "read_lock_irqsave", loc);
-}
-inline void read_unlock_irqrestore(RwLock &l, unsigned long flags, Loc loc = Loc::current()) {
-    detail::release_irqrestore(l, LockMode::Shared, flags, "read_unlock_irqrestore", loc);
-}
-inline bool write_trylock(RwLock &l, Loc loc = Loc::current()) {
-    return l.platform().lock_try(l.object(), LockMode::Exclusive, {"write_trylock", loc});
-}
-[[nodiscard]] inline unsigned long write_lock_irqsave(RwLock &l, Loc loc = Loc::current()) {
-    return detail::acquire_irqsave(l, LockMode::Exclusive, "write_lock_irqsave", loc);
-}
-inline void write_unlock_irqrestore(RwLock &l, unsigned long flags, Loc loc = Loc::current()) {
-    detail::release_irqrestore(l, LockMode::Exclusive, flags, "write_unlock_irqrestore", loc);
-}
-
-inline void down_read(RwSem &s, Loc loc = Loc::current()) {
-    detail::acquire(s, LockMode::Shared, "down_read", loc);
-}
-inline void up_read(RwSem &s, Loc loc = Loc::current()) {
-    detail::release(s, LockMode::Shared, "up_read", loc);
-}
-inline void down_write(RwSem &s, Loc loc = Loc::current()) {
-    detail::acquire(s, LockMode::Exclusive, "down_write", loc);
-}
-inline void up_write(RwSem &s, Loc loc = Loc::current()) {
-    detail::release(s, LockMode::Exclusive, "up_write", loc);
-}
-
-inline void mutex_lock(Mutex &m, Loc loc = Loc::current()) {
-    detail::acquire(m, LockMode::Exclusive, "mutex_lock", loc);
-}
-inline void mutex_unlock(Mutex &m, Loc loc = Loc::current()) {
-    detail::release(m, LockMode::Exclusive, "mutex_unlock", loc);
-}
-inline bool mutex_trylock(Mutex &m, Loc loc = Loc::current()) {
-    return m.platform().lock_try(m.object(), LockMode::Exclusive, {"mutex_trylock", loc});
-}
-
-// ---------------------------------------------------------------- RCU
-
-inline void rcu_read_lock(Loc loc = Loc::current()) {
-    current().rcu_read_lock({"rcu_read_lock", loc});
-}
-inline void rcu_read_unlock(Loc loc = Loc::current()) {
-    current().rcu_read_unlock({"rcu_read_unlock", loc});
-}
-inline void synchronize_rcu(Loc loc = Loc::current()) {
-    current().synchronize_rcu(false, {"synchronize_rcu", loc});
-}
-inline void synchronize_rcu_expedited(Loc loc = Loc::current()) {
-    current().synchronize_rcu(true, {"synchronize_rcu_expedited", loc});
-}
-// Runs `callback` after a grace period, where the platform runs RCU callbacks (the simulator:
-// RCU_SOFTIRQ on the calling CPU, or an rcuc or rcuo kernel thread): it must not sleep.
-inline void call_rcu(std::function<void()> callback) {
-    current().call_rcu(std::move(callback));
-}
-
-// A pointer published under RCU (the kernel's `T __rcu *`).
-template <class T>
-class RcuPointer {
-  public:
-    RcuPointer() = default;
-    RcuPointer(const RcuPointer &) = delete;
-    RcuPointer &operator=(const RcuPointer &) = delete;
-    std::atomic<T *> &raw() { return p_; }
-    const std::atomic<T *> &raw() const { return p_; }
-
-  private:
-    std::atomic<T *> p_{nullptr};
-};
-
-// Read side: only inside rcu_read_lock() (the platform checks, as CONFIG_PROVE_RCU does).
-template <class T>
-T *rcu_dereference(const RcuPointer<T> &rp, Loc loc = Loc::current()) {
-    T *p = rp.raw().load(std::memory_order_acquire);
-    current().rcu_dereferenced(p, {"rcu_dereference", loc});
-    return p;
-}
-// Update side, with the update lock held: no check.
-template <class T>
-T *rcu_dereference_protected(const RcuPointer<T> &rp) {
-    return rp.raw().load(std::memory_order_relaxed);
-}
-// Publishes `v`; returns the previous pointer (rcu_replace_pointer), which readers that began
-// before this call may still hold until a grace period has passed.
-template <class T>
-T *rcu_replace_pointer(RcuPointer<T> &rp, T *v) {
-    T *old = rp.raw().exchange(v, std::memory_order_acq_rel);
-    current().rcu_published(old, v);
-    return old;
-}
-template <class T>
-void rcu_assign_pointer(RcuPointer<T> &rp, T *v) {
-    (void)rcu_replace_pointer(rp, v);
 }
 
 // ---------------------------------------------------------------- memory

@@ -12,8 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "cli/trace_options.h"
-#include "kernel/results.h"
+#include "kernel/rcu.h"
+#include "kernel/rwlock.h"
+#include "kernel/rwsem.h"
+#include "kernel/spinlock.h"
+#include "record/run_results.h"
 #include "sim/chrome_trace.h"
 #include "sim/sim_platform.h"
 #include "tests/temp_dir.h"
@@ -299,25 +302,6 @@ TEST(ChromeTrace, BadOptionsAreUserErrors) {
     EXPECT_THROW(rec.write("/nonexistent-dir/trace.json"), UserError);
 }
 
-TEST(ChromeTrace, CommandLineOptions) {
-    CLI::App app;
-    cli::TraceArgs args;
-    cli::add_trace_options(&app, args);
-    app.parse(std::vector<std::string>{"50000", "--trace-max-events", "3ms", "--trace-to", "2ms",
-                                       "--trace-from", "t.json", "--trace"});
-    EXPECT_EQ(args.path, "t.json");
-    TraceOptions o = cli::trace_options(args, 10 * kMsec);
-    EXPECT_EQ(o.from, 2 * kMsec);
-    EXPECT_EQ(o.to, 3 * kMsec);
-    EXPECT_EQ(o.max_events, 50000u);
-    // A window after the run's end, or empty, holds nothing: refused.
-    EXPECT_THROW(cli::trace_options(args, 2 * kMsec), UserError);
-    args.to = "1ms";
-    EXPECT_THROW(cli::trace_options(args, 10 * kMsec), UserError);
-    args.to = "soon";
-    EXPECT_THROW(cli::trace_options(args, 10 * kMsec), UserError);
-}
-
 // The window around the worst probe wake-up is what a trace of that window alone holds: the
 // recorder kept every slice a later wake-up could need, and started over at each new worst.
 TEST(ChromeTrace, WorstWakeupWindowHoldsWhatATraceOfThatWindowHolds) {
@@ -345,17 +329,4 @@ TEST(ChromeTrace, WorstWakeupWindowHoldsWhatATraceOfThatWindowHolds) {
     EXPECT_EQ(it->args.at("late_ns"), std::to_string(top.late));
     // Less than the whole run.
     EXPECT_LT(spans.size(), spans_of(run_traced(TraceOptions{}).trace).size());
-}
-
-TEST(ChromeTrace, WorstWakeupOption) {
-    CLI::App app;
-    cli::TraceArgs args;
-    cli::add_trace_options(&app, args);
-    app.parse(std::vector<std::string>{"1ms", "--trace-worst-wakeup", "t.json", "--trace"});
-    EXPECT_EQ(cli::trace_options(args, 10 * kMsec).worst_wakeup_margin, 1 * kMsec);
-    args.worst_wakeup = "0ms";
-    EXPECT_THROW(cli::trace_options(args, 10 * kMsec), UserError);
-    args.worst_wakeup = "1ms";
-    args.from = "2ms";  // the option chooses the window itself
-    EXPECT_THROW(cli::trace_options(args, 10 * kMsec), UserError);
 }

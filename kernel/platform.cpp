@@ -1,4 +1,4 @@
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
 
 #include <fmt/format.h>
 

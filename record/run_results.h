@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kernel/histogram.h"
-#include "kernel/kernel.h"
+#include "record/histogram.h"
+#include "util/time.h"
 
 namespace locksim::kernel {
 

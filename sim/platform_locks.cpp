@@ -1,4 +1,4 @@
-// The platform's lock calls and softirq sections: the lock table (locks.h), and under
+// The platform's lock calls and softirq sections: the lock table (lock_table.h), and under
 // PREEMPT_RT (v6.12) the RCU read section an rt_mutex-based lock's holder is in
 // (kernel/locking/spinlock_rt.c: rt_spin_lock takes rcu_read_lock() after the lock,
 // rt_spin_unlock drops it before; migrate_disable is not modelled).

@@ -1,4 +1,4 @@
-#include "scenario/record.h"
+#include "scenario/to_json.h"
 
 #include "scenario/design_kernel.h"
 

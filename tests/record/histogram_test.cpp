@@ -1,4 +1,4 @@
-#include "kernel/histogram.h"
+#include "record/histogram.h"
 
 #include <gtest/gtest.h>
 

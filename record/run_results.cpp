@@ -1,4 +1,4 @@
-#include "kernel/results.h"
+#include "record/run_results.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -1,9 +1,9 @@
-#include "strategies/toggle_cost.h"
+#include "analysis/toggle_cost.h"
 
 #include <fmt/format.h>
 
-#include "kernel/op_names.h"
-namespace locksim {
+#include "record/op_names.h"
+namespace locksim::analysis {
 
 ToggleCost toggle_cost(const kernel::RunResults &r) {
     ToggleCost c;
@@ -32,7 +32,7 @@ ToggleCost toggle_cost(const kernel::RunResults &r) {
 }
 
 std::string toggle_cost_table(const std::vector<std::pair<std::string, ToggleCost>> &rows) {
-    auto us = [](kernel::Time ns) { return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3); };
+    auto us = [](Time ns) { return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3); };
     auto kib = [](int64_t b) { return fmt::format("{:.0f}", static_cast<double>(b) / 1024.0); };
     std::string out = fmt::format(
         "{:<34} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>4} {:>9} {:>10} {:>7} "
@@ -50,4 +50,4 @@ std::string toggle_cost_table(const std::vector<std::pair<std::string, ToggleCos
     return out;
 }
 
-}  // namespace locksim
+}  // namespace locksim::analysis

@@ -7,13 +7,13 @@
 // fairness, and of a mutex in hand-off mode. Spinning waiters keep their CPU with preemption
 // off (and interrupts off under the _irq variants, which disable them before spinning, as
 // spin_lock_irq does); sleeping waiters block. A grant to a spinner costs a cache-line transfer
-// (with caches, the traffic of the lock-line model too: locks.h).
+// (with caches, the traffic of the lock-line model too: lock_table.h).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "sim/locks.h"
+#include "sim/lock_table.h"
 
 namespace locksim::sim {
 
