@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "cli/command.h"
 #include "calibrate/calibrate.h"
+#include "cli/command.h"
 #include "runner/runner.h"
 #include "sim/profile.h"
 #include "util/error.h"
