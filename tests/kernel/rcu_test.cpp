@@ -9,23 +9,23 @@
 
 using namespace locksim;
 using namespace locksim::kernel;
-using locksim::kernel::testing::config;
 using locksim::kernel::testing::run_alone;
 using locksim::sim::SimPlatform;
 
-// The reader is inside from 0 to 100 us; the updater publishes at 10 us and waits.
+// The reader is inside from 0 to 30 ms, several scheduler ticks (a grace period with no reader
+// ends within two); the updater publishes at 10 us and waits.
 TEST(RcuApi, SynchronizeRcuWaitsForAPreExistingReader) {
-    SimPlatform sim(config(2));
+    SimPlatform sim(sim::testing::zero_config(2, 100 * kMsec));
     RcuPointer<int> ptr;
     int first = 1, second = 2;
-    rcu_assign_pointer(ptr, &first);
+    ptr.raw().store(&first);  // published before the run
     int seen = 0;
     int *old = nullptr;
     Time gp_done = -1;
     sim.create_task({"reader", Sched::Other, 0, 0, false}, [&] {
         rcu_read_lock();
         const int *p = rcu_dereference(ptr);
-        ndelay(100 * kUsec);
+        ndelay(30 * kMsec);
         seen = *p;
         rcu_read_unlock();
     });
@@ -39,7 +39,7 @@ TEST(RcuApi, SynchronizeRcuWaitsForAPreExistingReader) {
     EXPECT_EQ(seen, 1);  // the reader kept the version it found
     EXPECT_EQ(old, &first);
     EXPECT_EQ(rcu_dereference_protected(ptr), &second);
-    EXPECT_GE(gp_done, 100 * kUsec);
+    EXPECT_GE(gp_done, 30 * kMsec);
     EXPECT_EQ(r.rcu.grace_periods, 1u);
     EXPECT_TRUE(r.violations.empty());
 }
@@ -64,11 +64,11 @@ TEST(RcuApi, SynchronizeRcuInsideAReaderIsReported) {
 }
 
 TEST(RcuApi, CallRcuRunsAfterTheReadersOfItsTime) {
-    SimPlatform sim(config(2));
+    SimPlatform sim(sim::testing::zero_config(2, 100 * kMsec));
     Time reader_out = -1, callback_at = -1;
     sim.create_task({"reader", Sched::Other, 0, 0, false}, [&] {
         rcu_read_lock();
-        ndelay(100 * kUsec);
+        ndelay(30 * kMsec);
         reader_out = now();
         rcu_read_unlock();
     });
@@ -77,7 +77,7 @@ TEST(RcuApi, CallRcuRunsAfterTheReadersOfItsTime) {
         call_rcu([&] { callback_at = now(); });
     });
     auto r = sim.run();
-    EXPECT_EQ(reader_out, 100 * kUsec);
+    EXPECT_EQ(reader_out, 30 * kMsec);
     EXPECT_GE(callback_at, reader_out);
     EXPECT_EQ(r.rcu.callbacks_invoked, 1u);
     EXPECT_TRUE(r.violations.empty());
