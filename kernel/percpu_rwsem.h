@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "kernel/platform.h"
+#include "kernel/rwsem.h"
 
 namespace locksim::kernel {
 

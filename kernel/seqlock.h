@@ -33,6 +33,7 @@
 #include <string_view>
 
 #include "kernel/platform.h"
+#include "kernel/spinlock.h"
 
 namespace locksim::kernel {
 

@@ -22,6 +22,10 @@
 #include <thread>
 
 #include "kernel/platform.h"
+#include "kernel/preempt.h"
+#include "kernel/rcu.h"
+#include "kernel/rwsem.h"
+#include "kernel/spinlock.h"
 #include "real/real_platform.h"
 #include "real/urcu.h"
 #include "sim/cache_model.h"

@@ -9,7 +9,7 @@
 #include <span>
 #include <string>
 
-#include "kernel/platform.h"
+#include "kernel/primitives.h"
 #include "ss/policy_mem.h"
 #include "strategies/avc.h"
 #include "strategies/catalog.h"

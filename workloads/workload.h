@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel/platform.h"
+#include "kernel/primitives.h"
 #include "record/op_names.h"
 #include "strategies/security_server.h"
 #include "workloads/catalog.h"

@@ -12,6 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "kernel/rcu.h"
+#include "kernel/rwlock.h"
+#include "kernel/rwsem.h"
+#include "kernel/spinlock.h"
 #include "record/run_results.h"
 #include "sim/chrome_trace.h"
 #include "sim/sim_platform.h"

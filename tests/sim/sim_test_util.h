@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "kernel/rwlock.h"
 #include "record/run_results.h"
 #include "sim/sim_platform.h"
 

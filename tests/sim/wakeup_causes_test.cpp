@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "kernel/preempt.h"
 #include "sim/sim_platform.h"
 #include "sim_test_util.h"
 

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "kernel/mutex.h"
 #include "kernel/platform.h"
 #include "ss/services.h"
 #include "strategies/strategy.h"

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "broken_strategy.h"
+#include "kernel/mutex.h"
+#include "kernel/rwlock.h"
 #include "strategies/catalog.h"
 #include "strategies/strategy.h"
 #include "strategy_test_util.h"

@@ -5,7 +5,7 @@
 
 #include "kernel/seqlock.h"
 #include "sim/sim_platform.h"
-#include "sim_test_util.h"
+#include "tests/sim/sim_test_util.h"
 
 using namespace locksim;
 using namespace locksim::kernel;
