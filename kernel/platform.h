@@ -37,7 +37,7 @@
 #include "util/source_location.h"
 #include "util/time.h"
 
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::kernel {
 
@@ -130,7 +130,7 @@ class Platform {
     // --- cost of work ---
     // Charge core work that has just run: `counts` from the work meter, `host_ns` the host time
     // it took (measured only when measures_host_time()).
-    virtual void charge(Label label, const ss::WorkCounts &counts, Time host_ns) = 0;
+    virtual void charge(Label label, const WorkCounts &counts, Time host_ns) = 0;
     virtual bool measures_host_time() = 0;
     // Whether charge() wants the cache lines the work read (WorkCounts::lines).
     virtual int memory_sample_shift() { return -1; }
@@ -281,10 +281,10 @@ namespace detail {
 struct ComputeSpan {
     Platform *platform;
     Label label;
-    ss::WorkCounts counts;
+    WorkCounts counts;
     bool timed;
     std::chrono::steady_clock::time_point t0;
-    ss::WorkCounts *outer_meter;
+    WorkCounts *outer_meter;
     ComputeSpan *outer;
 
     Time host_ns() const {
@@ -306,24 +306,24 @@ struct ComputeScope {
         span.platform = &p;
         span.label = label;
         span.timed = p.measures_host_time();
-        span.outer_meter = ss::ThreadSlot<ss::WorkCounts>::current;
+        span.outer_meter = ThreadSlot<WorkCounts>::current;
         span.outer = tl_span;
         if (span.timed) span.t0 = std::chrono::steady_clock::now();
         span.counts.line_shift = p.memory_sample_shift();
         tl_span = &span;
-        ss::ThreadSlot<ss::WorkCounts>::current = &span.counts;
+        ThreadSlot<WorkCounts>::current = &span.counts;
     }
     // Restores the thread's meter and charges the span's remaining work.
     void close() {
         open = false;
         tl_span = span.outer;
-        ss::ThreadSlot<ss::WorkCounts>::current = span.outer_meter;
+        ThreadSlot<WorkCounts>::current = span.outer_meter;
         span.platform->charge(span.label, span.counts, span.host_ns());
     }
     ~ComputeScope() {
         if (!open) return;
         tl_span = span.outer;
-        ss::ThreadSlot<ss::WorkCounts>::current = span.outer_meter;
+        ThreadSlot<WorkCounts>::current = span.outer_meter;
     }
     ComputeScope(const ComputeScope &) = delete;
     ComputeScope &operator=(const ComputeScope &) = delete;
@@ -366,14 +366,14 @@ Label compute_break(Label next, F &&fn) {
     detail::ComputeSpan *s = detail::tl_span;
     const Label prev = s->label;
     detail::tl_span = s->outer;
-    ss::ThreadSlot<ss::WorkCounts>::current = s->outer_meter;
+    ThreadSlot<WorkCounts>::current = s->outer_meter;
     s->platform->charge(prev, s->counts, s->host_ns());
     s->counts.clear();
     std::forward<F>(fn)();
     s->label = next;
     if (s->timed) s->t0 = std::chrono::steady_clock::now();
     detail::tl_span = s;
-    ss::ThreadSlot<ss::WorkCounts>::current = &s->counts;
+    ThreadSlot<WorkCounts>::current = &s->counts;
     return prev;
 }
 

@@ -78,7 +78,7 @@ void RealPlatform::State::drain() {
 
 // ---------------------------------------------------------------- cost of work
 
-void RealPlatform::charge(Label label, const ss::WorkCounts &, Time host_ns) {
+void RealPlatform::charge(Label label, const WorkCounts &, Time host_ns) {
     TaskState &t = s_->me();
     if (!s_->recording()) return;
     ThreadStats &st = *t.stats;

@@ -91,7 +91,7 @@ class RealPlatform final : public kernel::Platform {
     uint64_t get_random_u64() override;
     void sleep_until(Time t, kernel::Site site) override;
     void cond_resched(kernel::Site site) override;
-    void charge(kernel::Label label, const ss::WorkCounts &counts, Time host_ns) override;
+    void charge(kernel::Label label, const WorkCounts &counts, Time host_ns) override;
     bool measures_host_time() override { return true; }
     void ndelay(Time ns, kernel::Label label) override;
     void preempt_disable(kernel::Site site) override;

@@ -104,7 +104,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void sleep_until(Time t, Site site) override;
     void cond_resched(Site site) override;
     void might_sleep(Site site) override;
-    void charge(Label label, const ss::WorkCounts &counts, Time host_ns) override;
+    void charge(Label label, const WorkCounts &counts, Time host_ns) override;
     bool measures_host_time() override { return cfg_.cost_model == CostModel::Measured; }
     int memory_sample_shift() override { return caches_ ? caches_->sample_shift() : -1; }
     void ndelay(Time ns, Label label) override;

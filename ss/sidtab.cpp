@@ -5,7 +5,7 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 namespace {

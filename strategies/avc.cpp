@@ -8,8 +8,8 @@
 namespace locksim::strategies {
 
 using kernel::Label;
-using ss::count_work;
-using ss::Work;
+using locksim::count_work;
+using locksim::Work;
 
 namespace {
 

@@ -4,8 +4,8 @@
 
 namespace locksim::strategies {
 
-using ss::count_work;
-using ss::Work;
+using locksim::count_work;
+using locksim::Work;
 
 namespace {
 

@@ -95,7 +95,7 @@ class StrategyBase : public SecurityServer {
     static void new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel::Gfp gfp);
     // Frees the version as the kernel does, each destroy charged under its own label (one
     // compute per stretch between the kernel's cond_resched() points, a kfree priced as
-    // ss::Work::Free and a kmem_cache_free as ss::Work::CacheFree, counted by ss::policy_kmem
+    // Work::Free and a kmem_cache_free as Work::CacheFree, counted by ss::policy_kmem
     // and ss::sidtab_destroy_calls):
     //  - a version that owns its base (a whole policy): "policydb_destroy", and when its SID
     //    table is not the current policy's (a load), "sidtab_destroy" of that table, after the

@@ -1,4 +1,4 @@
-#include "ss/line_set.h"
+#include "util/line_set.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <random>
 #include <set>
 
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 namespace {

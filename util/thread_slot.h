@@ -1,8 +1,9 @@
-// A per-thread pointer to a T that a scope installs and restores: the core's meters and memos
-// (work_meter.h, te_rules_memo.h) are off unless a platform installs one for its thread.
+// A per-thread pointer to a T that a scope installs and restores: the work meter the core counts
+// into (work_meter.h) and the simulator's memo of TE-rule searches (ss/te_rules_memo.h) are off
+// unless a platform installs one for its thread.
 #pragma once
 
-namespace locksim::ss {
+namespace locksim {
 
 template <class T>
 struct ThreadSlot {
@@ -22,4 +23,4 @@ class ThreadSlotScope {
     T *prev_;
 };
 
-}  // namespace locksim::ss
+}  // namespace locksim

@@ -1,10 +1,10 @@
-#include "ss/line_set.h"
+#include "util/line_set.h"
 
 #include <algorithm>
 
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
-namespace locksim::ss {
+namespace locksim {
 
 void LineSet::clear() {
     size_ = 0;
@@ -39,4 +39,4 @@ uint64_t keep_distinct_sampled(std::vector<uint64_t> &lines, int shift, LineSet 
     return seen.size();
 }
 
-}  // namespace locksim::ss
+}  // namespace locksim

@@ -1,6 +1,6 @@
-// A set of cache-line tags (ss::mem_line) for the counted cost model: the generations of the
-// simulator's caches (sim/cache_model.h) and the distinct lines of a memoised search
-// (te_rules_memo.h).
+// A set of cache-line tags (mem_line, work_meter.h) for the counted cost model: the generations of
+// the simulator's caches (sim/cache_model.h) and the distinct lines of a memoised search
+// (ss/te_rules_memo.h).
 //
 // Open addressing with linear probing over a power-of-two table kept at most half full; a slot
 // is live when its one-byte stamp equals the set's epoch, so clear() is O(1) (the epoch moves
@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace locksim::ss {
+namespace locksim {
 
 class LineSet {
   public:
@@ -59,4 +59,4 @@ class LineSet {
 // lines `lines` held. `seen` is scratch space.
 uint64_t keep_distinct_sampled(std::vector<uint64_t> &lines, int shift, LineSet &seen);
 
-}  // namespace locksim::ss
+}  // namespace locksim
