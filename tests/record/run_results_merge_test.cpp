@@ -4,6 +4,7 @@
 
 #include "record/run_results.h"
 
+using namespace locksim;
 using namespace locksim::kernel;
 
 TEST(ResultsMerge, IntervalsKeepTheLongestOfBothAndListTheOpenOnes) {
