@@ -41,11 +41,18 @@ void SimPlatform::irq_off(Task *t, const Site &site) {
     t->ioff.label = current_label(t);
 }
 
+// local_irq_enable / restore: interrupts that waited run at once, and the task's next
+// instruction comes after them (inside whatever preempt-off section is still open).
 void SimPlatform::irq_on(Task *t, const Site &site) {
     if (!t->irqs_off) return;
     t->irqs_off = false;
     close_section(t, t->ioff, true, site);
-    irqs_on_work(cpu_of(t));
+    Cpu &c = cpu_of(t);
+    irqs_on_work(c);
+    if (t == cur_ && c.curr == t && c.act == Act::Executing && c.irq_until > engine_.now()) {
+        start_act(c, Act::Span, 0);
+        suspend_current();
+    }
     rcu_.deferred_qs(t);
     maybe_preempt();
 }
@@ -201,7 +208,7 @@ void SimPlatform::deliver_irq(Cpu &c, size_t source) {
     }
 }
 
-void SimPlatform::take_irq_time(Cpu &c, Time hard, Time soft) {
+void SimPlatform::take_irq_time(Cpu &c, Time hard, Time soft, bool end_event) {
     const Time now = engine_.now();
     const Time cost = hard + soft;
     c.irq_until = std::max(now, c.irq_until) + cost;
@@ -216,6 +223,12 @@ void SimPlatform::take_irq_time(Cpu &c, Time hard, Time soft) {
         c.act_end += cost;
         engine_.schedule(c.act_end, on_cpu_event, this, cpu_event_arg(c.gen, c.id));
     }
+    if (end_event || softirq_pending(c) || c.need_resched) irq_exit_needed(c);
+}
+
+void SimPlatform::irq_exit_needed(Cpu &c) {
+    if (c.irq_exit_at == c.irq_until) return;
+    c.irq_exit_at = c.irq_until;
     engine_.schedule(c.irq_until, on_irq_end, this, static_cast<uint64_t>(c.id));
 }
 
@@ -399,6 +412,10 @@ void SimPlatform::softirq_task_body(Cpu &c) {
 // interrupted it meanwhile).
 void SimPlatform::rcu_softirq(Cpu &c, bool idle) {
     constexpr int kMaxRestart = 10;
+    // Named as the kernel's function: the section it runs in, and an operation of its own.
+    static const Label kRcuCore("rcu_core");
+    if (cur_ && cur_->poff.label.empty()) cur_->poff.label = kRcuCore;
+    kernel::OpScope op(kRcuCore);
     const Time start = engine_.now();
     const Time irq_before = c.stats.irq_ns + c.stats.softirq_ns;
     const Time end_jiffy =

@@ -31,14 +31,8 @@ void SimPlatform::lock_release_irq(kernel::LockObject *lock, LockMode mode, Site
     Task *t = cur_;
     if (t && LockTable::is_rt(lock)) rcu_.read_unlock(site);
     const bool owes_preempt = locks_.release(lock, mode, site, true);
-    local_irq_enable(site);
-    if (!owes_preempt) return;
-    // The interrupt work delivered just now runs before preempt_enable.
-    if (Cpu &c = cpu_of(t); c.irq_until > engine_.now()) {
-        start_act(c, Act::Span, 0);
-        suspend_current();
-    }
-    preempt_dec(t, site);
+    local_irq_enable(site);  // the interrupt work delivered now runs before preempt_enable
+    if (owes_preempt) preempt_dec(t, site);
 }
 
 // Without PREEMPT_RT the softirq count is part of preempt_count: a preempt-off section, and

@@ -46,6 +46,7 @@ constexpr PrimField kPrimFields[] = {
     {"rcu_callback", &PrimitiveCosts::rcu_callback},
     {"rcu_exp_setup", &PrimitiveCosts::rcu_exp_setup},
     {"rcu_exp_handler", &PrimitiveCosts::rcu_exp_handler},
+    {"tick_irq", &PrimitiveCosts::tick_irq},
 };
 
 [[noreturn]] void fail(const std::string &source, const toml::source_region &where,
@@ -237,7 +238,8 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
             fail(source, work->source(), fmt::format("[work_ns] lacks '{}'", kWorkNames[i]));
     }
 
-    if (const toml::table *prim = root["primitive_ns"].as_table()) {
+    const toml::table *prim = root["primitive_ns"].as_table();
+    if (prim) {
         for (auto &&[k, v] : *prim) {
             auto it = std::find_if(std::begin(kPrimFields), std::end(kPrimFields),
                                    [&](const PrimField &f) { return k.str() == f.key; });
@@ -246,6 +248,8 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
             p.primitive.*(it->field) = std::llround(cost_ns(source, v, k.str()));
         }
     }
+    if (!prim || !prim->contains("tick_irq"))
+        p.primitive.tick_irq = kTickPerTimerIrq * p.primitive.timer_irq;
     if (const toml::table *m = root["measured"].as_table()) {
         if (auto *s = m->get("scale")) {
             p.measured_scale = number(source, *s, "scale");

@@ -288,8 +288,10 @@ void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
     if (recorder_) recorder_->cpu_switch(c.id, engine_.now(), next->id, next->params.name);
     Time cost = cfg_.profile.primitive.context_switch + extra + wake_extra +
                 (was_idle ? cfg_.profile.primitive.idle_exit : 0);
+    const Time own_irq = next->own_irq_cpu == c.id ? std::exchange(next->own_irq_ns, 0) : 0;
+    next->own_irq_ns = 0;
     if (next->params.probe && next->probe_due >= 0 && c.irq_until > engine_.now())
-        note_irq_delay(next, c, engine_.now(), c.irq_until - engine_.now());
+        note_irq_delay(next, c, engine_.now(), c.irq_until - engine_.now() - own_irq);
     start_act(c, Act::Switching, cost);
 }
 
@@ -385,10 +387,13 @@ void SimPlatform::on_resched_ipi(void *self, uint64_t arg) {
 
 void SimPlatform::try_preempt(Cpu &c) {
     Task *t = c.curr;
+    if (!c.need_resched || !t) return;
     // During interrupt work the irq return is the preemption point (on_irq_end).
-    if (!c.need_resched || !t || c.act != Act::Span || engine_.now() < c.irq_until ||
-        !preemptible(t) || !should_yield(c, t))
+    if (engine_.now() < c.irq_until) {
+        irq_exit_needed(c);
         return;
+    }
+    if (c.act != Act::Span || !preemptible(t) || !should_yield(c, t)) return;
     t->remaining = c.act_end - engine_.now();
     t->state = TaskState::Runnable;
     bool tail = c.resched_tail;
@@ -527,10 +532,25 @@ void SimPlatform::on_timer(void *self, uint64_t arg) {
     p->timer_fire(t, c);
 }
 
+// The hrtimer interrupt takes its time from whatever it interrupts (a running task's span, and
+// with it any section that task has open, as ftrace counts it), then wakes the sleeper, which
+// runs once the interrupt has returned.
 void SimPlatform::timer_fire(Task *t, Cpu &c) {
     if (t->state != TaskState::Blocked) return;
     if (t->timer_held_by) note_timer_held(t, t->probe_due);
-    wake(t, c.id, cfg_.profile.primitive.timer_irq);
+    const Time irq = cfg_.profile.primitive.timer_irq;
+    if (!c.curr) {
+        // An idle CPU: the interrupt only holds back the switch-in it leads to.
+        if (recording()) c.stats.irq_ns += irq;
+        wake(t, c.id, irq);
+        return;
+    }
+    if (irq > 0) {
+        take_irq_time(c, irq, 0, false);
+        t->own_irq_ns = irq;  // its own interrupt is not a delay caused by another
+        t->own_irq_cpu = c.id;
+    }
+    wake(t, c.id, 0);
 }
 
 void SimPlatform::cond_resched(Site) {
@@ -549,12 +569,15 @@ void SimPlatform::on_tick(void *self, uint64_t arg) {
     p->tick(c);
 }
 
+// The tick (tick_sched_timer) on a busy CPU takes its interrupt's time from the running task,
+// inside whatever section it has open. An idle CPU's tick is stopped (NO_HZ_IDLE) and costs
+// nothing; the RCU and balancing work it stands for still happens.
 void SimPlatform::tick(Cpu &c) {
     rcu_.interrupt(c.id);
-    if (rcu_.tick_callbacks(c.id)) {
-        c.rcu_softirq = true;  // runs at this interrupt's exit
-        take_irq_time(c, 0, 0);
-    }
+    const bool callbacks = rcu_.tick_callbacks(c.id);
+    if (callbacks) c.rcu_softirq = true;  // runs at this interrupt's exit
+    const Time cost = c.curr ? cfg_.profile.primitive.tick_irq : 0;
+    if (cost > 0 || callbacks) take_irq_time(c, cost, 0, false);
     Task *t = c.curr;
     if (t) {
         update_curr(c);

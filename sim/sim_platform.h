@@ -230,7 +230,12 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void deliver_irq(Cpu &c, size_t source);
     // `hard` ns of handler and `soft` of softirq work at irq exit, on `c` now, taken from
     // whatever runs there.
-    void take_irq_time(Cpu &c, Time hard, Time soft);
+    // Interrupt work on `c` from now: the running span ends that much later. `end_event`: the
+    // irq exit is a point where something may happen (softirq work, a preemption) even if
+    // nothing asks for it yet; otherwise one is scheduled only when needed (irq_exit_needed).
+    void take_irq_time(Cpu &c, Time hard, Time soft, bool end_event = true);
+    // The irq exit at c.irq_until runs softirq work and preempts (on_irq_end), once.
+    void irq_exit_needed(Cpu &c);
     void timer_fire(Task *t, Cpu &c);
     void irqs_on_work(Cpu &c);
     void irq_off(Task *t, const Site &site);

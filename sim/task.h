@@ -118,8 +118,10 @@ struct Task {
     int cpu = -1;  // current or last CPU
     int timer_cpu = -1;
     uint64_t timer_gen = 0;
-    Time remaining = 0;   // rest of a preempted span
-    Time wake_extra = 0;  // wake-up cost (timer interrupt, IPI) paid at the next switch-in
+    Time remaining = 0;    // rest of a preempted span
+    Time wake_extra = 0;   // wake-up cost (an IPI, a kthread's wake) paid at the next switch-in
+    Time own_irq_ns = 0;   // the hrtimer interrupt that woke it, until it is switched in,
+    int own_irq_cpu = -1;  // and the CPU it took
     int64_t rq_key = 0;
     int preempt_count = 0;
     bool irqs_off = false;
@@ -163,7 +165,8 @@ struct Cpu {
     Act act = Act::Idle;
     uint64_t gen = 0;
     Time act_end = 0;
-    Time irq_until = 0;  // interrupt work (hard handler and softirq) ends
+    Time irq_until = 0;     // interrupt work (hard handler and softirq) ends
+    Time irq_exit_at = -1;  // when the last on_irq_end was scheduled for
     bool need_resched = false;
     bool resched_tail = false;  // an RR slice ran out: the current task goes to the tail
     bool tick_pending = false;

@@ -11,9 +11,11 @@ MutexModelResult run_mutex_model(const MutexModel &m) {
     cfg.cpus = m.cpus;
     cfg.duration = m.duration;
     cfg.drain_limit = 10 * kMsec;
-    if (!m.kernel_costs)
+    if (!m.kernel_costs) {
         cfg.profile.primitive =
             sim::PrimitiveCosts{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        cfg.profile.primitive.tick_irq = 0;
+    }
     sim::SimPlatform platform(cfg);
     Mutex lock("model_mutex", platform);
     for (int i = 0; i < m.tasks; ++i)

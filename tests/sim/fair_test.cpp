@@ -202,3 +202,36 @@ TEST(Fair, AnIdleCpuBalancesAtTheIdleIntervalAfterABusyOne) {
     EXPECT_EQ(end.cpu, 1);
     EXPECT_EQ(end.done, 43 * kMsec);  // 10 ms before the preemption, 30 ms after the pull at 13 ms
 }
+
+// A nice -5 SCHED_OTHER task preempted by two SCHED_RR tasks pinned to its CPU is not left
+// starving beside an idle CPU: v6.5's periodic balancing on the idle CPU (load_balance from
+// rebalance_domains, can_migrate_task: the task is queued, not running, and may run there)
+// pulls it. Only an affinity that forbids the idle CPU keeps it waiting for the RR tasks.
+TEST(Fair, AQueuedTaskBesidePinnedRoundRobinTasksMovesToAnIdleCpu) {
+    auto starved = [](std::vector<int> affinity) {
+        auto cfg = zero_config(2, 100 * kMsec);
+        cfg.hz = 1000;
+        SimPlatform sim(cfg);
+        WorkerEnd end;
+        TaskParams w = other("worker", -5, -1);
+        w.cpus = std::move(affinity);
+        sim.create_task(std::move(w), [&] {
+            ndelay(20 * kMsec);
+            end.done = now();
+            end.cpu = smp_processor_id();
+        });
+        for (int i = 0; i < 2; ++i)
+            sim.create_task({"rr" + std::to_string(i), Sched::Rr, 50, 0, false}, [] {
+                sleep_until(1500 * kUsec);
+                ndelay(30 * kMsec);
+            });
+        sim.run();
+        return end;
+    };
+    const WorkerEnd free = starved({});
+    EXPECT_EQ(free.cpu, 1);
+    EXPECT_EQ(free.done, 20500 * kUsec);  // preempted at 1.5 ms, pulled at 2 ms
+    const WorkerEnd pinned = starved({0});
+    EXPECT_EQ(pinned.cpu, 0);
+    EXPECT_EQ(pinned.done, 80 * kMsec);  // after both RR tasks' 30 ms (1.5 + 60 + 18.5)
+}

@@ -165,6 +165,8 @@ RunResults expedited_loop(sim::PreemptModel preempt, uint64_t *calls) {
     cfg.profile.primitive.ipi = 1500;
     cfg.profile.primitive.rcu_exp_setup = 7000;
     cfg.profile.primitive.rcu_exp_handler = 900;
+    cfg.profile.primitive.tick_irq = 0;  // the handlers' interrupt time alone
+    cfg.profile.primitive.timer_irq = 0;
     SimPlatform sim(cfg);
     for (int c = 0; c < 3; ++c)
         sim.create_task({"busy" + std::to_string(c), Sched::Other, 0, c, false}, [] {
@@ -233,6 +235,7 @@ CallbackRun callback_where(sim::PreemptModel preempt, bool nocbs) {
     cfg.preempt = preempt;
     cfg.rcu_nocbs = nocbs;
     cfg.profile.primitive.rcu_callback = 50;
+    cfg.profile.primitive.tick_irq = 1600;
     SimPlatform sim(cfg);
     CallbackRun out;
     sim.create_task({"user", Sched::Other, 0, 1, false}, [&] {
@@ -276,15 +279,17 @@ TEST(RcuCallbacks, RunInRcuSoftirqOnTheQueuingCpu) {
     ASSERT_GE(c.start, 0);
     EXPECT_EQ(c.task, "softirq/1");
     EXPECT_EQ(c.cpu, 1);
-    // rcu_do_batch's 50 ns for the callback, from the exit of a tick (every 4 ms).
-    EXPECT_EQ(c.start % (kSec / 250), 50) << "after a tick's exit";
+    // The tick's 1.6 us, then rcu_do_batch's 50 ns for the callback (a tick every 4 ms).
+    EXPECT_EQ(c.start % (kSec / 250), 1600 + 50) << "after a tick's exit";
     EXPECT_EQ(c.r.cpus[1].softirq_ns, 50 + 300 * kUsec);
     EXPECT_EQ(c.r.cpus[0].softirq_ns, 0);
     EXPECT_GE(c.fifo_woke, c.end);
     bool section = false;
     for (const auto &iv : c.r.preempt_off.longest)
-        section |= iv.task == "softirq/1" && iv.cpu == 1 && iv.length >= 50 + 300 * kUsec;
-    EXPECT_TRUE(section) << "a preempt-off section of the softirq context";
+        section |= iv.task == "softirq/1" && iv.cpu == 1 && iv.length >= 50 + 300 * kUsec &&
+                   iv.label == "rcu_core";
+    EXPECT_TRUE(section) << "a preempt-off section of the softirq context, named rcu_core";
+    EXPECT_EQ(c.r.ops.at("rcu_core").completed, 1u);
     EXPECT_EQ(c.r.rcu.callbacks_invoked, 1u);
     EXPECT_TRUE(c.r.violations.empty()) << c.r.violations.front().message;
 }

@@ -40,7 +40,7 @@ RunResults beside_probe(const sim::SimConfig &cfg, const std::function<void()> &
 }
 
 std::string here(int line) {
-    return "@ causes_test.cpp:" + std::to_string(line);
+    return "@ wakeup_causes_test.cpp:" + std::to_string(line);
 }
 
 }  // namespace
