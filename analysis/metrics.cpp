@@ -6,14 +6,13 @@
 #include <type_traits>
 
 #include "analysis/wakeup_cause.h"
-#include "kernel/op_names.h"
+#include "record/op_names.h"
 
 namespace locksim::analysis {
 
 namespace {
 
 using kernel::Histogram;
-using kernel::Time;
 
 // How many were open at the end, and whether the worst of `h` is one of them.
 Censoring censoring(const std::vector<Time> &open, const Histogram &h) {
@@ -73,7 +72,7 @@ double throughput(const RunRecords &r) {
 }
 
 // A CPU statistic summed over the CPUs.
-int64_t cpu_total(const RunRecords &r, kernel::Time kernel::CpuStats::*field) {
+int64_t cpu_total(const RunRecords &r, Time kernel::CpuStats::*field) {
     int64_t total = 0;
     for (const kernel::CpuStats &c : r.results.cpus)
         total += c.*field;

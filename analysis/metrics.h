@@ -17,7 +17,7 @@
 
 #include "analysis/results_file.h"
 #include "analysis/tail.h"
-#include "kernel/results.h"
+#include "record/run_results.h"
 
 namespace locksim::analysis {
 

@@ -31,7 +31,7 @@
 #include "analysis/metrics.h"
 #include "analysis/results_file.h"
 #include "analysis/tail.h"
-#include "kernel/op_names.h"
+#include "record/op_names.h"
 
 namespace locksim::analysis {
 

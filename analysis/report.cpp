@@ -20,8 +20,8 @@
 #include "analysis/metrics.h"
 #include "analysis/table.h"
 #include "analysis/wakeup_cause.h"
-#include "kernel/histogram.h"
-#include "kernel/results.h"
+#include "record/histogram.h"
+#include "record/run_results.h"
 #include "util/error.h"
 
 extern char **environ;

@@ -2,7 +2,7 @@
 // comparison table and pick's verdict.
 //
 // The C++ side decides what is drawn and decodes every histogram (the log-linear buckets of
-// kernel/histogram.h), so the plotting script only draws series it is given: figures.json in the
+// record/histogram.h), so the plotting script only draws series it is given: figures.json in the
 // output directory lists each figure with its kind, file stem, pixel size and data, and
 // analysis/plots.py (matplotlib, run by /usr/bin/python3) writes <stem>.png and <stem>.svg for
 // each. Figures:
@@ -29,7 +29,7 @@
 
 #include "analysis/pick.h"
 #include "analysis/results_file.h"
-#include "kernel/op_names.h"
+#include "record/op_names.h"
 
 namespace locksim::analysis {
 

@@ -5,7 +5,7 @@
 // Analysis for Multi-path Programs", ECRTS 2012).
 //
 // Method:
-//  - values come from log-linear histogram buckets (kernel/histogram.h): each bucket counts as
+//  - values come from log-linear histogram buckets (record/histogram.h): each bucket counts as
 //    its midpoint, within 0.4 % of the true values, far below the fit's statistical error;
 //  - a threshold u lies between two distinct values and the exceedances are the values
 //    strictly above it, so a value many observations share (a simulated fixed cost: the
@@ -63,7 +63,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernel/histogram.h"
+#include "record/histogram.h"
 
 namespace locksim::analysis {
 

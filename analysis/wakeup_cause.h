@@ -1,11 +1,11 @@
 // The cause of a probe wake-up in words, for the table's companion lines, the results file's
 // probe_wakeup.worst_cause and the report: what held the probe's CPU longest between its due time
-// and the moment it ran (kernel/results.h, WakeupRecord).
+// and the moment it ran (record/run_results.h, WakeupRecord).
 #pragma once
 
 #include <string>
 
-#include "kernel/results.h"
+#include "record/run_results.h"
 
 namespace locksim::analysis {
 

@@ -1,4 +1,4 @@
-// `locksim calibrate`: fits a CPU profile to this host (runner/calibrate.h) and writes it as a
+// `locksim calibrate`: fits a CPU profile to this host (calibrate/calibrate.h) and writes it as a
 // profile file, by default the `host` profile that `validate` and scenarios
 // (`machine.profile = "host"`) use.
 #include <fmt/format.h>
@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "calibrate/calibrate.h"
 #include "cli/command.h"
-#include "runner/calibrate.h"
 #include "runner/runner.h"
 #include "sim/profile.h"
 #include "util/error.h"

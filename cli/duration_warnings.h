@@ -13,7 +13,7 @@
 #include "analysis/duration_advice.h"
 #include "analysis/results_file.h"
 #include "analysis/seeds.h"
-#include "workloads/scenario.h"
+#include "scenario/scenario.h"
 
 namespace locksim::cli {
 

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/command.h"
+#include "scenario/core_settings.h"
 #include "strategies/catalog.h"
 #include "workloads/catalog.h"
 
@@ -54,7 +55,9 @@ CommandRegistrar list_registrar([](CLI::App &app) {
     strategies->add_flag("-v,--verbose", *verbose, "Also print each option");
     strategies->callback([verbose] {
         for (const auto &s : strategy_catalog()) {
-            fmt::print("{:<20} {}\n", s.name, s.summary);
+            fmt::print("{:<20} {}{}\n", s.name,
+                       s.experimental ? "(experimental: not in strategies = \"all\") " : "",
+                       s.summary);
             if (*verbose) fmt::print("      models: {}\n", s.models);
             print_params(s.options, *verbose);
         }

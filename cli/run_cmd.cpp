@@ -21,18 +21,18 @@
 #include "analysis/results_file.h"
 #include "analysis/table.h"
 #include "analysis/wakeup_cause.h"
-#include "cli/cluster.h"
+#include "cli/batch_jobs.h"
 #include "cli/command.h"
 #include "cli/duration_warnings.h"
 #include "cli/measured_options.h"
 #include "cli/paths.h"
 #include "cli/trace_options.h"
-#include "kernel/results.h"
+#include "record/run_results.h"
 #include "runner/runner.h"
+#include "scenario/phases.h"
 #include "util/error.h"
 #include "util/read_file.h"
 #include "workloads/catalog.h"
-#include "workloads/phases.h"
 
 namespace locksim::cli {
 namespace {

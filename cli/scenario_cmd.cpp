@@ -7,8 +7,8 @@
 #include "cli/command.h"
 #include "cli/duration_warnings.h"
 #include "runner/runner.h"
-#include "workloads/phases.h"
-#include "workloads/scenario.h"
+#include "scenario/phases.h"
+#include "scenario/scenario.h"
 
 namespace locksim::cli {
 namespace {

@@ -25,13 +25,14 @@
 #include <thread>
 
 #include "analysis/pick.h"
+#include "calibrate/calibrate.h"
 #include "cli/command.h"
 #include "cli/paths.h"
-#include "kernel/op_names.h"
-#include "kernel/results.h"
 #include "real/real_platform.h"
-#include "runner/calibrate.h"
+#include "record/op_names.h"
+#include "record/run_results.h"
 #include "runner/runner.h"
+#include "scenario/scenario.h"
 #include "sim/profile.h"
 #include "sim/sim_platform.h"
 #include "ss/policydb.h"
@@ -39,8 +40,7 @@
 #include "util/error.h"
 #include "util/median.h"
 #include "util/read_file.h"
-#include "workloads/scenario.h"
-#include "workloads/torture.h"
+#include "validate/side.h"
 
 namespace locksim::cli {
 namespace {
@@ -59,92 +59,6 @@ struct ValidateArgs {
     std::string out_dir;
     bool torture = false;
 };
-
-struct Side {
-    kernel::RunResults results;
-    TortureStats torture;
-};
-
-// The two-task workload on `platform` (current on this thread), for one strategy.
-// Each run gets its own copy of the policy: in-place strategies change the conditional state.
-// `hogs` CPU-bound tasks (nice 0) run beside them: the host's other load.
-template <class P>
-Side run_on(P &platform, const std::vector<uint8_t> &image, const StrategySpec &spec,
-            const CoreConfig &core, const TortureConfig &tc, int hogs = 0) {
-    kernel::PlatformScope scope(platform);
-    auto server = make_security_server(spec.name, spec.options,
-                                       make_policy_state(ss::policydb_read(image), core), core);
-    Torture t(*server, tc);
-    t.create_tasks();
-    for (int i = 0; i < hogs; ++i)
-        kernel::create_task({fmt::format("host_load{}", i)}, [] {
-            while (!kernel::kthread_should_stop())
-                kernel::ndelay(100 * kernel::kUsec);
-        });
-    Side side;
-    side.results = platform.run();
-    side.torture = t.finish(side.results);
-    return side;
-}
-
-// Runnable tasks on the host now (/proc/stat's procs_running) less this process's own (its
-// threads in state R); -1 when unreadable.
-int others_runnable() {
-    std::ifstream stat("/proc/stat");
-    std::string key;
-    int running = -1;
-    for (std::string line; std::getline(stat, line);)
-        if (line.rfind("procs_running ", 0) == 0) running = std::atoi(line.c_str() + 14);
-    if (running < 0) return -1;
-    int mine = 0;
-    std::error_code ec;
-    for (const auto &e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-        // A thread may end between the listing and the read (the read then fails with ESRCH,
-        // which libstdc++'s stream buffer throws): it is not running.
-        std::string text;
-        try {
-            std::ifstream f(e.path() / "stat");
-            text.assign(std::istreambuf_iterator<char>(f), {});
-        } catch (const std::ios_base::failure &) {
-            continue;
-        }
-        const size_t close = text.rfind(')');
-        if (close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'R') ++mine;
-    }
-    return std::max(0, running - mine);
-}
-
-// Runs `f`, sampling the host's other runnable tasks every 2 ms meanwhile; their mean.
-template <class F>
-double others_runnable_during(F &&f) {
-    std::atomic<bool> done{false};
-    double sum = 0;
-    int64_t n = 0;
-    std::thread sampler([&] {
-        while (!done.load()) {
-            int k = -1;
-            try {  // /proc changes under the reader (threads end): a failed sample is skipped
-                k = others_runnable();
-            } catch (const std::exception &) {
-            }
-            if (k >= 0) sum += k, ++n;
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        }
-    });
-    {
-        // The sampler stops and is joined however f ends (a policy it refuses throws).
-        struct Stop {
-            std::atomic<bool> &done;
-            std::thread &sampler;
-            ~Stop() {
-                done = true;
-                sampler.join();
-            }
-        } stop{done, sampler};
-        f();
-    }
-    return n ? sum / static_cast<double>(n) : 0.0;
-}
 
 double ratio(double sim, double real) {
     return real > 0 ? sim / real : 0;
@@ -247,7 +161,7 @@ int validate(const ValidateArgs &a) {
             TortureConfig tc;
             tc.readers = 2;
             tc.writer_period = 1 * kernel::kMsec;
-            Side side = run_on(rp, image, spec, core_of(spec), tc);
+            Side side = run_side(rp, image, spec, core_of(spec), tc);
             const TortureStats &t = side.torture;
             fmt::print("{:<24} {} reads, {} commits, {} mixed, {} freed, {}: {}\n", spec.label,
                        t.reads, t.commits, t.mixed, t.freed, t.pipe_text(),
@@ -316,7 +230,7 @@ int validate(const ValidateArgs &a) {
             real::RealPlatform rp(rc);
             Side real_side;
             const double load = others_runnable_during(
-                [&] { real_side = run_on(rp, image, spec, core_of(spec), tc); });
+                [&] { real_side = run_side(rp, image, spec, core_of(spec), tc); });
             if (rp.interrupted()) {
                 interrupted = true;  // a partial round is not kept
                 break;
@@ -332,8 +246,8 @@ int validate(const ValidateArgs &a) {
             sc.userspace_rcu_gp = urcu_gp;
             const ss::Avtab::GenerationScope generations;  // the run's tables numbered from 1
             sim::SimPlatform sp(sc);
-            Side sim_side = run_on(sp, image, spec, core_of(spec), tc,
-                                   a.host_load ? static_cast<int>(std::lround(load)) : 0);
+            Side sim_side = run_side(sp, image, spec, core_of(spec), tc,
+                                     a.host_load ? static_cast<int>(std::lround(load)) : 0);
 
             auto [it, fresh] = series.try_emplace(spec.label, empty_series());
             StrategySeries &ss = it->second;

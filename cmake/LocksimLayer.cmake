@@ -1,6 +1,6 @@
 # locksim_layer(NAME DEPS...): a static library from every .cpp in the calling directory,
 # or an interface library while the directory has none. Include paths are rooted at the
-# project root, so code includes "ss/avtab.h", "kernel/kernel.h" and so on.
+# project root, so code includes "ss/avtab.h", "kernel/platform.h" and so on.
 function(locksim_layer name)
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
   if(sources)

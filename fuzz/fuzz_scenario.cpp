@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "scenario/scenario.h"
 #include "util/error.h"
-#include "workloads/scenario.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::string_view text(reinterpret_cast<const char *>(data), size);

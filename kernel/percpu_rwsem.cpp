@@ -1,5 +1,9 @@
 #include "kernel/percpu_rwsem.h"
 
+#include "kernel/preempt.h"
+#include "kernel/rcu.h"
+#include "kernel/rwsem.h"
+
 namespace locksim::kernel {
 
 PercpuRwSemaphore::PercpuRwSemaphore(std::string_view name, Platform &p)

@@ -25,7 +25,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
+#include "kernel/rwsem.h"
 
 namespace locksim::kernel {
 

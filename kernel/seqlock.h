@@ -32,7 +32,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
+#include "kernel/spinlock.h"
 
 namespace locksim::kernel {
 

@@ -1,6 +1,6 @@
 // The real platform's accounting: would-be-atomic sections (preemption and interrupts "off"),
 // charged work, operations, and the collector's side of the sample queues.
-#include "real/state.h"
+#include "real/platform_state.h"
 
 namespace locksim::real {
 
@@ -78,7 +78,7 @@ void RealPlatform::State::drain() {
 
 // ---------------------------------------------------------------- cost of work
 
-void RealPlatform::charge(Label label, const ss::WorkCounts &, Time host_ns) {
+void RealPlatform::charge(Label label, const WorkCounts &, Time host_ns) {
     TaskState &t = s_->me();
     if (!s_->recording()) return;
     ThreadStats &st = *t.stats;

@@ -1,5 +1,5 @@
 // The real platform's locks (real/locks.h), with wait and hold times per lock class.
-#include "real/state.h"
+#include "real/platform_state.h"
 
 namespace locksim::real {
 

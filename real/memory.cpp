@@ -1,5 +1,5 @@
 // The real platform's accounted memory and the quarantine of unsafe frees (checks).
-#include "real/state.h"
+#include "real/platform_state.h"
 
 namespace locksim::real {
 

@@ -1,5 +1,5 @@
 // The real platform's RCU: liburcu, and the publication table of the checks.
-#include "real/state.h"
+#include "real/platform_state.h"
 
 namespace locksim::real {
 

@@ -1,12 +1,13 @@
 // The real platform (see real_platform.h): its construction and the run, with the collector
-// that drains the sample queues and ends it. The topics live beside it (real/state.h lists them).
+// that drains the sample queues and ends it. The topics live beside it (real/platform_state.h lists
+// them).
 #include "real/real_platform.h"
 
 #include <boost/asio/signal_set.hpp>
 #include <condition_variable>
 #include <mutex>
 
-#include "real/state.h"
+#include "real/platform_state.h"
 
 namespace locksim::real {
 

@@ -39,8 +39,8 @@
 #include <memory>
 #include <string>
 
-#include "kernel/kernel.h"
-#include "kernel/results.h"
+#include "kernel/platform.h"
+#include "record/run_results.h"
 
 namespace locksim::real {
 
@@ -91,7 +91,7 @@ class RealPlatform final : public kernel::Platform {
     uint64_t get_random_u64() override;
     void sleep_until(Time t, kernel::Site site) override;
     void cond_resched(kernel::Site site) override;
-    void charge(kernel::Label label, const ss::WorkCounts &counts, Time host_ns) override;
+    void charge(kernel::Label label, const WorkCounts &counts, Time host_ns) override;
     bool measures_host_time() override { return true; }
     void ndelay(Time ns, kernel::Label label) override;
     void preempt_disable(kernel::Site site) override;
@@ -116,7 +116,7 @@ class RealPlatform final : public kernel::Platform {
     void op_begin(kernel::Label label) override;
     void op_end(kernel::Label label) override;
 
-    struct State;  // everything else (real/state.h, one file per topic beside this one)
+    struct State;  // everything else (real/platform_state.h, one file per topic beside this one)
 
   private:
     RealConfig cfg_;

@@ -4,7 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "real/state.h"
+#include "real/platform_state.h"
 
 namespace locksim::real {
 

@@ -2,7 +2,7 @@
 // the barrier and the lock-free hash table of liburcu-cds, plus per-thread registration and the
 // ThreadSanitizer annotations that tell it what a grace period orders (liburcu itself is not
 // instrumented). Only real/ includes this header: without URCU_API_MAP the flavour's short names
-// (rcu_read_lock, call_rcu ...) are not defined, so they do not clash with kernel/kernel.h.
+// (rcu_read_lock, call_rcu ...) are not defined, so they do not clash with kernel/platform.h.
 #pragma once
 
 #ifndef _LGPL_SOURCE

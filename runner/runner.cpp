@@ -58,21 +58,8 @@ std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec) {
         }
         case PolicySpec::Source::File:
             return at_place(spec.path_at, [&] { return read_file(spec.path); });
-        case PolicySpec::Source::Synthetic: {
-            const SyntheticPolicySpec &s = spec.synthetic;
-            ss::GenOptions o =
-                s.preset.empty() ? ss::GenOptions{} : ss::find_gen_preset(s.preset).options;
-            o.types = static_cast<uint32_t>(s.types);
-            o.booleans = static_cast<uint32_t>(s.booleans);
-            o.attributes = s.attributes < 0 ? 0 : static_cast<uint32_t>(s.attributes);
-            o.rules = s.rules < 0 ? 0 : static_cast<uint32_t>(s.rules);
-            o.users = static_cast<uint32_t>(s.users);
-            o.roles = static_cast<uint32_t>(s.roles);
-            o.categories = static_cast<uint32_t>(s.categories);
-            o.mls = s.mls;
-            o.seed = static_cast<uint64_t>(s.seed);
-            return ss::policydb_write(ss::policy_generate(o));
-        }
+        case PolicySpec::Source::Synthetic:
+            return ss::policydb_write(ss::policy_generate(synthetic_options(spec.synthetic)));
     }
     throw std::logic_error("unknown policy source");
 }
@@ -86,105 +73,6 @@ std::vector<RunJob> plan_runs(const std::vector<Scenario> &points) {
     return jobs;
 }
 
-void check_machine_profile(const Scenario &point, const sim::CpuProfile &profile) {
-    // A profile with clusters describes whole clusters: a machine that ends inside one would
-    // model a SoC that does not exist (and pin a cluster's tasks round part of it).
-    if (!profile.clusters.empty()) {
-        std::string layout, whole;
-        int end = 0;
-        bool fits = false;
-        for (const sim::CpuCluster &c : profile.clusters) {
-            layout += fmt::format("{}{} {}", layout.empty() ? "" : " + ", c.cpus, c.name);
-            end += c.cpus;
-            whole += fmt::format("{}{}", whole.empty() ? "" : " or ", end);
-            fits = fits || point.machine.cpus == end;
-        }
-        if (!fits)
-            throw UserError(fmt::format(
-                "{}: machine.cpus = {} on profile '{}', whose CPUs are {}: the machine must end "
-                "where a cluster ends (cpus = {})",
-                point.machine.cpus_at.empty() ? point.file : point.machine.cpus_at,
-                point.machine.cpus, profile.name, layout, whole));
-    }
-    if (point.machine.spinlock == "byte" && profile.memory.private_kib <= 0)
-        throw UserError(fmt::format(
-            "{}: 'machine.spinlock = \"byte\"' needs a profile that models caches ([memory]); "
-            "'{}' has none",
-            point.machine.spinlock_at.empty() ? point.file : point.machine.spinlock_at,
-            profile.name));
-}
-
-sim::CpuProfile point_profile(const Scenario &point) {
-    return at_place(point.machine.profile_at,
-                    [&] { return sim::find_profile(point.machine.profile); });
-}
-
-DesignKernel design_kernel(const Scenario &point, const StrategySpec &strategy) {
-    const StrategyInfo &info = *find_strategy_info(strategy.name);
-    const bool own = !strategy.kernel.empty();
-    const std::string &name = own                                 ? strategy.kernel
-                              : point.machine.kernel != "default" ? point.machine.kernel
-                                                                  : std::string();
-    const std::string_view release_name = name.empty() ? info.kernels.preferred : name;
-    DesignKernel k;
-    k.behaviour = kernel_behaviour(*parse_kernel_release(release_name));
-    const std::string release = kernel_release_name(k.behaviour.release);
-    if (!info.kernels.contains(k.behaviour.release))
-        k.never_existed.push_back(fmt::format("{} on {} ({} existed in {})", info.name, release,
-                                              info.name, info.kernels.text()));
-    if (point.core.sidtab != "kernel") {
-        ss::SidtabEra era{};
-        ss::sidtab_era_from_name(point.core.sidtab, &era);
-        if (era != k.behaviour.sidtab)
-            k.never_existed.push_back(fmt::format("{} with the {} SID table ({} has {})", release,
-                                                  point.core.sidtab, release,
-                                                  ss::sidtab_era_name(k.behaviour.sidtab)));
-    }
-    if (point.core.sid_string_cache >= 0 &&
-        (point.core.sid_string_cache > 0) != (k.behaviour.sid_string_cache > 0))
-        k.never_existed.push_back(point.core.sid_string_cache > 0
-                                      ? fmt::format("{} with a SID string cache (5.6 on)", release)
-                                      : fmt::format("{} without its SID string cache", release));
-    return k;
-}
-
-std::vector<std::string> kernel_notes(const std::vector<Scenario> &points) {
-    std::vector<std::string> notes;
-    for (const Scenario &p : points)
-        for (const StrategySpec &st : p.strategies) {
-            const DesignKernel k = design_kernel(p, st);
-            if (k.never_existed.empty()) continue;
-            std::string note = fmt::format("'{}' runs a kernel that never existed: {}", st.label,
-                                           fmt::join(k.never_existed, "; "));
-            if (std::find(notes.begin(), notes.end(), note) == notes.end())
-                notes.push_back(std::move(note));
-        }
-    return notes;
-}
-
-CoreConfig core_config(const CoreVariants &v, const KernelBehaviour &kernel) {
-    CoreConfig c;
-    c.level_check = v.mls_isvalid_bitwise ? ss::LevelCheck::BitByBit : ss::LevelCheck::Contains;
-    c.avc.audit = v.avc_audit_always ? ss::AvcAudit::Always : ss::AvcAudit::Needed;
-    c.avc.path = v.avc_slow_path_inline ? ss::AvcPath::Inline : ss::AvcPath::OutOfLine;
-    c.avc_lock = v.avc_lock == "spinlock" ? AvcLock::Spinlock
-                 : v.avc_lock == "rwlock" ? AvcLock::Rwlock
-                                          : AvcLock::Rcu;
-    c.file_hook = v.file_hook == "nested" ? FileHook::Nested
-                  : v.file_hook == "flat" ? FileHook::Flat
-                                          : FileHook::None;
-    c.avc_slots = static_cast<uint32_t>(v.avc_slots);
-    c.avc_threshold = static_cast<uint32_t>(v.avc_threshold);
-    c.sid_string_cache = v.sid_string_cache >= 0 ? static_cast<uint32_t>(v.sid_string_cache)
-                                                 : kernel.sid_string_cache;
-    c.sidtab = kernel.sidtab;
-    c.sidtab_freeze = kernel.sidtab_freeze;
-    c.xfrm_rtnl = kernel.xfrm_rtnl;
-    if (v.sidtab != "kernel" && !ss::sidtab_era_from_name(v.sidtab, &c.sidtab))
-        throw std::logic_error("unknown SID table era " + v.sidtab);
-    return c;
-}
-
 // detail.config's kernel entries: the release and what it selected, as the run used them.
 void record_kernel(kernel::RunResults &r, const DesignKernel &k, const CoreConfig &core) {
     r.config["kernel"] = kernel_release_name(k.behaviour.release);
@@ -196,42 +84,6 @@ void record_kernel(kernel::RunResults &r, const DesignKernel &k, const CoreConfi
         r.config["kernel.never_existed"] =
             fmt::format("a kernel that never existed: {}", fmt::join(k.never_existed, "; "));
 }
-
-namespace {
-
-sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
-    sim::SimConfig c;
-    c.cpus = s.machine.cpus;
-    c.duration = s.duration_ns;
-    c.warmup = s.warmup_ns;
-    c.drain_limit = s.drain_ns;
-    c.seed = static_cast<uint64_t>(seed);
-    c.profile = point_profile(s);
-    c.cost_model = s.cost_model == "measured" ? sim::CostModel::Measured : sim::CostModel::Counted;
-    if (s.cost_model == "measured") c.profile.measured_scale = s.measured_scale;
-    c.preempt = s.machine.preemption == PreemptionModel::Full   ? sim::PreemptModel::Full
-                : s.machine.preemption == PreemptionModel::None ? sim::PreemptModel::None
-                : s.machine.preemption == PreemptionModel::Rt   ? sim::PreemptModel::Rt
-                                                                : sim::PreemptModel::Voluntary;
-    c.preempt_rcu = s.machine.preempt_rcu;
-    c.rt_mutex_pi = s.machine.rt_mutex_pi;
-    c.rcu_nocbs = s.machine.rcu_nocbs;
-    c.hz = s.machine.hz;
-    check_machine_profile(s, c.profile);
-    if (s.machine.spinlock == "byte") c.spinlock = sim::SpinlockImpl::Byte;
-    for (const IrqSpec &irq : s.machine.irqs)
-        c.irqs.push_back({.kind = irq.kind,
-                          .cpus = irq.cpus,
-                          .period = kernel::kSec / irq.rate,
-                          .handler = irq.handler_ns,
-                          .softirq = irq.softirq_ns,
-                          .thread_priority = irq.priority,
-                          .drawn_phase = true,
-                          .jitter = irq.jitter_ns});
-    return c;
-}
-
-}  // namespace
 
 analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &strategy,
                                int64_t seed, const Scenario &point) {
@@ -287,10 +139,7 @@ kernel::RunResults run_on(kernel::Platform &platform,
         make_policy_state(ss::policydb_read(image, "scenario policy"), core), core);
     PolicyFacts facts(server->setup_state());
     WorkloadEnv env{*server, facts, point.machine.cpus, [&image] { return image; }, nullptr, {}};
-    env.seed = static_cast<uint64_t>(job.seed);
-    for (const sim::CpuCluster &c : point_profile(point).clusters)
-        for (int i = c.first_cpu; i < c.first_cpu + c.cpus && i < point.machine.cpus; ++i)
-            env.clusters[c.name].push_back(i);
+    set_workload_machine(point, job.seed, env);
     for (const auto &w : point.workloads) {
         try {
             spawn_workload(w, env);
@@ -319,12 +168,7 @@ json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunRe
     kernel::RunResults results;
     json engine;
     if (kind == PlatformKind::Real) {
-        real::RealConfig cfg;
-        cfg.cpus = point.machine.cpus;
-        cfg.duration = point.duration_ns;
-        cfg.drain_limit = point.drain_ns;
-        cfg.seed = static_cast<uint64_t>(job.seed);
-        auto platform = real::make_real_platform(cfg);
+        auto platform = real::make_real_platform(real_config(point, job.seed));
         results = run_on(
             *platform, [&] { return platform->run(); }, job, image);
     } else {
@@ -352,94 +196,6 @@ json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunRe
     if (!engine.is_null()) item["detail"]["engine"] = std::move(engine);
     if (raw) *raw = std::move(results);
     return item;
-}
-
-namespace {
-
-json param_json(const ParamValue &v) {
-    return std::visit([](const auto &x) { return json(x); }, v);
-}
-
-json params_json(const Params &p) {
-    json out = json::object();
-    for (const auto &[name, value] : p.values())
-        out[name] = param_json(value);
-    return out;
-}
-
-}  // namespace
-
-// Every setting the run used, defaults included, so that a results file says what ran.
-json scenario_json(const Scenario &s) {
-    // "strategies" and "workloads" list the labels (what tables show); the settings of each
-    // are in "strategy_settings" and "workload_settings", in the same order.
-    json strategies = json::array(), strategy_settings = json::array();
-    for (const auto &st : s.strategies) {
-        strategies.push_back(st.label);
-        strategy_settings.push_back(
-            {{"label", st.label},
-             {"name", st.name},
-             {"kernel", kernel_release_name(design_kernel(s, st).behaviour.release)},
-             {"options", params_json(st.options)}});
-    }
-    json workloads = json::array(), workload_settings = json::array();
-    for (const auto &w : s.workloads) {
-        workloads.push_back(w.label);
-        workload_settings.push_back({{"label", w.label},
-                                     {"kind", w.kind},
-                                     {"tasks", w.tasks},
-                                     {"params", params_json(w.params)}});
-    }
-    json sweep = json::object();
-    for (const auto &a : s.sweep)
-        sweep[a.field] = a.values;
-    json machine = {{"cpus", s.machine.cpus},
-                    {"profile", s.machine.profile},
-                    {"preemption", preemption_name(s.machine.preemption)},
-                    {"preempt_rcu", s.machine.preempt_rcu},
-                    {"rt_mutex_pi", s.machine.rt_mutex_pi},
-                    {"rcu_nocbs", s.machine.rcu_nocbs},
-                    {"hz", s.machine.hz},
-                    {"kernel", s.machine.kernel},
-                    {"spinlock", s.machine.spinlock},
-                    {"irq", json::array()}};
-    for (const IrqSpec &irq : s.machine.irqs)
-        machine["irq"].push_back({{"kind", irq.kind},
-                                  {"cpus", irq.cpus},
-                                  {"rate", irq.rate},
-                                  {"handler_ns", irq.handler_ns},
-                                  {"softirq_ns", irq.softirq_ns},
-                                  {"jitter_ns", irq.jitter_ns},
-                                  {"priority", irq.priority}});
-    const SyntheticPolicySpec &syn = s.policy.synthetic;
-    json policy = {{"source", policy_source_name(s.policy.source)}};
-    if (s.policy.source == PolicySpec::Source::File) policy["path"] = s.policy.path;
-    if (s.policy.source == PolicySpec::Source::Synthetic)
-        policy["synthetic"] = {{"preset", syn.preset},     {"types", syn.types},
-                               {"booleans", syn.booleans}, {"attributes", syn.attributes},
-                               {"rules", syn.rules},       {"users", syn.users},
-                               {"roles", syn.roles},       {"categories", syn.categories},
-                               {"mls", syn.mls},           {"seed", syn.seed}};
-    json core = json::object();
-    for (const auto &[key, value] : core_settings(s.core))
-        core[key] = param_json(value);
-    return {{"name", s.name},
-            {"description", s.description},
-            {"file", s.file},
-            {"duration_ns", s.duration_ns},
-            {"warmup_ns", s.warmup_ns},
-            {"drain_ns", s.drain_ns},
-            {"seeds", s.seeds},
-            {"cost_model", s.cost_model},
-            {"measured_scale", s.measured_scale},
-            {"machine", machine},
-            {"policy", policy},
-            {"core", core},
-            {"strategies", strategies},
-            {"strategy_settings", strategy_settings},
-            {"workloads", workloads},
-            {"workload_settings", workload_settings},
-            {"sweep", sweep}};
 }
 
 namespace {

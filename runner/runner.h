@@ -12,12 +12,15 @@
 #include <vector>
 
 #include "analysis/results_file.h"
-#include "kernel/results.h"
+#include "record/run_results.h"
+#include "scenario/design_kernel.h"
+#include "scenario/platform_config.h"
+#include "scenario/scenario.h"
+#include "scenario/to_json.h"
 #include "sim/chrome_trace.h"
 #include "sim/profile.h"
 #include "strategies/kernels.h"
 #include "strategies/security_server.h"
-#include "workloads/scenario.h"
 
 namespace locksim {
 
@@ -26,27 +29,6 @@ namespace locksim {
 std::vector<uint8_t> scenario_policy_image(const PolicySpec &spec);
 // Where the built Debian policies are looked for: $LOCKSIM_POLICY_DIR, else the build's.
 std::filesystem::path debian_policy_dir();
-
-// The kernel a design of a point runs on: its own `kernel`, else machine.kernel, else the
-// release the strategy prefers (StrategyInfo::kernels), with what it selects, and why the
-// combination is a kernel that never existed (the strategy outside the releases it existed in,
-// or a [core] key set against the release), one reason per entry.
-struct DesignKernel {
-    KernelBehaviour behaviour;
-    std::vector<std::string> never_existed;
-};
-DesignKernel design_kernel(const Scenario &point, const StrategySpec &strategy);
-// One line per design whose kernel never existed, for the points' designs (duplicates once).
-std::vector<std::string> kernel_notes(const std::vector<Scenario> &points);
-
-// The core variants of a scenario, on a design's kernel, as the strategies take them.
-CoreConfig core_config(const CoreVariants &v, const KernelBehaviour &kernel);
-
-// What a point's machine asks of its CPU profile: `machine.spinlock = "byte"` needs one that
-// models caches. UserError naming the key's place.
-void check_machine_profile(const Scenario &point, const sim::CpuProfile &profile);
-// The point's CPU profile (shipped name or file); a UserError names `machine.profile`'s place.
-sim::CpuProfile point_profile(const Scenario &point);
 
 // One unit of work: a sweep point, a strategy of it, a seed.
 struct RunJob {
@@ -94,8 +76,5 @@ analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scena
 // The summary of one run's raw results (what the table, pick and CSV use).
 analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &strategy,
                                int64_t seed, const Scenario &point);
-
-// The scenario as recorded in a results file.
-nlohmann::json scenario_json(const Scenario &s);
 
 }  // namespace locksim

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "sim/sim_platform.h"
+#include "ss/work_meter.h"
 
 namespace locksim::sim {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
 
 namespace locksim::sim {
 

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::sim {
 TagCache::TagCache(uint64_t lines) : half_(std::max<uint64_t>(1, lines / 2)) {}
 
 bool TagCache::touch(uint64_t tag) {
-    ss::LineSet &cur = gens_[cur_];
+    LineSet &cur = gens_[cur_];
     if (cur.contains(tag)) return true;
     const bool held = gens_[1 - cur_].contains(tag);
     if (cur.size() >= half_) {
@@ -60,7 +60,7 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
     int64_t stall = 0;
     uint64_t n = 0, llc = 0, dram = 0;
     for (uint64_t tag : lines) {
-        if (Filter && !ss::line_sampled(tag, shift_)) continue;
+        if (Filter && !line_sampled(tag, shift_)) continue;
         ++n;
         if (mine.touch(tag)) continue;
         if (llc_.touch(tag)) {

@@ -4,7 +4,7 @@
 // plus the memory latency when neither does (CpuProfile::memory).
 //
 // The model is approximate, deterministic and cheap:
-// - a cache is a set of line tags (ss::mem_line: a line named by what it holds, so the result
+// - a cache is a set of line tags (mem_line: a line named by what it holds, so the result
 //   does not depend on host addresses) with approximately LRU replacement: two generations of
 //   half the capacity each; a touch hits in either, moves the line to the current one, and the
 //   current generation becomes the previous one when full (so a line survives between half and
@@ -28,11 +28,11 @@
 #include <span>
 #include <vector>
 
-#include "ss/line_set.h"
+#include "util/line_set.h"
 
 namespace locksim::sim {
 
-// One cache: a set of line tags with two-generation LRU (each generation an ss::LineSet).
+// One cache: a set of line tags with two-generation LRU (each generation an LineSet).
 class TagCache {
   public:
     explicit TagCache(uint64_t lines);
@@ -41,7 +41,7 @@ class TagCache {
     uint64_t capacity() const { return half_ * 2; }
 
   private:
-    ss::LineSet gens_[2];
+    LineSet gens_[2];
     int cur_ = 0;
     uint64_t half_;
 };
@@ -71,7 +71,7 @@ class CacheHierarchy {
     // The stall, picoseconds, of `cpu` reading `lines` (distinct tags, in order); adds to `tally`.
     int64_t price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally);
     // The same for a call that read `touches` lines, of which `sampled` are those the model
-    // samples (ss::line_sampled with sample_shift()), in order: what ss::WorkCounts records.
+    // samples (line_sampled with sample_shift()), in order: what WorkCounts records.
     int64_t price_sampled(int cpu, std::span<const uint64_t> sampled, uint64_t touches,
                           MemoryTally &tally);
     int sample_shift() const { return shift_; }

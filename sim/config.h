@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
 #include "sim/profile.h"
 
 namespace locksim::sim {
@@ -19,7 +19,7 @@ enum class CostModel : uint8_t { Counted, Measured };
 // (v6.6, include/linux/kernel.h), None plus a preemption point at every might_sleep(): the
 // explicit ones, a sleeping lock's acquisition and a sleeping allocation. Rt: CONFIG_PREEMPT_RT
 // (v6.12, mainline since then): Full, with spinlock_t and rwlock_t sleeping rt_mutex-based
-// locks (sim/locks.h), their _irq forms leaving interrupts on, and local_bh_disable() a
+// locks (sim/lock_table.h), their _irq forms leaving interrupts on, and local_bh_disable() a
 // preemptible section (kernel/softirq.c's RT variant); PREEMPT_RCU is implied.
 enum class PreemptModel : uint8_t { Full, None, Voluntary, Rt };
 // Kernel code is preemptible wherever the preempt count is zero and interrupts are on.
@@ -27,7 +27,7 @@ inline bool fully_preemptible(PreemptModel m) {
     return m == PreemptModel::Full || m == PreemptModel::Rt;
 }
 
-// How waiters spin on a spinning lock's word, for the lock-line model (sim/locks.h), which
+// How waiters spin on a spinning lock's word, for the lock-line model (sim/lock_table.h), which
 // applies only with a profile that models caches ([memory]). Queued: the queued spinlock and
 // queued rwlock (v4.2 on; v6.x kernel/locking/qspinlock.c, qrwlock.c): one waiter spins on the
 // lock word, the rest on their own MCS nodes. Byte: the test-and-test-and-set byte lock of

@@ -80,14 +80,14 @@ std::string text(const toml::table &t, std::string_view key) {
 
 }  // namespace
 
-int64_t CpuProfile::cost_ps(const ss::WorkCounts &counts) const {
+int64_t CpuProfile::cost_ps(const WorkCounts &counts) const {
     int64_t ps = 0;
-    for (size_t i = 0; i < ss::kWorkKinds; ++i)
+    for (size_t i = 0; i < kWorkKinds; ++i)
         ps += static_cast<int64_t>(counts.n[i]) * work_ps[i];
     return ps;
 }
 
-Time CpuProfile::cost(const ss::WorkCounts &counts) const {
+Time CpuProfile::cost(const WorkCounts &counts) const {
     return (cost_ps(counts) + 500) / 1000;
 }
 
@@ -221,22 +221,21 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
     const toml::table *work = root["work_ns"].as_table();
     if (!work) fail(source, root.source(), "missing table [work_ns]");
     for (auto &&[k, v] : *work) {
-        auto it = std::find(ss::kWorkNames.begin(), ss::kWorkNames.end(), k.str());
-        if (it == ss::kWorkNames.end())
+        auto it = std::find(kWorkNames.begin(), kWorkNames.end(), k.str());
+        if (it == kWorkNames.end())
             fail(source, v.source(), fmt::format("unknown work kind '{}'", k.str()));
-        p.work_ps[static_cast<size_t>(it - ss::kWorkNames.begin())] =
+        p.work_ps[static_cast<size_t>(it - kWorkNames.begin())] =
             std::llround(cost_ns(source, v, k.str()) * 1000.0);
     }
-    for (size_t i = 0; i < ss::kWorkKinds; ++i) {
-        if (work->contains(ss::kWorkNames[i])) continue;
-        const auto w = static_cast<ss::Work>(i);
-        if (w == ss::Work::VfsNode)
-            p.work_ps[i] = kVfsNodePerAlloc * p.work_ps[static_cast<size_t>(ss::Work::Alloc)];
-        else if (w == ss::Work::CacheFree)
-            p.work_ps[i] =
-                kCacheFreePerFreePct * p.work_ps[static_cast<size_t>(ss::Work::Free)] / 100;
+    for (size_t i = 0; i < kWorkKinds; ++i) {
+        if (work->contains(kWorkNames[i])) continue;
+        const auto w = static_cast<Work>(i);
+        if (w == Work::VfsNode)
+            p.work_ps[i] = kVfsNodePerAlloc * p.work_ps[static_cast<size_t>(Work::Alloc)];
+        else if (w == Work::CacheFree)
+            p.work_ps[i] = kCacheFreePerFreePct * p.work_ps[static_cast<size_t>(Work::Free)] / 100;
         else
-            fail(source, work->source(), fmt::format("[work_ns] lacks '{}'", ss::kWorkNames[i]));
+            fail(source, work->source(), fmt::format("[work_ns] lacks '{}'", kWorkNames[i]));
     }
 
     const toml::table *prim = root["primitive_ns"].as_table();
@@ -331,9 +330,8 @@ std::string format_profile(const CpuProfile &p) {
     out += fmt::format("name = {}\n", quoted(p.name));
     out += fmt::format("description = {}\n", quoted(p.description));
     out += fmt::format("derivation = {}\n\n[work_ns]\n", quoted(p.derivation));
-    for (size_t i = 0; i < ss::kWorkKinds; ++i)
-        out +=
-            fmt::format("{} = {}\n", ss::kWorkNames[i], static_cast<double>(p.work_ps[i]) / 1000.0);
+    for (size_t i = 0; i < kWorkKinds; ++i)
+        out += fmt::format("{} = {}\n", kWorkNames[i], static_cast<double>(p.work_ps[i]) / 1000.0);
     out += "\n[primitive_ns]\n";
     for (const auto &f : kPrimFields)
         out += fmt::format("{} = {}\n", f.key, p.primitive.*(f.field));

@@ -1,6 +1,6 @@
 // A CPU profile: what a unit of security-server work and each kernel primitive cost on one
 // machine, in nanoseconds. The `counted` cost model multiplies the core's work counts
-// (ss/work_meter.h) by `work_ns`; the simulator charges `primitive` costs inside lock, RCU,
+// (util/work_meter.h) by `work_ns`; the simulator charges `primitive` costs inside lock, RCU,
 // scheduling and allocation calls. Profiles are small TOML files in profiles/; each says how it
 // was derived. `locksim calibrate` is meant to write the same format (with a [calibration]
 // table recording host, date and fit) so a fitted host profile is used like a shipped one.
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "sim/cache_model.h"
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::sim {
 
@@ -100,7 +100,7 @@ struct CpuProfile {
     std::string derivation;  // how the numbers were obtained
     std::string source;      // the file it was read from
     // Picoseconds per work unit (integer, so the counted model stays exact and deterministic).
-    std::array<int64_t, ss::kWorkKinds> work_ps{};
+    std::array<int64_t, kWorkKinds> work_ps{};
     PrimitiveCosts primitive;
     double measured_scale = 1.0;                     // `measured` model: host ns x scale
     std::map<std::string, std::string> calibration;  // written by calibrate, else empty
@@ -111,8 +111,8 @@ struct CpuProfile {
     std::map<std::string, double> published;
 
     // Simulated nanoseconds for the counted work.
-    Time cost(const ss::WorkCounts &counts) const;
-    int64_t cost_ps(const ss::WorkCounts &counts) const;  // the same, picoseconds
+    Time cost(const WorkCounts &counts) const;
+    int64_t cost_ps(const WorkCounts &counts) const;  // the same, picoseconds
     // The cluster of a CPU (nullptr without clusters or beyond them), and by name.
     const CpuCluster *cluster_of(int cpu) const;
     const CpuCluster *find_cluster(std::string_view name) const;

@@ -44,8 +44,8 @@
 #include <utility>
 #include <vector>
 
-#include "kernel/kernel.h"
-#include "kernel/results.h"
+#include "kernel/platform.h"
+#include "record/run_results.h"
 #include "sim/config.h"
 #include "sim/engine.h"
 #include "sim/sched_ops.h"

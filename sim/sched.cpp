@@ -28,12 +28,13 @@ int ilog2(int v) {
 }
 }  // namespace
 
+// The scenario's loader checks these settings for users (scenario/scenario.h); here only a
+// configuration built in code can be wrong, which is the program's error.
 SimConfig SimPlatform::checked(SimConfig cfg) {
-    if (cfg.cpus < 1 || cfg.cpus > 4096)
-        throw UserError(fmt::format("cpus must be between 1 and 4096, not {}", cfg.cpus));
-    if (cfg.hz < 10 || cfg.hz > 10000)
-        throw UserError(fmt::format("hz must be between 10 and 10000, not {}", cfg.hz));
-    if (cfg.duration <= 0) throw UserError("duration must be positive");
+    if (cfg.cpus < 1 || cfg.cpus > 4096 || cfg.hz < 10 || cfg.hz > 10000 || cfg.duration <= 0)
+        throw std::invalid_argument(fmt::format(
+            "SimConfig out of range: cpus {} (1-4096), hz {} (10-10000), duration {} (> 0)",
+            cfg.cpus, cfg.hz, cfg.duration));
     return cfg;
 }
 

@@ -1,4 +1,4 @@
-// What the locks (locks.h) and RCU (rcu.h) of the simulated platform may ask of the scheduler
+// What the locks (lock_table.h) and RCU (rcu.h) of the simulated platform may ask of the scheduler
 // and of the run's accounting. SimPlatform implements it; neither subsystem sees the run queues,
 // the CPUs' activities or the other subsystem.
 //

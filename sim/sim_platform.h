@@ -40,10 +40,11 @@
 //    interrupts the running task in place, with the softirq count held; under PREEMPT_RT
 //    device interrupts are threaded (a SCHED_FIFO thread per source and CPU runs the handler
 //    and its softirq work) and the timer's softirq work goes to ksoftirqd (irq.cpp).
-//  - Locks (locks.h) and RCU (rcu.h) are classes of their own that reach the scheduler through
+//  - Locks (lock_table.h) and RCU (rcu.h) are classes of their own that reach the scheduler through
 //    the narrow SchedOps interface (sched_ops.h); tasks and CPUs are in task.h.
-//  - Self-checks become violations in the results (kind strings in results.h).
-//  - Each probe wake-up records what delayed it (causes.cpp): the IRQs-off section that held its
+//  - Self-checks become violations in the results (kind strings in record/run_results.h).
+//  - Each probe wake-up records what delayed it (wakeup_causes.cpp): the IRQs-off section that held
+//  its
 //    timer, then per stretch in the run queue the section, non-preemptible kernel code or
 //    higher-priority task that held its CPU. The worst `keep_longest` per probe are kept.
 //  - Counted cost model: same configuration and seed give byte-identical results.
@@ -61,12 +62,12 @@
 #include <utility>
 #include <vector>
 
-#include "kernel/kernel.h"
-#include "kernel/results.h"
+#include "kernel/platform.h"
+#include "record/run_results.h"
 #include "sim/allocations.h"
 #include "sim/config.h"
 #include "sim/engine.h"
-#include "sim/locks.h"
+#include "sim/lock_table.h"
 #include "sim/profile.h"
 #include "sim/rcu.h"
 #include "sim/sched_ops.h"
@@ -103,7 +104,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void sleep_until(Time t, Site site) override;
     void cond_resched(Site site) override;
     void might_sleep(Site site) override;
-    void charge(Label label, const ss::WorkCounts &counts, Time host_ns) override;
+    void charge(Label label, const WorkCounts &counts, Time host_ns) override;
     bool measures_host_time() override { return cfg_.cost_model == CostModel::Measured; }
     int memory_sample_shift() override { return caches_ ? caches_->sample_shift() : -1; }
     void ndelay(Time ns, Label label) override;
@@ -167,7 +168,8 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     bool tracing() const override { return cfg_.trace; }
     void trace_line(std::string line) override;
 
-    // --- engine glue (run.cpp; the handlers of ticks, timers and interrupts in sched.cpp, irq.cpp)
+    // --- engine glue (run_loop.cpp; the handlers of ticks, timers and interrupts in sched.cpp,
+    // irq.cpp)
     // ---
     static void on_cpu_event(void *self, uint64_t arg);
     static void on_timer(void *self, uint64_t arg);
@@ -256,7 +258,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     bool softirq_pending(const Cpu &c) const { return !c.softirq_raised.empty() || c.rcu_softirq; }
     void resume_interrupted(Cpu &c, Task *t);
 
-    // --- probe wake-up causes (causes.cpp) ---
+    // --- probe wake-up causes (wakeup_causes.cpp) ---
     // The stretch [from, to] in which `holder` ran on `c` while probe `q` waited: appended to
     // q's delays as what kept it waiting (nothing when `holder` was preemptible and of lower
     // priority: the wait was then the wake-up path's own cost).

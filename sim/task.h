@@ -1,5 +1,5 @@
 // Tasks and CPUs of the simulated platform, as the scheduler (sched.cpp), the accounting
-// (accounting.cpp), the locks (locks.h) and RCU (rcu.h) share them. Like task_struct, a task
+// (accounting.cpp), the locks (lock_table.h) and RCU (rcu.h) share them. Like task_struct, a task
 // carries every subsystem's per-task state (preempt count, RCU read-side nesting, held locks);
 // each subsystem changes only its own fields.
 #pragma once
@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "kernel/kernel.h"
-#include "kernel/results.h"
+#include "kernel/platform.h"
+#include "record/run_results.h"
 #include "sim/engine.h"
 
 namespace locksim::sim {
@@ -19,7 +19,7 @@ using kernel::Label;
 using kernel::LockMode;
 using kernel::Site;
 
-struct Lock;  // sim/locks.h
+struct Lock;  // sim/lock_table.h
 
 // The softirq task's priority: above every SCHED_FIFO task (softirq context runs before any).
 inline constexpr int kIrqContextRank = 100;
@@ -70,7 +70,7 @@ enum class Act : uint8_t { Idle, Switching, Span, Spinning, Executing };
 struct Task;
 
 // One stretch of a probe's wake-up as the simulator notes it, without strings: it becomes a
-// kernel::WakeupDelay only for a wake-up that is kept or traced (causes.cpp).
+// kernel::WakeupDelay only for a wake-up that is kept or traced (wakeup_causes.cpp).
 enum class DelayKind : uint8_t {
     Task,
     KernelCode,
@@ -101,7 +101,7 @@ struct Task {
     int rank =
         0;  // SCHED_FIFO / SCHED_RR priority, 0 for SCHED_OTHER; raised by priority inheritance
     int normal_rank = 0;            // rank without inheritance (normal_prio)
-    Lock *pi_blocked_on = nullptr;  // the rt_mutex-based lock the task waits for (locks.h)
+    Lock *pi_blocked_on = nullptr;  // the rt_mutex-based lock the task waits for (lock_table.h)
     // While boosted: the waiter whose priority it inherited, and the lock that waiter waits for.
     const Task *pi_donor = nullptr;
     const Lock *pi_donor_lock = nullptr;
@@ -136,7 +136,7 @@ struct Task {
     uint64_t rcu_start_seq = 0;
     Time rcu_start = 0;
     bool rcu_need_qs = false;
-    std::vector<HeldLock> held;  // locks.h
+    std::vector<HeldLock> held;  // lock_table.h
     std::vector<OpFrame> ops;
     Label blame;  // operation of the lock holder this task waits for
     Time wait_start = 0;

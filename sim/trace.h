@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "kernel/kernel.h"
-#include "kernel/results.h"
+#include "kernel/platform.h"
+#include "record/run_results.h"
 
 namespace locksim::sim {
 

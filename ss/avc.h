@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "ss/services.h"
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 

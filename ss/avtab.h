@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 

@@ -16,8 +16,8 @@
 #include "ss/ebitmap.h"
 #include "ss/mls_types.h"
 #include "ss/policydb.h"
-#include "ss/work_meter.h"
 #include "util/error.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 

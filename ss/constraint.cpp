@@ -1,7 +1,7 @@
 #include <cstdint>
 
 #include "ss/constraint_eval.h"
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cerrno>
 
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 namespace {

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <iterator>
 
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 

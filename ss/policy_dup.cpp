@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ss/te_rules_memo.h"
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 namespace {

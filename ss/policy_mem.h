@@ -47,7 +47,7 @@
 
 namespace locksim::ss {
 
-// Calls that free memory, by kind (priced apart: ss::Work::Free and ss::Work::CacheFree).
+// Calls that free memory, by kind (priced apart: Work::Free and Work::CacheFree).
 struct FreeCalls {
     int64_t kfree = 0;       // kfree / kvfree of a kmalloc'd object
     int64_t cache_free = 0;  // kmem_cache_free of an avtab node, ebitmap node, hashtab node ...

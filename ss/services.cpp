@@ -10,8 +10,8 @@
 #include "ss/mls.h"
 #include "ss/policy_dup.h"
 #include "ss/te_rules_memo.h"
-#include "ss/work_meter.h"
 #include "util/error.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 

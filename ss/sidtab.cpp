@@ -5,7 +5,7 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 namespace {
@@ -83,28 +83,16 @@ uint32_t Sidtab::era_hash(const Context &c) const {
     return 0;
 }
 
-std::string_view sidtab_era_name(SidtabEra e) {
-    switch (e) {
-        case SidtabEra::Hash:
-            return "hash";
-        case SidtabEra::HashString:
-            return "hash-string";
-        case SidtabEra::Linear:
-            return "linear";
-        case SidtabEra::Legacy:
-            return "legacy";
-    }
-    return "?";
+const NameTable<SidtabEra> &sidtab_era_names() {
+    static const NameTable<SidtabEra> names = {{SidtabEra::Hash, "hash"},
+                                               {SidtabEra::HashString, "hash-string"},
+                                               {SidtabEra::Linear, "linear"},
+                                               {SidtabEra::Legacy, "legacy"}};
+    return names;
 }
 
-bool sidtab_era_from_name(std::string_view name, SidtabEra *out) {
-    for (SidtabEra e :
-         {SidtabEra::Hash, SidtabEra::HashString, SidtabEra::Linear, SidtabEra::Legacy})
-        if (sidtab_era_name(e) == name) {
-            *out = e;
-            return true;
-        }
-    return false;
+std::string_view sidtab_era_name(SidtabEra e) {
+    return sidtab_era_names().name(e);
 }
 
 std::string_view sidtab_section_name(SidtabLocking::Section s) {

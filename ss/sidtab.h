@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "ss/context.h"
+#include "util/name_table.h"
 
 namespace locksim::ss {
 
@@ -75,9 +76,9 @@ inline constexpr uint32_t kSidtabLegacyBuckets = 128;  // SIDTAB_SIZE: SID-keyed
 inline constexpr size_t kContextNamesBytes = 24;
 
 enum class SidtabEra : uint8_t { Hash, HashString, Linear, Legacy };
+// "hash", "hash-string", "linear" and "legacy".
+const NameTable<SidtabEra> &sidtab_era_names();
 std::string_view sidtab_era_name(SidtabEra e);
-// "hash", "hash-string", "linear" or "legacy"; false for anything else.
-bool sidtab_era_from_name(std::string_view name, SidtabEra *out);
 
 // The context hash the reverse table uses (the kernel's context_compute_hash: the string of an
 // invalid context, else user/role/type and the MLS range).

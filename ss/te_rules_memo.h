@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "ss/avtab.h"
-#include "ss/line_set.h"
-#include "ss/work_meter.h"
+#include "util/line_set.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 

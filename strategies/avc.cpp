@@ -3,13 +3,13 @@
 #include <cerrno>
 #include <stdexcept>
 
-#include "kernel/op_names.h"
+#include "record/op_names.h"
 
 namespace locksim::strategies {
 
 using kernel::Label;
-using ss::count_work;
-using ss::Work;
+using locksim::count_work;
+using locksim::Work;
 
 namespace {
 

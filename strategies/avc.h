@@ -24,7 +24,7 @@
 #include <optional>
 #include <vector>
 
-#include "kernel/kernel.h"
+#include "kernel/primitives.h"
 #include "strategies/rcu_reclaim.h"
 #include "strategies/security_server.h"
 

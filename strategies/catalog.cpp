@@ -1,7 +1,8 @@
 #include "strategies/catalog.h"
 
 // Every strategy, in the order `locksim list strategies` shows them and `strategies = "all"`
-// runs them: one line each, naming the function in strategies/<name>.cpp that returns its entry.
+// runs them (those not marked experimental): one line each, naming the function in
+// strategies/<name>.cpp that returns its entry.
 #define LOCKSIM_STRATEGIES(X)      \
     X(rwlock_strategy)             \
     X(rwsem_strategy)              \
@@ -30,6 +31,13 @@ const StrategyInfo *find_strategy_info(std::string_view name) {
     for (const auto &s : strategy_catalog())
         if (s.name == name) return &s;
     return nullptr;
+}
+
+std::vector<const StrategyInfo *> all_strategies(const std::vector<StrategyInfo> &catalog) {
+    std::vector<const StrategyInfo *> out;
+    for (const StrategyInfo &s : catalog)
+        if (!s.experimental) out.push_back(&s);
+    return out;
 }
 
 }  // namespace locksim

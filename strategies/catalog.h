@@ -3,7 +3,7 @@
 // models, its options with their defaults and checks, and the function that builds it — and
 // catalog.cpp lists the entries in one line each. Scenarios are validated and
 // `locksim list strategies` describes them from these entries without building one;
-// make_security_server (strategies/security_server.h, strategies/registry.cpp) builds them.
+// make_security_server (strategies/security_server.h, strategies/security_server.cpp) builds them.
 #pragma once
 
 #include <memory>
@@ -28,6 +28,9 @@ struct StrategyInfo {
     // The releases it existed in (merged designs) or was written against (posted ones), and
     // the one it runs on when the scenario names none.
     KernelRange kernels;
+    // A design being tried: `locksim list strategies` marks it, a scenario runs it when it names
+    // it, and `strategies = "all"` (the main job's table) leaves it out until it is promoted.
+    bool experimental = false;
     // Builds the strategy on the current platform; `options` hold every option above, already
     // checked, the defaults filling what the scenario left out.
     Maker make = nullptr;
@@ -35,5 +38,8 @@ struct StrategyInfo {
 
 const std::vector<StrategyInfo> &strategy_catalog();
 const StrategyInfo *find_strategy_info(std::string_view name);
+// What `strategies = "all"` names: the catalog's entries but the experimental ones, in order.
+std::vector<const StrategyInfo *> all_strategies(
+    const std::vector<StrategyInfo> &catalog = strategy_catalog());
 
 }  // namespace locksim

@@ -1,11 +1,11 @@
 #include "strategies/file_hook.h"
 
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
 
 namespace locksim::strategies {
 
-using ss::count_work;
-using ss::Work;
+using locksim::count_work;
+using locksim::Work;
 
 namespace {
 

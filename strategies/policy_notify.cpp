@@ -1,13 +1,13 @@
 #include "strategies/policy_notify.h"
 
 #include "ss/conditional.h"
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::strategies {
 
 using kernel::Label;
-using ss::count_work;
-using ss::Work;
+using locksim::count_work;
+using locksim::Work;
 
 namespace {
 

@@ -59,7 +59,7 @@
 #include <cstdint>
 #include <span>
 
-#include "kernel/kernel.h"
+#include "kernel/primitives.h"
 #include "ss/policydb.h"
 #include "strategies/avc.h"
 #include "strategies/security_server.h"

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-#include "kernel/kernel.h"
+#include "kernel/primitives.h"
 
 namespace locksim::strategies {
 

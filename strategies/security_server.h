@@ -55,7 +55,7 @@ struct FileCheck {
     uint32_t fd_class = 0, fd_use = 0;
 };
 
-// The seed optimisations and AVC sizing a scenario selects (see workloads/scenario.h).
+// The seed optimisations and AVC sizing a scenario selects (see scenario/core_settings.h).
 struct CoreConfig {
     ss::LevelCheck level_check = ss::LevelCheck::Contains;
     ss::AvcConfig avc;

@@ -14,7 +14,7 @@
 
 #include <mutex>
 
-#include "kernel/kernel.h"
+#include "kernel/primitives.h"
 #include "ss/sidtab.h"
 
 namespace locksim::strategies {

@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <stdexcept>
 
-#include "kernel/op_names.h"
+#include "record/op_names.h"
 #include "ss/conditional.h"
 #include "strategies/file_hook.h"
 #include "strategies/sidtab_lock.h"
@@ -90,8 +90,8 @@ void charge_destroy(Label label, std::span<const ss::FreeCalls> stretches, bool 
     for (const ss::FreeCalls &f : stretches) {
         if (resched) kernel::cond_resched();
         kernel::compute(label, [&] {
-            ss::count_work(ss::Work::Free, static_cast<uint64_t>(f.kfree));
-            ss::count_work(ss::Work::CacheFree, static_cast<uint64_t>(f.cache_free));
+            count_work(Work::Free, static_cast<uint64_t>(f.kfree));
+            count_work(Work::CacheFree, static_cast<uint64_t>(f.cache_free));
         });
     }
 }
@@ -121,7 +121,7 @@ void StrategyBase::free_version(PolicyVersion *v, bool sidtab_first) {
         kernel::kfree(v->base_mem);
         if (!sidtab_first) sidtab();
     }
-    ss::WorkMeterScope uncounted(nullptr);
+    WorkMeterScope uncounted(nullptr);
     kernel::kdelete(v);  // the struct selinux_policy's kfree
 }
 
@@ -223,7 +223,7 @@ void StrategyBase::notify_policy_change(uint32_t seqno, PolicyChange change) {
         bool allow = false;
         auto lookup = [&](const ss::PolicyState &st) {
             kernel::compute(kAllowUnknown, [&] {
-                ss::count_work(ss::Work::Call);
+                count_work(Work::Call);
                 allow = (st.db.b().handle_unknown & ss::ALLOW_UNKNOWN) != 0;
             });
             return 0;

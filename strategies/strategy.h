@@ -1,7 +1,7 @@
 // What every strategy shares: the read-side services written once over a virtual read
 // section, the AVC in front, the published policy version with its accounted memory, and the
 // load_policy steps every design performs the same way. A strategy file supplies its read
-// section and its writer paths (set_bools, load_policy), kernel-style, against kernel/kernel.h.
+// section and its writer paths (set_bools, load_policy), kernel-style, against kernel/platform.h.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <span>
 #include <string>
 
-#include "kernel/kernel.h"
+#include "kernel/primitives.h"
 #include "ss/policy_mem.h"
 #include "strategies/avc.h"
 #include "strategies/catalog.h"
@@ -95,7 +95,7 @@ class StrategyBase : public SecurityServer {
     static void new_base_charge(PolicyVersion *v, int64_t image_bytes, kernel::Gfp gfp);
     // Frees the version as the kernel does, each destroy charged under its own label (one
     // compute per stretch between the kernel's cond_resched() points, a kfree priced as
-    // ss::Work::Free and a kmem_cache_free as ss::Work::CacheFree, counted by ss::policy_kmem
+    // Work::Free and a kmem_cache_free as Work::CacheFree, counted by ss::policy_kmem
     // and ss::sidtab_destroy_calls):
     //  - a version that owns its base (a whole policy): "policydb_destroy", and when its SID
     //    table is not the current policy's (a load), "sidtab_destroy" of that table, after the

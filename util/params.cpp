@@ -6,26 +6,19 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "util/name_table.h"
+
 namespace locksim {
 
 std::string_view param_type_name(ParamType t) {
-    switch (t) {
-        case ParamType::Int:
-            return "integer";
-        case ParamType::Float:
-            return "number";
-        case ParamType::Bool:
-            return "boolean";
-        case ParamType::String:
-            return "string";
-        case ParamType::Duration:
-            return "duration";
-        case ParamType::IntList:
-            return "list of integers";
-        case ParamType::StringList:
-            return "list of strings";
-    }
-    return "?";
+    static const NameTable<ParamType> names = {{ParamType::Int, "integer"},
+                                               {ParamType::Float, "number"},
+                                               {ParamType::Bool, "boolean"},
+                                               {ParamType::String, "string"},
+                                               {ParamType::Duration, "duration"},
+                                               {ParamType::IntList, "list of integers"},
+                                               {ParamType::StringList, "list of strings"}};
+    return names.name(t);
 }
 
 namespace {

@@ -116,40 +116,8 @@ const std::vector<WorkloadInfo> &workload_catalog() {
     return catalog;
 }
 
-const std::vector<ParamSpec> &core_params() {
-    static const std::vector<ParamSpec> core = {
-        text("mls_level_isvalid", "mls_level_isvalid: ebitmap_contains (3.13 on) or bit by bit",
-             "contains", {"contains", "bitwise"}),
-        text("avc_audit", "AVC audit path: only when needed, or on every check (before 2007)",
-             "needed", {"needed", "always"}),
-        text("avc_slow_path", "avc_has_perm_noaudit inlined or out of line", "inline",
-             {"inline", "outline"}),
-        text("avc_lock", "AVC chains: RCU (2.6.10 on), one global spinlock (2.6.9), one rwlock",
-             "rcu", {"rcu", "spinlock", "rwlock"}),
-        text("file_hook",
-             "the read/write check from the LSM hook: none (avc_has_perm alone), nested "
-             "(2.6.22: file_has_perm -> inode_has_perm), flat (written out, Nakamura 2007)",
-             "none", {"none", "nested", "flat"}),
-        count("sid_string_cache",
-              "SID -> context string cache entries; 0 = off; -1 = the kernel's (256 from 5.6, "
-              "none before)",
-              -1, -1, 1'000'000),
-        text("sidtab",
-             "SID table era: the design's kernel's, or one against it: a hash table of the "
-             "context's fields (5.8 on), of its string (5.6 - 5.7), a scan over every entry "
-             "(5.0 - 5.5), or the scan again under the lock and no new SID during a reload (up "
-             "to 4.20)",
-             "kernel", {"kernel", "hash", "hash-string", "linear", "legacy"}),
-        count("avc_slots", "AVC hash slots (a power of two)", 512, 1, 1 << 20),
-        count("avc_threshold", "AVC entries before reclaim", 512, 1, 1 << 24),
-    };
-    return core;
-}
-
-const ParamSpec &core_param(std::string_view name) {
-    for (const auto &p : core_params())
-        if (p.name == name) return p;
-    throw std::logic_error("no [core] key " + std::string(name));
+int64_t timer_jitter(const WorkloadSpec &spec) {
+    return spec.params.get_duration_ns("jitter");
 }
 
 const WorkloadInfo *find_workload_info(std::string_view name) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,8 +16,17 @@
 
 namespace locksim {
 
-struct WorkloadSpec;  // workloads/scenario.h
-struct WorkloadEnv;   // workloads/workload.h
+struct WorkloadEnv;  // workloads/workload.h
+
+// A workload as a scenario's [[workload]] gives it (scenario/scenario.h reads and checks it).
+struct WorkloadSpec {
+    std::string kind;
+    std::string label;
+    std::string at;  // "file:line:column" of its [[workload]] table: errors found later name it
+    int64_t tasks = 1;
+    Params params;
+    std::set<std::string> given;  // the parameters the file sets (the others are defaults)
+};
 
 struct WorkloadInfo {
     // Creates the workload's tasks on the current platform (workloads/workload.h).
@@ -42,10 +52,9 @@ const std::vector<WorkloadInfo> &workload_catalog();
 const WorkloadInfo *find_workload_info(std::string_view name);
 // Parameters every workload accepts.
 const std::vector<ParamSpec> &common_workload_params();
-// The keys of a scenario's [core] table (the core's runtime variants), as the loader checks
-// them and `locksim list core` prints them.
-const std::vector<ParamSpec> &core_params();
-const ParamSpec &core_param(std::string_view name);
+// A periodic workload's jitter as its timers use it: the `jitter` given, else the default of
+// its scheduling policy (workloads::jitter), which the loader sets.
+int64_t timer_jitter(const WorkloadSpec &spec);
 
 // What the entries' parameters are made of.
 namespace workloads {

@@ -1,6 +1,6 @@
 // load_policy: `load_policy` writing the same binary policy to /sys/fs/selinux/load every
 // `period`: read, booleans preserved, SID table converted, published. The security server
-// records the write as its operation "load_policy" (kernel/op_names.h); the workload opens no
+// records the write as its operation "load_policy" (record/op_names.h); the workload opens no
 // operation of the same name around it, which would count every load twice.
 #include "workloads/workload.h"
 

@@ -82,7 +82,7 @@ static void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
         auto body = [&s] {
             if (s->syscall_work > 0)
                 kernel::compute(kBody, [&s] {
-                    ss::count_work(ss::Work::Syscall, static_cast<uint64_t>(s->syscall_work));
+                    count_work(Work::Syscall, static_cast<uint64_t>(s->syscall_work));
                 });
             return s->checks;
         };

@@ -8,7 +8,6 @@
 #include "util/error.h"
 #include "util/seed_stream.h"
 #include "workloads/catalog.h"
-#include "workloads/phases.h"
 
 namespace locksim {
 

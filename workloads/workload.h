@@ -13,16 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "kernel/kernel.h"
-#include "kernel/op_names.h"
+#include "kernel/primitives.h"
+#include "record/op_names.h"
 #include "strategies/security_server.h"
 #include "workloads/catalog.h"
 #include "workloads/policy_facts.h"
-#include "workloads/scenario.h"
 
 namespace locksim {
 
-// Operation labels are in kernel/op_names.h. Operations of the write side, and the read-side
+// Operation labels are in record/op_names.h. Operations of the write side, and the read-side
 // operations workloads record: each labelled "<workload kind>.<operation>"
 // (syscalls.read_write, login.get_user_sids, ...). Labels the security server records inside
 // them (avc_miss, set_bools, ...) are neither, except load_policy, which the security server

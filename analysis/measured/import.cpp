@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "kernel/op_names.h"
+#include "record/op_names.h"
 #include "util/error.h"
 
 namespace locksim::analysis::measured {

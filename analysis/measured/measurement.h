@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernel/histogram.h"
+#include "record/histogram.h"
 
 namespace locksim::analysis::measured {
 

@@ -11,6 +11,9 @@
 #include <memory>
 #include <vector>
 
+#include "kernel/rcu.h"
+#include "kernel/rwlock.h"
+#include "kernel/rwsem.h"
 #include "real/locks.h"
 #include "real/real_platform.h"
 #include "real/urcu.h"

@@ -12,7 +12,7 @@
 #include "ss/policydb.h"
 #include "strategies/catalog.h"
 #include "strategies/security_server.h"
-#include "workloads/torture.h"
+#include "validate/torture.h"
 
 using namespace locksim;
 

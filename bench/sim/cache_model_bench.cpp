@@ -21,7 +21,7 @@ std::vector<uint64_t> working_set(uint64_t lines, uint64_t per_call, uint64_t ca
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        v.push_back(ss::mem_line(ss::MemRegion::AvtabNode, 1, x % lines));
+        v.push_back(mem_line(MemRegion::AvtabNode, 1, x % lines));
     }
     return v;
 }
@@ -45,12 +45,12 @@ BENCHMARK(BM_CachePrice)->Arg(8192)->Arg(140000);
 
 // A new memo entry's lines (a compute_av's searches, repeats included) reduced to the count of
 // distinct lines and the sampled ones in tag order (1/32): by sorting them all (arg 0, the
-// former way) or through ss::keep_distinct_sampled (arg 1).
+// former way) or through keep_distinct_sampled (arg 1).
 void BM_DistinctLines(benchmark::State &state) {
     std::vector<std::vector<uint64_t>> calls;
     for (uint64_t c = 0; c < 64; ++c)
         calls.push_back(working_set(8192, 3000, c));
-    ss::LineSet seen;
+    LineSet seen;
     std::vector<uint64_t> lines;
     size_t i = 0;
     for (auto _ : state) {
@@ -58,12 +58,12 @@ void BM_DistinctLines(benchmark::State &state) {
         lines.assign(call.begin(), call.end());
         uint64_t distinct;
         if (state.range(0)) {
-            distinct = ss::keep_distinct_sampled(lines, 5, seen);
+            distinct = keep_distinct_sampled(lines, 5, seen);
         } else {
             std::sort(lines.begin(), lines.end());
             lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
             distinct = lines.size();
-            std::erase_if(lines, [](uint64_t l) { return !ss::line_sampled(l, 5); });
+            std::erase_if(lines, [](uint64_t l) { return !line_sampled(l, 5); });
         }
         benchmark::DoNotOptimize(distinct);
         benchmark::DoNotOptimize(lines.data());
@@ -79,7 +79,7 @@ void BM_SimSpans(benchmark::State &state) {
         sim::SimConfig cfg;
         cfg.cpus = 4;
         cfg.duration = 50 * kernel::kMsec;
-        cfg.profile.work_ps[static_cast<size_t>(ss::Work::AvtabNode)] = 4800;
+        cfg.profile.work_ps[static_cast<size_t>(Work::AvtabNode)] = 4800;
         if (state.range(0)) {
             cfg.profile.memory.private_kib = 256;
             cfg.profile.memory.llc_kib = 8192;
@@ -96,8 +96,8 @@ void BM_SimSpans(benchmark::State &state) {
                      c += 4) {
                     kernel::compute(op, [c] {
                         for (uint64_t line : working_set(140000, 300, c % 8192)) {
-                            ss::count_work(ss::Work::AvtabNode);
-                            ss::touch_line(line);
+                            count_work(Work::AvtabNode);
+                            touch_line(line);
                         }
                     });
                     kernel::ndelay(20000);

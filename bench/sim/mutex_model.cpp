@@ -1,6 +1,6 @@
 #include "mutex_model.h"
 
-#include "kernel/kernel.h"
+#include "kernel/platform.h"
 #include "sim/sim_platform.h"
 
 namespace locksim::bench {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "strategies/toggle_cost.h"
+#include "analysis/toggle_cost.h"
 #include "tests/strategies/login_scenario.h"
 
 using namespace locksim;
@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
         {"percpu-rwsem", "percpu-rwsem", nullptr, nullptr},
         {"seqlock", "seqlock", nullptr, nullptr},
     };
-    std::vector<std::pair<std::string, ToggleCost>> table;
+    std::vector<std::pair<std::string, analysis::ToggleCost>> table;
     for (const Row &row : rows) {
         Params opts;
         if (row.key) opts.set(row.key, std::string(row.value));
@@ -38,8 +38,8 @@ int main(int argc, char **argv) {
         if (!run.r.violations.empty() || run.errors)
             std::fprintf(stderr, "%s: %zu violations, %llu errors\n", row.label,
                          run.r.violations.size(), static_cast<unsigned long long>(run.errors));
-        table.emplace_back(row.label, toggle_cost(run.r));
+        table.emplace_back(row.label, analysis::toggle_cost(run.r));
     }
-    std::printf("%s", toggle_cost_table(table).c_str());
+    std::printf("%s", analysis::toggle_cost_table(table).c_str());
     return 0;
 }

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "analysis/tail.h"
-#include "kernel/histogram.h"
+#include "record/histogram.h"
 
 using namespace locksim;
 using namespace locksim::analysis;

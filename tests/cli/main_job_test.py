@@ -69,7 +69,7 @@ runs = results["runs"]
 check(sorted({r["label"] for r in runs}) == sorted(designs), f"designs {[r['label'] for r in runs]}")
 check(len(runs) == 2 * len(designs), f"{len(runs)} runs, expected two seeds of each design")
 
-# Histograms as kernel/histogram.h documents them: values below 256 exact; above, each power of
+# Histograms as record/histogram.h documents them: values below 256 exact; above, each power of
 # two split into 128 buckets; a percentile is the midpoint of the bucket holding its rank.
 
 

@@ -22,6 +22,10 @@ strategies = ["rwlock", "rcu-cond-dup"]
 cpus = 3
 hz = 1000
 rcu_nocbs = true
+[[machine.irq]]
+kind = "network"
+rate = 1000
+handler = "2us"
 [core]
 sidtab = "linear"
 avc_slots = 256
@@ -31,6 +35,8 @@ period = "5ms"
 [[workload]]
 kind = "probe"
 period = "700us"
+[output]
+formats = ["json", "csv"]
 """)
 subprocess.run([locksim, "compare", scenario, "-q", "--no-wall-clock", "-o", out], check=True,
                stdout=subprocess.DEVNULL)
@@ -43,15 +49,35 @@ def check(cond, what):
         failures.append(what)
 
 
-m = sc["machine"]
-check(m["cpus"] == 3 and m["spinlock"] == "queued" and m["hz"] == 1000, f"machine as set: {m}")
-check(m.get("kernel") == "default", f"machine.kernel (default: each design's own): {m}")
-for key in ("profile", "preemption", "preempt_rcu", "rt_mutex_pi", "irq"):
-    check(key in m, f"machine.{key} (a default) missing: {m}")
-check(m.get("rcu_nocbs") is True, f"machine.rcu_nocbs as set: {m}")
+# Each block key by key: what the file sets with its value, the rest with its documented
+# default (`locksim list core`, docs/scenarios.md); a key missing or added fails.
+expect_top = {
+    "name": "settings", "description": "", "file": scenario, "duration_ns": 12_000_000,
+    "warmup_ns": 2_000_000, "drain_ns": 1_000_000_000, "seeds": [1], "cost_model": "counted",
+    "measured_scale": 1.0, "sweep": {}, "complete": True,
+    "output": {"dir": "results/settings", "formats": ["json", "csv"]},
+}
+for key, value in expect_top.items():
+    check(sc.get(key) == value, f"scenario.{key}: {sc.get(key)!r}, expected {value!r}")
+blocks = {"machine", "policy", "core", "strategies", "strategy_settings", "workloads",
+          "workload_settings"}
+check(set(sc) == set(expect_top) | blocks,
+      f"scenario keys: {sorted(set(sc) ^ (set(expect_top) | blocks))} differ")
+expect_machine = {
+    "cpus": 3, "profile": "x86-modern", "preemption": "full", "preempt_rcu": True,
+    "rt_mutex_pi": True, "rcu_nocbs": True, "hz": 1000, "kernel": "default",
+    "spinlock": "queued",
+    "irq": [{"kind": "network", "cpus": [], "rate": 1000, "handler_ns": 2000, "softirq_ns": 0,
+             "jitter_ns": 0, "priority": 50}],
+}
+check(sc["machine"] == expect_machine, f"machine: {sc['machine']}, expected {expect_machine}")
 check(sc["policy"] == {"source": "debian-default"}, f"policy: {sc['policy']}")
-check(sc["core"].get("sidtab") == "linear" and sc["core"].get("avc_slots") == 256,
-      f"core as set: {sc['core']}")
+expect_core = {
+    "mls_level_isvalid": "contains", "avc_audit": "needed", "avc_slow_path": "inline",
+    "avc_lock": "rcu", "file_hook": "none", "sid_string_cache": -1, "sidtab": "linear",
+    "avc_slots": 256, "avc_threshold": 512,
+}
+check(sc["core"] == expect_core, f"core: {sc['core']}, expected {expect_core}")
 # Every [core] key `locksim list core` documents, each with its default where the file is silent.
 listed = subprocess.run([locksim, "list", "core"], check=True, capture_output=True,
                         text=True).stdout
@@ -59,8 +85,8 @@ keys = re.findall(r"^\s*([a-z_]+)\s", listed, re.M)
 check(len(keys) >= 9, f"list core shows no keys: {listed!r}")
 for key in keys:
     check(key in sc["core"], f"core.{key} missing from results.json")
-check(sc["core"].get("avc_lock") == "rcu" and sc["core"].get("sid_string_cache") == -1,
-      f"core defaults: {sc['core']}")
+for st in sc["strategy_settings"]:
+    check(set(st) == {"label", "name", "kernel", "options"}, f"a strategy's keys: {sorted(st)}")
 names = [s["name"] for s in sc["strategy_settings"]]
 check(names == ["rwlock", "rcu-cond-dup"], f"strategy_settings: {names}")
 check(sc["strategies"] == [s["label"] for s in sc["strategy_settings"]], "labels differ")
@@ -70,12 +96,23 @@ check(kernels == ["5.9", "6.6"], f"strategy_settings' kernels: {kernels}")
 cond_dup = sc["strategy_settings"][1]["options"]
 check(cond_dup.get("grace_period") == "normal", f"rcu-cond-dup's options: {cond_dup}")
 w = {x["kind"]: x for x in sc["workload_settings"]}
+for x in sc["workload_settings"]:
+    check(set(x) == {"label", "kind", "tasks", "params"}, f"a workload's keys: {sorted(x)}")
+check(w["probe"]["tasks"] == 0 and w["setsebool"]["tasks"] == 1, "workloads' tasks")
 check(w["setsebool"]["params"].get("period") == 5_000_000, f"setsebool: {w['setsebool']}")
 check(w["probe"]["params"].get("period") == 700_000, f"probe: {w['probe']}")
-# A parameter the file does not set is there with its default.
-check(len(w["setsebool"]["params"]) > 1, f"setsebool defaults missing: {w['setsebool']}")
-for key in ("duration_ns", "warmup_ns", "drain_ns", "seeds", "cost_model", "measured_scale"):
-    check(key in sc, f"{key} missing")
+# Every parameter, the ones the file does not set with their defaults (`list workloads -v`).
+expect_setsebool = {
+    "mode": "periodic", "period": 5_000_000, "burst": 10, "booleans": 1, "names": [],
+    "jitter": 50_000, "tasks": 1, "sched": "other", "prio": 50, "nice": 0, "cpus": [],
+    "pin": False, "start": 0, "cluster": "",
+}
+check(w["setsebool"]["params"] == expect_setsebool,
+      f"setsebool: {w['setsebool']['params']}, expected {expect_setsebool}")
+expect_probe = {"period": 700_000, "jitter": 0, "tasks": 0, "sched": "fifo", "prio": 99,
+                "nice": 0, "cpus": [], "pin": True, "start": 0, "cluster": ""}
+check(w["probe"]["params"] == expect_probe,
+      f"probe: {w['probe']['params']}, expected {expect_probe}")
 
 if failures:
     print("\n".join(failures))

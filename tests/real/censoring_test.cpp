@@ -2,6 +2,7 @@
 // full; what is still open when the drain ends is counted, up to then, as a lower bound.
 #include <gtest/gtest.h>
 
+#include "kernel/preempt.h"
 #include "real_test_util.h"
 
 namespace locksim::real::test {

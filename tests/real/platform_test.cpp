@@ -7,6 +7,11 @@
 #include <atomic>
 #include <thread>
 
+#include "kernel/mutex.h"
+#include "kernel/rcu.h"
+#include "kernel/rwlock.h"
+#include "kernel/rwsem.h"
+#include "kernel/spinlock.h"
 #include "real_test_util.h"
 
 namespace locksim::real::test {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kernel/results.h"
 #include "real/real_platform.h"
+#include "record/run_results.h"
 
 namespace locksim::real::test {
 

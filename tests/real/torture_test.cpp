@@ -1,4 +1,4 @@
-// Torture runs (workloads/torture.h) of every shipped strategy on host threads, with the
+// Torture runs (validate/torture.h) of every shipped strategy on host threads, with the
 // platform's RCU checks on: no mixed read, no freed policy seen, no self-check report. The
 // suite also runs under ThreadSanitizer and AddressSanitizer (scripts/test.sh), where any
 // report fails it. A strategy that frees the old policy without a grace period is caught: by
@@ -13,7 +13,7 @@
 #include "ss/policydb.h"
 #include "strategies/catalog.h"
 #include "strategies/strategy.h"
-#include "workloads/torture.h"
+#include "validate/torture.h"
 
 namespace locksim::real::test {
 namespace {

@@ -20,7 +20,7 @@
 #include "analysis/measured/import.h"
 #include "analysis/report.h"
 #include "analysis/table.h"
-#include "kernel/results.h"
+#include "record/run_results.h"
 #include "runner/runner.h"
 #include "tests/temp_dir.h"
 #include "util/error.h"

@@ -13,7 +13,7 @@ using locksim::testing::run_all;
 
 namespace {
 
-analysis::RunSummary run_default(PreemptionModel preemption) {
+analysis::RunSummary run_default(sim::PreemptModel preemption) {
     Scenario s = load_scenario(std::string(LOCKSIM_SOURCE_DIR) + "/scenarios/default.toml");
     s.machine.preemption = preemption;
     s.seeds = {1};
@@ -29,8 +29,8 @@ analysis::RunSummary run_default(PreemptionModel preemption) {
 }  // namespace
 
 TEST(PreemptRt, RwlockWorstPreemptOffFallsBelowAFifth) {
-    const analysis::RunSummary full = run_default(PreemptionModel::Full);
-    const analysis::RunSummary rt = run_default(PreemptionModel::Rt);
+    const analysis::RunSummary full = run_default(sim::PreemptModel::Full);
+    const analysis::RunSummary rt = run_default(sim::PreemptModel::Rt);
     ASSERT_GT(full.preempt_off_count, 0u);
     // What stays atomic on RT is none of the modelled sections (the RCU callbacks run in the
     // rcuc kthreads, preemptible): the worst is 0 there.

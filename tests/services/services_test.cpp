@@ -5,8 +5,8 @@
 #include "ss/avtab.h"
 #include "ss/policy_dup.h"
 #include "ss/te_rules_memo.h"
-#include "ss/work_meter.h"
 #include "svc_test_util.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss::test {
 namespace {

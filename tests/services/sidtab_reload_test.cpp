@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernel/results.h"
+#include "record/run_results.h"
 #include "sepol_oracle.h"
 #include "sim/sim_platform.h"
 #include "strategies/security_server.h"

@@ -66,7 +66,7 @@ namespace {
 
 sim::CpuProfile memory_profile() {
     sim::CpuProfile p = sim::testing::zero_profile();
-    p.work_ps[static_cast<size_t>(ss::Work::AvtabNode)] = 1000;  // 1 ns when hot
+    p.work_ps[static_cast<size_t>(Work::AvtabNode)] = 1000;  // 1 ns when hot
     p.memory.private_kib = 64;
     p.memory.llc_kib = 1024;
     p.memory.llc_ns = 10;
@@ -85,8 +85,8 @@ std::vector<Time> spans(sim::SimConfig cfg, std::vector<int> cpus, uint64_t n) {
             Time t0 = now();
             compute("walk", [n] {
                 for (uint64_t k = 0; k < n; ++k) {
-                    ss::count_work(ss::Work::AvtabNode);
-                    ss::touch_line(ss::mem_line(ss::MemRegion::AvtabNode, 1, k));
+                    count_work(Work::AvtabNode);
+                    touch_line(mem_line(MemRegion::AvtabNode, 1, k));
                 }
             });
             took.push_back(now() - t0);
@@ -125,8 +125,8 @@ TEST(CacheCost, StallsAreReportedByLabelAndRunsRepeatExactly) {
                 for (int rep = 0; rep < 3; ++rep)
                     compute("walk", [rep] {
                         for (uint64_t k = 0; k < 3000; k += 1 + rep) {
-                            ss::count_work(ss::Work::AvtabNode);
-                            ss::touch_line(ss::mem_line(ss::MemRegion::AvtabNode, 1, k));
+                            count_work(Work::AvtabNode);
+                            touch_line(mem_line(MemRegion::AvtabNode, 1, k));
                         }
                     });
             });
@@ -156,7 +156,7 @@ TEST(CacheHierarchy, SampledEstimateFollowsTheExactModel) {
             std::vector<uint64_t> lines;
             for (uint64_t k = 0; k < 2000; ++k)
                 lines.push_back(
-                    ss::mem_line(ss::MemRegion::AvtabNode, 1, (call * 7919 + k * 104729) % 100000));
+                    mem_line(MemRegion::AvtabNode, 1, (call * 7919 + k * 104729) % 100000));
             h.price(static_cast<int>(call % 2), lines, t);
         }
         return t.stall_ps;
@@ -199,7 +199,7 @@ TEST(ProfileDerivation, ShippedProfilesFollowTheirPublishedFigures) {
         EXPECT_NEAR(p.memory.llc_ns, (fig("l3_cycles") - fig("l2_cycles")) / ghz, 0.1);
         EXPECT_NEAR(p.memory.dram_ns, fig("dram_ns") - l2_ns, 0.1);
         const double node_ns = (fig("l2_cycles") + 3) / ghz;
-        EXPECT_NEAR(p.work_ps[static_cast<size_t>(ss::Work::AvtabNode)] / 1000.0, node_ns, 0.1);
+        EXPECT_NEAR(p.work_ps[static_cast<size_t>(Work::AvtabNode)] / 1000.0, node_ns, 0.1);
         EXPECT_NEAR(static_cast<double>(p.primitive.cacheline_transfer),
                     fig("core_to_core_cycles") / ghz, 1.0);
         for (const sim::CpuCluster &c : p.clusters) {
@@ -224,7 +224,7 @@ TEST(ProfileFormat, MemoryClustersAndFiguresRoundTripAndBadOnesAreNamed) {
     EXPECT_EQ(back.published, p.published);
     const std::string base = "name = \"x\"\nderivation = \"d\"\n[work_ns]\n";
     std::string work;
-    for (auto k : ss::kWorkNames)
+    for (auto k : kWorkNames)
         work += std::string(k) + " = 1\n";
     try {
         (void)sim::parse_profile(base + work + "[memory]\nprivate_kib = 1\n", "m.toml");

@@ -3,6 +3,10 @@
 
 #include <functional>
 
+#include "kernel/mutex.h"
+#include "kernel/preempt.h"
+#include "kernel/rcu.h"
+#include "kernel/spinlock.h"
 #include "sim/sim_platform.h"
 #include "sim_test_util.h"
 

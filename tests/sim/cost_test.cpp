@@ -11,7 +11,7 @@ using locksim::sim::testing::zero_config;
 
 TEST(Cost, CountedWorkIsChargedThroughTheProfile) {
     auto cfg = zero_config(1, 10 * kMsec);
-    cfg.profile.work_ps[static_cast<size_t>(ss::Work::AvtabNode)] = 2500;  // 2.5 ns
+    cfg.profile.work_ps[static_cast<size_t>(Work::AvtabNode)] = 2500;  // 2.5 ns
     SimPlatform sim(cfg);
     Time took = -1;
     int answer = 0;
@@ -20,7 +20,7 @@ TEST(Cost, CountedWorkIsChargedThroughTheProfile) {
         OpScope scope(op);
         Time t0 = now();
         answer = compute("avtab_search", [] {
-            ss::count_work(ss::Work::AvtabNode, 1000);
+            count_work(Work::AvtabNode, 1000);
             return 42;
         });
         took = now() - t0;

@@ -1,6 +1,10 @@
 // Same scenario and seed: byte-identical results. A different seed: different results.
 #include <gtest/gtest.h>
 
+#include "kernel/mutex.h"
+#include "kernel/rcu.h"
+#include "kernel/rwlock.h"
+#include "kernel/rwsem.h"
 #include "sim/sim_platform.h"
 #include "sim_test_util.h"
 

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "kernel/rcu.h"
+#include "kernel/rwlock.h"
+#include "kernel/spinlock.h"
 #include "sim/sim_platform.h"
 #include "sim_test_util.h"
 

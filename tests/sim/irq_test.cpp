@@ -8,6 +8,9 @@
 #include <set>
 #include <string>
 
+#include "kernel/preempt.h"
+#include "kernel/rwlock.h"
+#include "kernel/spinlock.h"
 #include "sim/sim_platform.h"
 #include "sim_test_util.h"
 #include "util/error.h"

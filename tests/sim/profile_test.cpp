@@ -24,13 +24,13 @@ TEST(Profile, ShippedProfilesLoadAndSayHowTheyWereDerived) {
 TEST(Profile, CallsCostMostOnSh4) {
     // The 2007 thread: function calls dominate the AVC path on SH-4, far less on x86.
     auto share = [](const CpuProfile &p) {
-        ss::WorkCounts avc_hit;
-        avc_hit.n[static_cast<size_t>(ss::Work::HashProbe)] = 2;
-        avc_hit.n[static_cast<size_t>(ss::Work::Call)] = 8;
-        avc_hit.n[static_cast<size_t>(ss::Work::AuditCall)] = 1;
-        ss::WorkCounts calls;
-        calls.n[static_cast<size_t>(ss::Work::Call)] = 8;
-        calls.n[static_cast<size_t>(ss::Work::AuditCall)] = 1;
+        WorkCounts avc_hit;
+        avc_hit.n[static_cast<size_t>(Work::HashProbe)] = 2;
+        avc_hit.n[static_cast<size_t>(Work::Call)] = 8;
+        avc_hit.n[static_cast<size_t>(Work::AuditCall)] = 1;
+        WorkCounts calls;
+        calls.n[static_cast<size_t>(Work::Call)] = 8;
+        calls.n[static_cast<size_t>(Work::AuditCall)] = 1;
         return static_cast<double>(p.cost(calls)) / static_cast<double>(p.cost(avc_hit));
     };
     EXPECT_GT(share(find_profile("sh4")), share(find_profile("arm-xscale")));
@@ -39,8 +39,8 @@ TEST(Profile, CallsCostMostOnSh4) {
 
 TEST(Profile, CountedCostIsExactIntegerArithmetic) {
     CpuProfile p = find_profile("x86-modern");
-    ss::WorkCounts c;
-    c.n[static_cast<size_t>(ss::Work::BytesCopied)] = 1000000;  // 0.1 ns each
+    WorkCounts c;
+    c.n[static_cast<size_t>(Work::BytesCopied)] = 1000000;  // 0.1 ns each
     EXPECT_EQ(p.cost(c), 100000);
 }
 
@@ -68,8 +68,8 @@ CpuProfile sh4_without(const std::string &key) {
 // A profile written before vfs_node existed still loads; the cost is derived from its alloc.
 TEST(Profile, OlderProfileWithoutVfsNodeDerivesIt) {
     CpuProfile old = sh4_without("vfs_node");
-    const auto vfs = static_cast<size_t>(ss::Work::VfsNode);
-    const auto alloc = static_cast<size_t>(ss::Work::Alloc);
+    const auto vfs = static_cast<size_t>(Work::VfsNode);
+    const auto alloc = static_cast<size_t>(Work::Alloc);
     EXPECT_EQ(old.work_ps[vfs], kVfsNodePerAlloc * old.work_ps[alloc]);
     EXPECT_EQ(find_profile("x86-modern").work_ps[vfs], 1000000);  // 1 us, as written
 }
@@ -77,7 +77,7 @@ TEST(Profile, OlderProfileWithoutVfsNodeDerivesIt) {
 // A profile written before cache_free existed still loads; the price is derived from its free.
 TEST(Profile, OlderProfileWithoutCacheFreeDerivesIt) {
     CpuProfile old = sh4_without("cache_free");
-    const auto cache_free = static_cast<size_t>(ss::Work::CacheFree);
+    const auto cache_free = static_cast<size_t>(Work::CacheFree);
     EXPECT_EQ(old.work_ps[cache_free], 800000);                        // 4/5 of sh4's 1000 ns free
     EXPECT_EQ(find_profile("x86-modern").work_ps[cache_free], 20000);  // 20 ns, as written
 }
@@ -122,7 +122,7 @@ TEST(Profile, OverflowingNumbersAreRefused) {
         }
     }
     CpuProfile most = parse_profile(with("\ncall = ", "\ncall = 1000000 #"), "most.toml");
-    EXPECT_EQ(most.work_ps[static_cast<size_t>(ss::Work::Call)], 1'000'000'000);
+    EXPECT_EQ(most.work_ps[static_cast<size_t>(Work::Call)], 1'000'000'000);
     const std::string clusters = format_profile(find_profile("phone-big-little"));
     const size_t at = clusters.find("speed = ");
     ASSERT_NE(at, std::string::npos);

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "kernel/rcu.h"
 #include "sim/sim_platform.h"
 #include "sim_test_util.h"
 

@@ -3,6 +3,10 @@
 // and the sleep checks follow RT's rules. Hand-computed timelines on the zero-cost profile.
 #include <gtest/gtest.h>
 
+#include "kernel/mutex.h"
+#include "kernel/preempt.h"
+#include "kernel/rcu.h"
+#include "kernel/spinlock.h"
 #include "sim/sim_platform.h"
 #include "sim_test_util.h"
 

@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "kernel/preempt.h"
+#include "kernel/spinlock.h"
 #include "sim/sim_platform.h"
 #include "sim_test_util.h"
 

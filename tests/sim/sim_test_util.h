@@ -4,7 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kernel/results.h"
+#include "kernel/rwlock.h"
+#include "record/run_results.h"
 #include "sim/sim_platform.h"
 
 namespace locksim::sim::testing {

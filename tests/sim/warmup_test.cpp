@@ -1,6 +1,7 @@
 // The warm-up: statistics from before it are dropped, violations are kept.
 #include <gtest/gtest.h>
 
+#include "kernel/preempt.h"
 #include "sim_test_util.h"
 
 using namespace locksim;

@@ -4,7 +4,7 @@
 
 #include "sidtab_test_util.h"
 #include "ss/sidtab.h"
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 namespace {

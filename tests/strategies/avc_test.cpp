@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "kernel/spinlock.h"
 #include "ss/services.h"
 #include "strategy_test_util.h"
 

@@ -5,7 +5,8 @@
 
 #include <cerrno>
 
-#include "kernel/kernel.h"
+#include "kernel/mutex.h"
+#include "kernel/platform.h"
 #include "ss/services.h"
 #include "strategies/strategy.h"
 

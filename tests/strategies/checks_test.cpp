@@ -3,10 +3,13 @@
 // the same base class, are reported.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
 #include "broken_strategy.h"
+#include "kernel/mutex.h"
+#include "kernel/rwlock.h"
 #include "strategies/catalog.h"
 #include "strategies/strategy.h"
 #include "strategy_test_util.h"
@@ -46,39 +49,6 @@ class SleepsUnderSpinlock final : public StrategyBase {
     kernel::RwLock lock_;
     kernel::Mutex extra_{"broken_extra"};
 };
-
-// Readers that stay 40 us in their read section and a toggling writer, 4 CPUs.
-kernel::RunResults run_toggles(const std::function<std::unique_ptr<SecurityServer>()> &make) {
-    // 30 ms: every commit waits one to three grace periods (~1-2 ms each at HZ=1000).
-    sim::SimConfig cfg = sim_config(4, 30 * kMsec, 3);
-    cfg.hz = 1000;
-    sim::SimPlatform sim(cfg);
-    kernel::PlatformScope scope(sim);
-    std::unique_ptr<SecurityServer> server = make();
-    const uint32_t nbools = server->setup_state().db.cond->bools.nprim;
-    for (int i = 0; i < 3; ++i)
-        sim.create_task({"reader" + std::to_string(i)}, [&] {
-            while (!kernel::kthread_should_stop()) {
-                server->read_policy([](const ss::PolicyState &) {
-                    kernel::ndelay(40 * kUsec);
-                    return 0;
-                });
-                kernel::ndelay(5 * kUsec);
-            }
-        });
-    sim.create_task({"setsebool"}, [&] {
-        for (int n = 0; !kernel::kthread_should_stop(); ++n) {
-            std::vector<int> values(nbools, n & 1);
-            EXPECT_EQ(server->set_bools(values), 0);
-            kernel::sleep_for(300 * kUsec);
-        }
-    });
-    return sim.run();
-}
-
-ss::PolicyState fixture_state(const CoreConfig &core) {
-    return make_policy_state(ss::policydb_read(read_bytes(fixture("cond.33"))), core);
-}
 
 TEST(Checks, FreeWithoutGracePeriodIsReported) {
     CoreConfig core;
@@ -152,6 +122,22 @@ TEST(Registry, EveryEntryIsCompleteAndUnique) {
                 << info.name << "." << spec.name;
         }
         EXPECT_EQ(find_strategy_info(info.name), &info);
+    }
+}
+
+// An experimental design stays out of `strategies = "all"` (the main job's table), in the
+// catalog's order for the others; a scenario that names it finds it in the catalog.
+TEST(Registry, ExperimentalEntriesAreLeftOutOfAll) {
+    const std::vector<StrategyInfo> catalog = {
+        {.name = "a"}, {.name = "tried", .experimental = true}, {.name = "c"}};
+    std::vector<std::string> names;
+    for (const StrategyInfo *s : all_strategies(catalog))
+        names.push_back(s->name);
+    EXPECT_EQ(names, (std::vector<std::string>{"a", "c"}));
+    for (const StrategyInfo &info : strategy_catalog()) {
+        const auto all = all_strategies();
+        EXPECT_EQ(std::count(all.begin(), all.end(), &info), info.experimental ? 0 : 1)
+            << info.name;
     }
 }
 

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <map>
 
+#include "analysis/toggle_cost.h"
 #include "login_scenario.h"
-#include "strategies/toggle_cost.h"
 #include "strategy_test_util.h"
 
 namespace locksim::strategies::test {
@@ -33,7 +33,7 @@ LoginRun run_login_scenario(const StrategyCase &sc, int logins = 4) {
 
 TEST(DebianSanity, RelationsBetweenStrategies) {
     std::map<std::string, LoginRun> runs;
-    std::vector<std::pair<std::string, ToggleCost>> rows;
+    std::vector<std::pair<std::string, analysis::ToggleCost>> rows;
     for (const StrategyCase &sc :
          {with("rwlock"), with("rwsem"), with("rcu-full-copy", "copy", std::string("atomic")),
           with("rcu-full-copy", "copy", std::string("sleepable")), with("rcu-cond-dup"),
@@ -42,10 +42,10 @@ TEST(DebianSanity, RelationsBetweenStrategies) {
         ASSERT_GT(run.user_sids_calls, 4u) << sc.label();
         ASSERT_GT(run.user_sids, 10u) << sc.label();
         ASSERT_GE(run.r.ops["set_bools"].completed, 1u) << sc.label();
-        rows.emplace_back(sc.label(), toggle_cost(run.r));
+        rows.emplace_back(sc.label(), analysis::toggle_cost(run.r));
         runs.emplace(sc.label(), std::move(run));
     }
-    std::printf("%s", toggle_cost_table(rows).c_str());
+    std::printf("%s", analysis::toggle_cost_table(rows).c_str());
 
     // One get_user_sids candidate section (the read-side part), averaged over the rwlock run.
     const LoginRun &rw = runs.at("rwlock");
@@ -78,8 +78,9 @@ TEST(DebianSanity, RelationsBetweenStrategies) {
     // work, and several times its bytes allocated: the copies alone about 11x (the host
     // measures 15x: bench/services), about 9x with the kernel's frees of the old state (a whole
     // policydb_destroy against cond_policydb_destroy_dup, 3.4 ms and 0.58 ms on this profile).
-    const ToggleCost full = toggle_cost(runs.at("rcu_full_copy_copy_sleepable").r);
-    const ToggleCost dup = toggle_cost(runs.at("rcu_cond_dup").r);
+    const analysis::ToggleCost full =
+        analysis::toggle_cost(runs.at("rcu_full_copy_copy_sleepable").r);
+    const analysis::ToggleCost dup = analysis::toggle_cost(runs.at("rcu_cond_dup").r);
     EXPECT_GE(full.compute_ns, 8 * dup.compute_ns) << full.compute_ns << " vs " << dup.compute_ns;
     EXPECT_GE(full.bytes_allocated, 3 * dup.bytes_allocated);
     EXPECT_GT(full.peak_live_bytes, dup.peak_live_bytes);

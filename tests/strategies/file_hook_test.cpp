@@ -21,9 +21,9 @@ HookRun run_hook(FileHook hook, const FileCheck &f) {
     sim::SimConfig cfg;
     cfg.cpus = 1;
     cfg.duration = kernel::kMsec;
-    cfg.profile.work_ps[static_cast<size_t>(ss::Work::Call)] = 1'000'000;
-    cfg.profile.work_ps[static_cast<size_t>(ss::Work::BitIteration)] = 10'000;
-    cfg.profile.work_ps[static_cast<size_t>(ss::Work::BytesCopied)] = 1'000;
+    cfg.profile.work_ps[static_cast<size_t>(Work::Call)] = 1'000'000;
+    cfg.profile.work_ps[static_cast<size_t>(Work::BitIteration)] = 10'000;
+    cfg.profile.work_ps[static_cast<size_t>(Work::BytesCopied)] = 1'000;
     sim::SimPlatform sim(cfg);
     HookRun out;
     sim.create_task({"reader", kernel::Sched::Other, 0, 0, false}, [&] {

@@ -1,14 +1,14 @@
 // The scenario behind the Debian sanity relations and the toggle-cost numbers: login tasks
 // calling get_user_sids (unconfined_u from an unconfined_t SID), tasks doing mostly-hit
 // permission checks, and a periodic boolean toggle, on the simulator. Header-only, free of
-// the test framework, so bench/strategies/toggle_cost.cpp runs exactly the same thing.
+// the test framework, so bench/analysis/toggle_cost.cpp runs exactly the same thing.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "kernel/results.h"
+#include "record/run_results.h"
 #include "sim/sim_platform.h"
 #include "ss/policy_dup.h"
 #include "ss/services.h"

@@ -5,13 +5,14 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "kernel/results.h"
+#include "record/run_results.h"
 #include "sim/sim_platform.h"
 #include "ss/policydb.h"
 #include "strategies/catalog.h"
@@ -107,6 +108,46 @@ inline kernel::Time longest_task_preempt_off_except(const kernel::RunResults &r,
         if ((except.empty() || iv.label != except) && iv.task.rfind("softirq/", 0) != 0)
             return iv.length;
     return r.preempt_off.longest.empty() ? 0 : r.preempt_off.longest.back().length;
+}
+
+// A design's run under stress, for a test of a strategy (a new one, or one written broken on
+// purpose): three readers that stay 40 us in their read section and a writer toggling every
+// boolean every 300 us, on 4 simulated CPUs at HZ=1000 for 30 ms; `make` builds the server on
+// the simulator. The results carry the self-checks' violations (violations_text) and the
+// operations (`ops["set_bools"]`).
+inline kernel::RunResults run_toggles(
+    const std::function<std::unique_ptr<SecurityServer>()> &make) {
+    // 30 ms: every commit waits one to three grace periods (~1-2 ms each at HZ=1000).
+    sim::SimConfig cfg = sim_config(4, 30 * kernel::kMsec, 3);
+    cfg.hz = 1000;
+    sim::SimPlatform sim(cfg);
+    kernel::PlatformScope scope(sim);
+    std::unique_ptr<SecurityServer> server = make();
+    const uint32_t nbools = server->setup_state().db.cond->bools.nprim;
+    for (int i = 0; i < 3; ++i)
+        sim.create_task({"reader" + std::to_string(i)}, [&] {
+            while (!kernel::kthread_should_stop()) {
+                server->read_policy([](const ss::PolicyState &) {
+                    kernel::ndelay(40 * kernel::kUsec);
+                    return 0;
+                });
+                kernel::ndelay(5 * kernel::kUsec);
+            }
+        });
+    sim.create_task({"setsebool"}, [&] {
+        for (int n = 0; !kernel::kthread_should_stop(); ++n) {
+            std::vector<int> values(nbools, n & 1);
+            EXPECT_EQ(server->set_bools(values), 0);
+            kernel::sleep_for(300 * kernel::kUsec);
+        }
+    });
+    return sim.run();
+}
+
+inline  // The conditional-policy fixture as a server's starting state.
+    ss::PolicyState
+    fixture_state(const CoreConfig &core) {
+    return make_policy_state(ss::policydb_read(read_bytes(fixture("cond.33"))), core);
 }
 
 inline std::string violations_text(const kernel::RunResults &r) {

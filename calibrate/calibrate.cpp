@@ -1,0 +1,795 @@
+#include "calibrate/calibrate.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/utsname.h>
+
+#include <unistd.h>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <semaphore>
+#include <thread>
+
+#include "kernel/platform.h"
+#include "kernel/preempt.h"
+#include "kernel/rcu.h"
+#include "kernel/rwsem.h"
+#include "kernel/spinlock.h"
+#include "real/real_platform.h"
+#include "real/urcu.h"
+#include "sim/cache_model.h"
+#include "ss/policydb.h"
+#include "ss/services.h"
+#include "util/error.h"
+#include "util/median.h"
+#include "validate/torture.h"
+#include "workloads/policy_facts.h"
+
+namespace locksim {
+
+using ss::Work;
+using ss::WorkCounts;
+using Clock = std::chrono::steady_clock;
+
+std::array<double, ss::kWorkKinds> fit_work_costs(const std::vector<CalibrationSample> &samples,
+                                                  const std::array<double, ss::kWorkKinds> &prior,
+                                                  double prior_weight,
+                                                  const std::array<bool, ss::kWorkKinds> &fixed) {
+    constexpr size_t K = ss::kWorkKinds;
+    // In units of the prior (u_k = w_k / prior_k) every variable is of order one. Row i of the
+    // system is a_ik = counts_ik * prior_k / t_i with target 1; the prior adds
+    // prior_weight * (u_k - 1)^2.
+    std::array<double, K> scale{};
+    for (size_t k = 0; k < K; ++k)
+        scale[k] = prior[k] > 0 ? prior[k] : 1.0;
+    std::vector<std::array<double, K>> a;
+    for (const auto &s : samples) {
+        if (!(s.host_ns > 0)) continue;
+        std::array<double, K> row{};
+        for (size_t k = 0; k < K; ++k)
+            row[k] = static_cast<double>(s.counts.n[k]) * scale[k] / s.host_ns;
+        a.push_back(row);
+    }
+    // Normal equations H u = g of the objective, then projected coordinate descent.
+    std::array<std::array<double, K>, K> h{};
+    std::array<double, K> g{};
+    for (const auto &row : a)
+        for (size_t j = 0; j < K; ++j) {
+            g[j] += row[j];
+            for (size_t k = 0; k < K; ++k)
+                h[j][k] += row[j] * row[k];
+        }
+    for (size_t k = 0; k < K; ++k) {
+        h[k][k] += prior_weight;
+        g[k] += prior_weight;
+    }
+    std::array<double, K> u;
+    u.fill(1.0);
+    for (int sweep = 0; sweep < 20000; ++sweep) {
+        double moved = 0;
+        for (size_t k = 0; k < K; ++k) {
+            if (fixed[k]) continue;
+            double r = g[k];
+            for (size_t j = 0; j < K; ++j)
+                if (j != k) r -= h[k][j] * u[j];
+            double next = std::max(0.0, r / h[k][k]);
+            moved = std::max(moved, std::abs(next - u[k]));
+            u[k] = next;
+        }
+        if (moved < 1e-12) break;
+    }
+    std::array<double, K> w{};
+    for (size_t k = 0; k < K; ++k)
+        w[k] = fixed[k] ? prior[k] : u[k] * scale[k];
+    return w;
+}
+
+std::vector<uint32_t> cyclic_permutation(size_t n, uint64_t seed) {
+    std::vector<uint32_t> perm(n);
+    std::iota(perm.begin(), perm.end(), 0u);
+    std::mt19937_64 rng(seed);
+    for (size_t i = n - 1; i > 0 && n > 0; --i)
+        std::swap(perm[i], perm[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
+    return perm;
+}
+
+double pointer_chase_ns(size_t bytes, int64_t steps, int rounds) {
+    struct alignas(64) Line {
+        uint32_t next;
+    };
+    const size_t n = std::max<size_t>(2, bytes / sizeof(Line));
+    std::vector<Line> buf(n);
+    const std::vector<uint32_t> perm = cyclic_permutation(n, 0x6c6f636bull);
+    for (size_t i = 0; i < n; ++i)
+        buf[i].next = perm[i];
+    uint32_t at = 0;
+    for (size_t i = 0; i < std::min<size_t>(n, static_cast<size_t>(steps)); ++i)
+        at = buf[at].next;  // bring the buffer in where it fits
+    std::vector<double> per;
+    for (int r = 0; r < std::max(rounds, 1); ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        for (int64_t i = 0; i < steps; ++i)
+            at = buf[at].next;
+        per.push_back(
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0)
+                .count() /
+            static_cast<double>(std::max<int64_t>(steps, 1)));
+    }
+    // The chase's end, kept so that the loads are not optimised away.
+    asm volatile("" : : "r"(at));
+    return median(std::move(per));
+}
+
+namespace {
+
+double elapsed_ns(Clock::time_point since) {
+    return std::chrono::duration<double, std::nano>(Clock::now() - since).count();
+}
+
+// Host time of one call of `f`: batches of about batch_ms, the median of `rounds` of them.
+template <class F>
+double time_per_call(F &&f, const CalibrateOptions &o) {
+    auto t0 = Clock::now();
+    f();
+    double once = std::max(elapsed_ns(t0), 1.0);
+    auto reps = static_cast<int64_t>(std::clamp(o.batch_ms * 1e6 / once, 1.0, 1e8));
+    std::vector<double> per;
+    for (int r = 0; r < std::max(o.rounds, 1); ++r) {
+        auto start = Clock::now();
+        for (int64_t i = 0; i < reps; ++i)
+            f();
+        per.push_back(elapsed_ns(start) / static_cast<double>(reps));
+    }
+    return median(std::move(per));
+}
+
+// Host time of one call of `f` with cold caches: `evict` (larger than the last level) is
+// written through before each call; the median of `rounds` calls (at least 3).
+template <class F>
+double time_cold_call(F &&f, std::vector<uint8_t> &evict, const CalibrateOptions &o) {
+    std::vector<double> per;
+    for (int r = 0; r < std::max(o.rounds, 3); ++r) {
+        for (size_t i = 0; i < evict.size(); i += 64)
+            ++evict[i];
+        auto start = Clock::now();
+        f();
+        per.push_back(elapsed_ns(start));
+    }
+    return median(std::move(per));
+}
+
+// "1024K", "32M" -> KiB; 0 when unreadable.
+int64_t size_kib(const std::string &text) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception &) {
+        return 0;
+    }
+    const char unit = used < text.size() ? text[used] : 'B';
+    return unit == 'K' ? v : unit == 'M' ? v * 1024 : unit == 'G' ? v * 1024 * 1024 : v / 1024;
+}
+
+// The largest level-2 cache and the last level of CPU 0, in KiB: from sysfs, else sysconf,
+// else the base profile's [memory], else 1 MiB and 32 MiB.
+MemoryMeasure host_cache_sizes(const sim::MemoryProfile &base) {
+    MemoryMeasure m;
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    int best_level = 0;
+    for (const auto &e : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
+        if (e.path().filename().string().rfind("index", 0) != 0) continue;
+        auto field = [&](const char *name) {
+            std::ifstream f(e.path() / name);
+            std::string v;
+            f >> v;
+            return v;
+        };
+        if (field("type") == "Instruction") continue;
+        const int level = std::atoi(field("level").c_str());
+        const int64_t kib = size_kib(field("size"));
+        if (kib <= 0) continue;
+        if (level == 2) m.private_kib = std::max(m.private_kib, kib);
+        if (level >= 2 && level >= best_level) {
+            best_level = level;
+            m.llc_kib = kib;
+        }
+    }
+    m.sizes_from = "/sys/devices/system/cpu/cpu0/cache";
+    if (m.private_kib <= 0 || m.llc_kib <= 0) {
+        m.private_kib = sysconf(_SC_LEVEL2_CACHE_SIZE) / 1024;
+        m.llc_kib = sysconf(_SC_LEVEL3_CACHE_SIZE) / 1024;
+        if (m.llc_kib <= 0) m.llc_kib = m.private_kib;
+        m.sizes_from = "sysconf";
+    }
+    if (m.private_kib <= 0 || m.llc_kib <= 0) {
+        m.private_kib = base.private_kib > 0 ? base.private_kib : 1024;
+        m.llc_kib = base.llc_kib > 0 ? base.llc_kib : 32 * 1024;
+        m.sizes_from = base.private_kib > 0 ? "the base profile" : "assumed (not readable)";
+    }
+    return m;
+}
+
+// Buffer sizes: the last level's chase (half of it, at most 32 MiB: a virtual machine may report
+// a last level far larger than any it has); memory's (4x the last level, at least 64 MiB); the
+// eviction before a cold call (2x the last level, at least 16 MiB); both at most
+// max_buffer_bytes.
+constexpr size_t kLlcChaseMax = size_t{32} << 20;
+constexpr size_t kDramChaseMin = size_t{64} << 20, kEvictMin = size_t{16} << 20;
+
+// The load-to-use latencies of the private cache, the last level and memory, by pointer chasing.
+MemoryMeasure measure_memory(const CalibrateOptions &o) {
+    MemoryMeasure m = host_cache_sizes(o.base.memory);
+    const size_t kib = 1024;
+    const auto priv = static_cast<size_t>(m.private_kib) * kib;
+    const auto llc = static_cast<size_t>(m.llc_kib) * kib;
+    const auto steps = static_cast<int64_t>(std::max(20000.0, o.batch_ms * 1e6 / 50.0));
+    m.private_ns = pointer_chase_ns(priv / 2, steps, o.rounds);
+    // Well beyond the private cache, well within the last level: its own latency.
+    m.llc_ns = llc >= 4 * priv ? pointer_chase_ns(std::max(2 * priv, llc / 2), steps, o.rounds)
+                               : m.private_ns;
+    m.dram_ns =
+        pointer_chase_ns(std::clamp<size_t>(4 * llc, 64 << 20, size_t{1} << 30), steps, o.rounds);
+    return m;
+}
+
+template <class F>
+WorkCounts count_call(F &&f) {
+    WorkCounts c;
+    c.line_shift = 0;  // every line
+    ss::WorkMeterScope scope(&c);
+    f();
+    return c;
+}
+
+uint32_t sid_of(const ss::PolicyState &st, const std::string &context) {
+    uint32_t sid = 0;
+    if (context.empty() || ss::context_to_sid(st, context, &sid))
+        throw UserError(fmt::format("calibrate: the policy rejects the context '{}'", context));
+    return sid;
+}
+
+// The core operations, each a closure over states of its own.
+class CoreOps {
+  public:
+    explicit CoreOps(const CalibrateOptions &o) : o_(o) {
+        auto state = [&](uint32_t cache, ss::LevelCheck check) {
+            ss::ServiceConfig cfg;
+            cfg.level_check = check;
+            return ss::policy_state_create(ss::policydb_read(o.policy_image, o.policy_name), cache,
+                                           cfg);
+        };
+        main_ = state(ss::kSidtabDefaultCacheSize, ss::LevelCheck::Contains);
+        bitwise_ = state(ss::kSidtabDefaultCacheSize, ss::LevelCheck::BitByBit);
+        nocache_ = state(0, ss::LevelCheck::Contains);
+        toggled_ = state(ss::kSidtabDefaultCacheSize, ss::LevelCheck::Contains);
+        facts_ = std::make_unique<PolicyFacts>(main_);
+        // Access decisions between random domains and objects, in random classes.
+        const auto &doms = facts_->domains(), &objs = facts_->objects();
+        uint64_t x = 0x9e3779b97f4a7c15ull;
+        auto next = [&x] {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            return x;
+        };
+        const uint32_t nclasses = main_.p().classes.nprim;
+        for (int tries = 0; queries_.size() < 512 && tries < 20000; ++tries) {
+            std::string sc = facts_->domain_context(doms[next() % doms.size()]);
+            std::string tc = facts_->object_context(objs[next() % objs.size()]);
+            uint32_t s, t;
+            if (sc.empty() || ss::context_to_sid(main_, sc, &s) ||
+                ss::context_to_sid(main_, tc, &t))
+                continue;
+            queries_.push_back({s, t, 1 + static_cast<uint32_t>(next() % nclasses)});
+        }
+        if (queries_.empty()) throw UserError("calibrate: the policy has no valid contexts");
+        // Keys whose slot in the rule table is empty (as for many of the attribute pairs a
+        // decision searches): a search for one costs the hash and the slot's load alone, which
+        // prices a probe apart from the chain nodes the other operations walk.
+        const ss::PolicyBase &pb = main_.p();
+        for (int tries = 0; absent_.size() < 512 && tries < 20000 && pb.types.nprim; ++tries) {
+            ss::AvtabKey k;
+            k.source_type = static_cast<uint16_t>(1 + next() % pb.types.nprim);
+            k.target_type = static_cast<uint16_t>(1 + next() % pb.types.nprim);
+            k.target_class = static_cast<uint16_t>(1 + next() % nclasses);
+            k.specified = ss::AVTAB_ALLOWED;
+            const WorkCounts c =
+                count_call([&] { sink_ += pb.te_avtab.search_node(k) != nullptr; });
+            if (c.n[static_cast<size_t>(Work::AvtabNode)] == 0) absent_.push_back(k);
+        }
+        rich_context_ = facts_->domain_context_with_categories(doms.front(), 1024);
+        rich_sid_ = sid_of(nocache_, rich_context_);
+        auto users = facts_->login_users();
+        if (!users.empty()) {
+            user_ = users.front();
+            from_sid_ = sid_of(main_, facts_->some_domain_context({"unconfined_t", "sysadm_t"}));
+        }
+        bools_ = ss::get_bools(main_);
+        if (!bools_.empty()) {
+            // What `validate`'s reader checks: decisions that depend on the booleans.
+            ss::PolicyState on, off;
+            cond_queries_ = boolean_dependent_queries(main_, kValidatePool, &on, &off);
+            cond_order_.resize(cond_queries_.size());
+            std::iota(cond_order_.begin(), cond_order_.end(), size_t{0});
+        }
+    }
+
+    // name -> operation
+    std::vector<std::pair<std::string, std::function<void()>>> list() {
+        std::vector<std::pair<std::string, std::function<void()>>> ops;
+        ops.emplace_back(fmt::format("compute_av x{}", queries_.size()), [this] {
+            for (const auto &q : queries_) {
+                ss::AvDecision avd;
+                ss::compute_av(main_, q.s, q.t, q.c, &avd);
+                sink_ += avd.allowed;
+            }
+        });
+        if (!absent_.empty())
+            ops.emplace_back(fmt::format("avtab search x{}, empty slots", absent_.size()), [this] {
+                const ss::Avtab &t = main_.p().te_avtab;
+                for (const ss::AvtabKey &k : absent_)
+                    sink_ += t.search_node(k) != nullptr;
+            });
+        ops.emplace_back("context_to_sid, 1024 categories, ebitmap_contains", [this] {
+            uint32_t sid;
+            sink_ += ss::context_to_sid(main_, rich_context_, &sid);
+        });
+        ops.emplace_back("context_to_sid, 1024 categories, bit by bit", [this] {
+            uint32_t sid;
+            sink_ += ss::context_to_sid(bitwise_, rich_context_, &sid);
+        });
+        ops.emplace_back("sid_to_context, 1024 categories, no cache", [this] {
+            std::string out;
+            ss::sid_to_context(nocache_, rich_sid_, &out);
+            sink_ += out.size();
+        });
+        if (!user_.empty())
+            ops.emplace_back("get_user_sids " + user_, [this] {
+                std::vector<uint32_t> sids;
+                ss::get_user_sids(main_, from_sid_, user_, &sids);
+                sink_ += sids.size();
+            });
+        if (!bools_.empty()) {
+            // Ten booleans flipped; and every boolean, alternately on and off, as `validate`'s
+            // writer commits them.
+            for (bool all : {false, true}) {
+                const std::string what =
+                    all ? "validate commit: set_bools {}, all flipped" : "set_bools {}, 10 flipped";
+                ops.emplace_back(fmt::format(fmt::runtime(what), "in place"), [this, all] {
+                    flip(all);
+                    ss::set_bools_inplace(toggled_, bools_);
+                });
+                ops.emplace_back(fmt::format(fmt::runtime(what), "cond_policydb_dup"), [this, all] {
+                    flip(all);
+                    ss::PolicyState next;
+                    ss::set_bools_cond_dup(toggled_, bools_, &next);
+                    toggled_ = std::move(next);
+                });
+            }
+            // `validate --pool 4`'s reader: the same four decisions, their lines hot.
+            ops.emplace_back("validate read, pool 4: compute_av x4, the same four", [this] {
+                for (size_t i = 0; i < 4; ++i) {
+                    const auto &q = cond_queries_[i % cond_queries_.size()];
+                    ss::AvDecision avd;
+                    ss::compute_av(main_, q.ssid, q.tsid, q.tclass, &avd);
+                    sink_ += avd.allowed;
+                }
+            });
+            // `validate`'s reader (its default pool): 64 read sections of four, in a new random
+            // order each call: the whole pool, as the reader's sections go through it (one call is
+            // the working set, hot or cold).
+            ops.emplace_back(
+                fmt::format("validate read: 64 x compute_av x4 of {}", cond_queries_.size()),
+                [this] {
+                    for (size_t i = cond_queries_.size(); i > 1; --i)
+                        std::swap(cond_order_[i - 1], cond_order_[next_random() % i]);
+                    for (size_t i = 0; i < 64 * 4; ++i) {
+                        const auto &q = cond_queries_[cond_order_[i % cond_order_.size()]];
+                        ss::AvDecision avd;
+                        ss::compute_av(main_, q.ssid, q.tsid, q.tclass, &avd);
+                        sink_ += avd.allowed;
+                    }
+                });
+            ops.emplace_back("set_bools full copy, 10 flipped", [this] {
+                flip(false);
+                ss::PolicyState next;
+                ss::set_bools_full_copy(toggled_, bools_, &next);
+                toggled_ = std::move(next);
+            });
+        }
+        ops.emplace_back("policydb_read + free", [this] {
+            ss::Policydb db = ss::policydb_read(o_.policy_image, o_.policy_name);
+            sink_ += db.base->types.nprim;
+        });
+        return ops;
+    }
+
+  private:
+    static constexpr size_t kValidatePool = 256;
+    uint64_t next_random() {
+        rng_ ^= rng_ << 13, rng_ ^= rng_ >> 7, rng_ ^= rng_ << 17;
+        return rng_;
+    }
+    // Flips ten booleans, or sets all alternately on and off.
+    void flip(bool all) {
+        if (all)
+            for (int &b : bools_)
+                b = (round_ & 1) ? 0 : 1;
+        else
+            for (size_t i = 0; i < 10; ++i)
+                bools_[(i * 7 + round_) % bools_.size()] ^= 1;
+        ++round_;
+    }
+    struct Query {
+        uint32_t s, t, c;
+    };
+    const CalibrateOptions &o_;
+    ss::PolicyState main_, bitwise_, nocache_, toggled_;
+    std::unique_ptr<PolicyFacts> facts_;
+    std::vector<Query> queries_;
+    std::vector<ss::AvtabKey> absent_;
+    std::vector<TortureQuery> cond_queries_;
+    std::vector<size_t> cond_order_;
+    uint64_t rng_ = 0x2545f4914f6cdd1dull;
+    std::string rich_context_, user_;
+    uint32_t rich_sid_ = 0, from_sid_ = 0;
+    std::vector<int> bools_;
+    size_t round_ = 0;
+    uint64_t sink_ = 0;
+};
+
+// Two threads passing a turn back and forth; `pass` hands it over and waits for it back.
+template <class Pass>
+double round_trip_ns(Pass &&pass, const CalibrateOptions &o, int64_t trips) {
+    std::vector<double> per;
+    for (int r = 0; r < std::max(o.rounds, 1); ++r) {
+        auto t0 = Clock::now();
+        pass(trips);
+        per.push_back(elapsed_ns(t0) / static_cast<double>(trips));
+    }
+    std::sort(per.begin(), per.end());
+    return per[per.size() / 2];
+}
+
+// Pins the calling thread to one CPU; the previous affinity is returned for restoring.
+std::optional<cpu_set_t> pin_to(int cpu) {
+    cpu_set_t old;
+    if (cpu < 0 || pthread_getaffinity_np(pthread_self(), sizeof(old), &old)) return std::nullopt;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(static_cast<unsigned>(cpu), &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one)) return std::nullopt;
+    return old;
+}
+
+// The hardware's cost, not the scheduler's. The two threads run on two different CPUs (where
+// the process may use two): left to the scheduler on a busy host they often share one, and each
+// pass is then a yield and a context switch. The round trips are timed in short windows and a
+// round counts its fastest one, so that a thread descheduled meanwhile is not taken for the
+// line's price either (4-12 us had been fitted under load instead of some 0.1-0.5 us).
+double cacheline_round_trip(const CalibrateOptions &o) {
+    constexpr int64_t kWindow = 100, kWindows = 200;
+    int cpus[2] = {-1, -1};
+    cpu_set_t allowed;
+    if (!sched_getaffinity(0, sizeof(allowed), &allowed))
+        for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; ++c)
+            if (CPU_ISSET(c, &allowed)) cpus[n++] = c;
+    if (cpus[1] < 0) cpus[0] = -1;  // one CPU: nothing to pin
+    std::vector<double> per;
+    for (int r = 0; r < std::max(o.rounds, 1); ++r) {
+        alignas(64) std::atomic<int64_t> turn{0};
+        auto spin_until = [&turn](int64_t v) {
+            for (int i = 0; turn.load(std::memory_order_acquire) != v; ++i)
+                if ((i & 1023) == 1023) std::this_thread::yield();  // a descheduled peer
+        };
+        const int64_t trips = kWindow * kWindows;
+        std::thread peer([&] {
+            pin_to(cpus[1]);
+            for (int64_t i = 0; i < trips; ++i) {
+                spin_until(2 * i + 1);
+                turn.store(2 * i + 2, std::memory_order_release);
+            }
+        });
+        const std::optional<cpu_set_t> restore = pin_to(cpus[0]);
+        double fastest = std::numeric_limits<double>::infinity();
+        auto t0 = Clock::now();
+        for (int64_t i = 0; i < trips; ++i) {
+            turn.store(2 * i + 1, std::memory_order_release);
+            spin_until(2 * i + 2);
+            if ((i + 1) % kWindow == 0) {
+                fastest = std::min(fastest, elapsed_ns(t0) / static_cast<double>(kWindow));
+                t0 = Clock::now();
+            }
+        }
+        peer.join();
+        if (restore) pthread_setaffinity_np(pthread_self(), sizeof(*restore), &*restore);
+        per.push_back(fastest);
+    }
+    return median(std::move(per));
+}
+
+double sleep_wake_round_trip(const CalibrateOptions &o) {
+    return round_trip_ns(
+        [](int64_t trips) {
+            std::binary_semaphore ping(0), pong(0);
+            std::thread peer([&] {
+                for (int64_t i = 0; i < trips; ++i) {
+                    ping.acquire();
+                    pong.release();
+                }
+            });
+            for (int64_t i = 0; i < trips; ++i) {
+                ping.release();
+                pong.acquire();
+            }
+            peer.join();
+        },
+        o, 5000);
+}
+
+// The primitives a strategy calls, through kernel/ on a RealPlatform from this thread.
+// Sets `profile`'s primitive costs and its liburcu grace period.
+std::vector<PrimitiveSample> time_primitives(sim::CpuProfile *profile, const CalibrateOptions &o) {
+    sim::PrimitiveCosts *p = &profile->primitive;
+    real::RealConfig rc;
+    rc.cpus = 0;
+    real::RealPlatform platform(rc);
+    kernel::PlatformScope scope(platform);
+    real::urcu_thread_register();
+    std::vector<PrimitiveSample> out;
+    auto ns = [](double x) { return std::max<sim::Time>(1, std::llround(x)); };
+    auto pair = [&](const char *name, const char *how, auto &&f) {
+        double ns = time_per_call(
+                        [&] {
+                            for (int i = 0; i < 64; ++i)
+                                f();
+                        },
+                        o) /
+                    64;
+        out.push_back({name, ns, how});
+        return ns;
+    };
+    // Pairs split in the base profile's proportion of their halves.
+    auto split = [&ns](double pair_ns, sim::Time *first, sim::Time *second) {
+        double a = static_cast<double>(*first), b = static_cast<double>(*second);
+        double f = a + b > 0 ? a / (a + b) : 0.5;
+        *first = ns(pair_ns * f);
+        *second = ns(pair_ns * (1 - f));
+    };
+    kernel::Spinlock spin("calibrate_spin", platform);
+    split(pair("spin_lock + spin_unlock", "kernel::spin_lock/unlock, uncontended",
+               [&] {
+                   kernel::spin_lock(spin);
+                   kernel::spin_unlock(spin);
+               }),
+          &p->spin_acquire, &p->spin_release);
+    kernel::RwSem sem("calibrate_rwsem", platform);
+    split(pair("down_read + up_read", "kernel::down_read/up_read, uncontended",
+               [&] {
+                   kernel::down_read(sem);
+                   kernel::up_read(sem);
+               }),
+          &p->sem_acquire, &p->sem_release);
+    p->preempt_toggle = ns(pair("preempt_disable + enable", "a would-be-atomic section, empty",
+                                [] {
+                                    kernel::preempt_disable();
+                                    kernel::preempt_enable();
+                                }) /
+                           2);
+    p->irq_toggle = ns(pair("local_irq_disable + enable", "a would-be-irqs-off section, empty",
+                            [] {
+                                kernel::local_irq_disable();
+                                kernel::local_irq_enable();
+                            }) /
+                       2);
+    p->rcu_read_lock = ns(pair("rcu_read_lock + unlock", "a liburcu memb read section", [] {
+        kernel::rcu_read_lock();
+        kernel::rcu_read_unlock();
+    }));
+    split(pair("kmalloc(64) + kfree", "accounted allocation",
+               [&] { kernel::kfree(kernel::kmalloc(64, kernel::Gfp::Kernel)); }),
+          &p->kmalloc, &p->kfree);
+    double gp = time_per_call([] { kernel::synchronize_rcu(); }, o);
+    out.push_back({"urcu_grace_period", gp, "kernel::synchronize_rcu, no readers (liburcu memb)"});
+    profile->calibration[kUrcuGracePeriodKey] = fmt::format("{:.0f}", gp);
+    if (std::thread::hardware_concurrency() >= 2) {
+        double line = cacheline_round_trip(o);
+        out.push_back({"cache-line round trip", line, "two threads alternating on an atomic"});
+        p->cacheline_transfer = ns(line / 2);
+        double sw = sleep_wake_round_trip(o);
+        out.push_back({"sleep/wake round trip", sw, "two threads alternating on semaphores"});
+        split(sw / 2, &p->context_switch, &p->wakeup);
+    }
+    return out;
+}
+
+std::string host_description() {
+    utsname u{};
+    uname(&u);
+    return fmt::format("{} {} {}, {} CPUs", u.nodename, u.sysname, u.release,
+                       std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+Calibration calibrate(const CalibrateOptions &o) {
+    auto say = [&o](const std::string &line) {
+        if (o.progress) o.progress(line);
+    };
+    Calibration c;
+    c.memory = measure_memory(o);
+    const MemoryMeasure &mm = c.memory;
+    say(fmt::format(
+        "memory: private {} KiB, last level {} KiB ({}); chase {:.1f} / {:.1f} / "
+        "{:.1f} ns",
+        mm.private_kib, mm.llc_kib, mm.sizes_from, mm.private_ns, mm.llc_ns, mm.dram_ns));
+    sim::MemoryProfile mem = o.base.memory;
+    mem.line_bytes = 64;
+    mem.private_kib = mm.private_kib;
+    mem.llc_kib = mm.llc_kib;
+    // [work_ns] prices are private-cache hits: the levels beyond add their latency over it.
+    const double chase_llc = std::max(0.0, mm.llc_ns - mm.private_ns);
+    const double chase_dram = std::max(0.0, mm.dram_ns - mm.private_ns);
+    std::vector<uint8_t> evict(std::clamp<size_t>(static_cast<size_t>(mm.llc_kib) * 2048,
+                                                  std::min(kEvictMin, o.max_buffer_bytes),
+                                                  o.max_buffer_bytes));
+    CoreOps core(o);
+    for (auto &[name, op] : core.list()) {
+        CalibrationSample s;
+        s.name = name;
+        op();  // warm the caches (and the SID table) first
+        s.counts = count_call(op);
+        s.lines = std::move(s.counts.lines);
+        s.counts.line_shift = -1;
+        s.counts.line_touches = 0;
+        s.host_ns = time_per_call(op, o);
+        s.host_cold_ns = time_cold_call(op, evict, o);
+        say(fmt::format("{:<56} {:>12.0f} ns, cold {:>12.0f} ns", name, s.host_ns, s.host_cold_ns));
+        c.samples.push_back(std::move(s));
+    }
+    // The model's stall for each call's lines with the given latencies: from empty caches, and
+    // when called again (the same lines, now cached where they fit).
+    // Where the model serves each call's lines from (sizes only): from empty caches (cold), and
+    // when called again (hot: the same lines, now cached where they fit).
+    {
+        sim::MemoryLatency sizes = mem.latency();
+        sizes.sample = 1;
+        for (auto &s : c.samples) {
+            sim::CacheHierarchy caches(sizes, {sizes.private_lines});
+            sim::MemoryTally cold, hot;
+            caches.price(0, s.lines, cold);
+            caches.price(0, s.lines, hot);
+            s.cold_llc = cold.llc_hits, s.cold_dram = cold.dram;
+            s.hot_llc = hot.llc_hits, s.hot_dram = hot.dram;
+        }
+    }
+    auto stalls = [&c](const sim::MemoryProfile &m) {
+        for (auto &s : c.samples) {
+            s.stall_cold_ns = static_cast<double>(s.cold_llc) * m.llc_ns +
+                              static_cast<double>(s.cold_dram) * m.dram_ns;
+            s.stall_hot_ns = static_cast<double>(s.hot_llc) * m.llc_ns +
+                             static_cast<double>(s.hot_dram) * m.dram_ns;
+        }
+    };
+    std::array<double, ss::kWorkKinds> prior{};
+    for (size_t k = 0; k < ss::kWorkKinds; ++k)
+        prior[k] = static_cast<double>(o.base.work_ps[k]) / 1000.0;
+    // The core's audit path only counts: what avc_audit costs in a kernel cannot be timed here.
+    std::array<bool, ss::kWorkKinds> fixed{};
+    fixed[static_cast<size_t>(Work::AuditCall)] = true;
+    fixed[static_cast<size_t>(Work::Syscall)] = true;  // the rest of a system call: not the core
+    fixed[static_cast<size_t>(Work::VfsNode)] = true;  // selinuxfs's files: not the core either
+    // A chase's loads wait one after the other; the core's misses partly overlap (independent
+    // decisions, out-of-order execution) and its lines share pages. So the latencies the model
+    // adds are fitted, in turn with the prices until all settle: the last level's to the hot
+    // times (what is left of them beyond the prices, over the lines the model serves from the
+    // last level when warm), memory's to the cold times alike; each at most its chased latency.
+    // The prices are fitted to each hot time less the model's hot stall.
+    std::array<double, ss::kWorkKinds> w{};
+    mem.llc_ns = chase_llc;
+    mem.dram_ns = chase_dram;
+    for (int round = 0; round < 20; ++round) {
+        stalls(mem);
+        std::vector<CalibrationSample> fit = c.samples;
+        for (auto &s : fit)
+            s.host_ns = std::max(s.host_ns - s.stall_hot_ns, 0.1 * s.host_ns);
+        w = fit_work_costs(fit, prior, o.prior_weight, fixed);
+        double llc_left = 0, llc_lines = 0, dram_left = 0, dram_lines = 0;
+        for (const auto &s : c.samples) {
+            double cost = 0;
+            for (size_t k = 0; k < ss::kWorkKinds; ++k)
+                cost += static_cast<double>(s.counts.n[k]) * w[k];
+            const auto hl = static_cast<double>(s.hot_llc), hd = static_cast<double>(s.hot_dram);
+            const auto cl = static_cast<double>(s.cold_llc), cd = static_cast<double>(s.cold_dram);
+            llc_left += std::max(s.host_ns - cost - hd * mem.dram_ns, 0.0) * (hl > 0);
+            llc_lines += hl;
+            dram_left += std::max(s.host_cold_ns - cost - cl * mem.llc_ns, 0.0) * (cd > 0);
+            dram_lines += cd;
+        }
+        const double dram =
+            dram_lines > 0 ? std::min(dram_left / dram_lines, chase_dram) : chase_dram;
+        // The last level is no slower than memory.
+        const double llc =
+            std::min(llc_lines > 0 ? std::min(llc_left / llc_lines, chase_llc) : chase_llc, dram);
+        const bool settled =
+            std::abs(llc - mem.llc_ns) < 0.05 && std::abs(dram - mem.dram_ns) < 0.05;
+        mem.llc_ns = std::round(llc * 10) / 10;
+        mem.dram_ns = std::round(dram * 10) / 10;
+        if (settled) break;
+    }
+    stalls(mem);
+
+    sim::CpuProfile &p = c.profile;
+    p = o.base;
+    p.name = o.name;
+    p.source.clear();
+    p.calibration.clear();  // a calibrated base's record is not this one's
+    for (size_t k = 0; k < ss::kWorkKinds; ++k)
+        p.work_ps[k] = std::llround(w[k] * 1000.0);
+    p.memory = mem;
+    for (auto &s : c.samples) {
+        s.predicted_ns = static_cast<double>(p.cost(s.counts)) + s.stall_hot_ns;
+        s.predicted_cold_ns = static_cast<double>(p.cost(s.counts)) + s.stall_cold_ns;
+    }
+    c.primitives = time_primitives(&p, o);
+    for (const auto &ps : c.primitives)
+        say(fmt::format("{:<48} {:>12.1f} ns", ps.name, ps.host_ns));
+
+    const std::time_t now = std::time(nullptr);
+    p.description = fmt::format("Fitted to {}", host_description());
+    p.derivation = fmt::format(
+        "Written by `locksim calibrate` on {:%Y-%m-%d} from {} operations of the security-server "
+        "core on the policy '{}' (work counts x cost per unit fitted to host times by "
+        "non-negative least squares, relative errors, pulled towards '{}' with weight {}), and "
+        "kernel/ primitives timed on the real-thread platform (user-space costs: an uncontended "
+        "atomic, a futex sleep and wake-up, a liburcu read section). Kept from '{}': audit_call "
+        "(the core's audit path is not the kernel's), syscall (not the core's work), rcu_callback, "
+        "vmalloc, IPIs, idle exit "
+        "and timer interrupts, which user space cannot time. [memory]: cache sizes from {}; "
+        "llc_ns and dram_ns are pointer-chase latencies (a random cyclic permutation of lines in "
+        "a buffer within the last level, and in one of 4x the last level) less the chase within "
+        "the private cache (upper bounds: a chase's misses do not overlap), fitted to the hot "
+        "times (llc_ns: what they leave beyond the prices, per line the model serves from the "
+        "last level) and to the cold times (dram_ns: the caches evicted by writing {} MiB "
+        "before each call); [work_ns] is fitted to each operation's hot time less the cache "
+        "model's stall for its lines.",
+        fmt::localtime(now), c.samples.size(), o.policy_name, o.base.name, o.prior_weight,
+        o.base.name, mm.sizes_from, evict.size() >> 20);
+    p.calibration["host"] = host_description();
+    p.calibration["date"] = fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(now));
+    p.calibration["base"] = o.base.name;
+    p.calibration["policy"] = o.policy_name;
+    double worst = 0;
+    for (const auto &s : c.samples) {
+        double r = s.predicted_ns / s.host_ns;
+        worst = std::max(worst, std::abs(std::log(r)));
+        p.calibration["op: " + s.name] = fmt::format(
+            "host {:.0f} ns, model {:.0f} ns ({:.2f}); cold: host {:.0f} ns, model {:.0f} ns "
+            "({:.2f}), {} lines",
+            s.host_ns, s.predicted_ns, r, s.host_cold_ns, s.predicted_cold_ns,
+            s.predicted_cold_ns / s.host_cold_ns, s.lines.size());
+    }
+    p.calibration["memory"] = fmt::format(
+        "private {} KiB, last level {} KiB (from {}); pointer chase: {:.1f} ns in {} KiB, {:.1f} "
+        "ns in the last level, {:.1f} ns in memory; fitted llc_ns {}, dram_ns {}",
+        mm.private_kib, mm.llc_kib, mm.sizes_from, mm.private_ns, mm.private_kib / 2, mm.llc_ns,
+        mm.dram_ns, mem.llc_ns, mem.dram_ns);
+    p.calibration["fit"] =
+        fmt::format("worst model/host ratio {:.2f} or {:.2f}", std::exp(worst), std::exp(-worst));
+    for (const auto &ps : c.primitives)
+        p.calibration["primitive: " + ps.name] = fmt::format("{:.1f} ns ({})", ps.host_ns, ps.how);
+    return c;
+}
+
+}  // namespace locksim

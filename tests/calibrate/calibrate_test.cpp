@@ -1,0 +1,187 @@
+// The calibration: the fit recovers known costs, keeps fixed kinds and stays non-negative; a
+// quick calibration on the Debian policy writes a profile that reads back and predicts each
+// operation from its counts.
+#include "calibrate/calibrate.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "sim/profile.h"
+
+namespace locksim {
+namespace {
+
+using ss::Work;
+constexpr size_t K = ss::kWorkKinds;
+
+size_t idx(Work w) {
+    return static_cast<size_t>(w);
+}
+
+// Samples whose times follow `truth` exactly, from counts mixing several kinds.
+std::vector<CalibrationSample> samples_from(const std::array<double, K> &truth) {
+    std::vector<CalibrationSample> out;
+    for (size_t i = 0; i < 3 * K; ++i) {
+        CalibrationSample s;
+        s.name = "op" + std::to_string(i);
+        for (size_t k = 0; k < K; ++k)
+            s.counts.n[k] = (k == i % K ? 1000 : 0) + ((i * 7 + k * 3) % 5) * 10;
+        for (size_t k = 0; k < K; ++k)
+            s.host_ns += static_cast<double>(s.counts.n[k]) * truth[k];
+        out.push_back(s);
+    }
+    return out;
+}
+
+TEST(CalibrateFit, RecoversTheCostsTheTimesFollow) {
+    std::array<double, K> truth{}, prior{};
+    for (size_t k = 0; k < K; ++k) {
+        truth[k] = 0.5 + static_cast<double>(k);
+        prior[k] = 3.0;
+    }
+    auto w = fit_work_costs(samples_from(truth), prior, 1e-9, {});
+    for (size_t k = 0; k < K; ++k)
+        EXPECT_NEAR(w[k], truth[k], truth[k] * 1e-3) << ss::kWorkNames[k];
+}
+
+TEST(CalibrateFit, FixedKindsKeepThePriorAndNoCostIsNegative) {
+    std::array<double, K> truth{}, prior{};
+    truth.fill(2.0);
+    prior.fill(2.0);
+    std::vector<CalibrationSample> s = samples_from(truth);
+    // One operation far faster than its counts allow: the unconstrained answer is negative.
+    CalibrationSample fast;
+    fast.name = "fast";
+    fast.counts.n[idx(Work::Call)] = 1000000;
+    fast.host_ns = 1;
+    s.push_back(fast);
+    std::array<bool, K> fixed{};
+    fixed[idx(Work::AuditCall)] = true;
+    std::array<double, K> biased = prior;
+    biased[idx(Work::AuditCall)] = 123.0;
+    auto w = fit_work_costs(s, biased, 1e-6, fixed);
+    EXPECT_EQ(w[idx(Work::AuditCall)], 123.0);
+    for (size_t k = 0; k < K; ++k)
+        EXPECT_GE(w[k], 0.0) << ss::kWorkNames[k];
+    EXPECT_LT(w[idx(Work::Call)], 0.01);
+}
+
+TEST(CalibrateFit, KindsNoOperationUsesStayAtThePrior) {
+    std::array<double, K> truth{}, prior{};
+    truth.fill(1.0);
+    prior.fill(7.0);
+    std::vector<CalibrationSample> s;
+    CalibrationSample one;
+    one.counts.n[idx(Work::HashProbe)] = 100;
+    one.host_ns = 100;
+    s.push_back(one);
+    auto w = fit_work_costs(s, prior, 0.01, {});
+    EXPECT_NEAR(w[idx(Work::HashProbe)], 1.0, 0.05);
+    EXPECT_DOUBLE_EQ(w[idx(Work::AvtabNode)], 7.0);
+}
+
+std::vector<uint8_t> default_policy() {
+    std::ifstream f(std::string(LOCKSIM_POLICY_DIR) + "/default.policy.33", std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), {}};
+}
+
+TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
+    CalibrateOptions o;
+    o.policy_image = default_policy();
+    ASSERT_FALSE(o.policy_image.empty());
+    o.policy_name = "default";
+    o.base = sim::find_profile("x86-modern");
+    o.rounds = 1;
+    o.batch_ms = 0.001;
+    o.max_buffer_bytes = size_t{16} << 20;
+    Calibration c = calibrate(o);
+    ASSERT_GE(c.samples.size(), 8u);
+    bool validate_read = false;
+    for (const auto &s : c.samples) {
+        EXPECT_GT(s.host_ns, 0) << s.name;
+        EXPECT_GT(s.host_cold_ns, 0) << s.name;
+        EXPECT_GT(s.predicted_ns, 0) << s.name;
+        EXPECT_GT(s.predicted_cold_ns, 0) << s.name;
+        // A call read from empty caches stalls at least as long as the same call repeated.
+        EXPECT_GE(s.stall_cold_ns, s.stall_hot_ns) << s.name;
+        validate_read |= s.name.starts_with("validate read") && !s.lines.empty();
+    }
+    EXPECT_TRUE(validate_read) << "validate's own decisions are timed, with their lines";
+    // The fitted profile predicts the host times it was fitted to: over the operations, the
+    // median of predicted / host lies within a factor of 3 of 1, warm and cold. (A prediction
+    // from the base profile's costs, or with the cache stall counted twice, lies far outside;
+    // single operations may be off by more, which is why the median is taken.)
+    auto median_ratio = [&](auto predicted, auto host) {
+        std::vector<double> r;
+        for (const auto &s : c.samples)
+            r.push_back(predicted(s) / host(s));
+        std::sort(r.begin(), r.end());
+        return r[r.size() / 2];
+    };
+    const double warm = median_ratio([](const auto &s) { return s.predicted_ns; },
+                                     [](const auto &s) { return s.host_ns; });
+    const double cold = median_ratio([](const auto &s) { return s.predicted_cold_ns; },
+                                     [](const auto &s) { return s.host_cold_ns; });
+    EXPECT_GT(warm, 1.0 / 3);
+    EXPECT_LT(warm, 3.0);
+    EXPECT_GT(cold, 1.0 / 3);
+    EXPECT_LT(cold, 3.0);
+    // The host's caches and latencies, as the [memory] table the cache model reads.
+    const sim::MemoryProfile &m = c.profile.memory;
+    EXPECT_EQ(m.private_kib, c.memory.private_kib);
+    EXPECT_GE(m.llc_kib, m.private_kib);
+    EXPECT_GT(c.memory.dram_ns, 0);
+    EXPECT_GE(m.dram_ns, 0);
+    EXPECT_GE(m.llc_ns, 0);
+    EXPECT_TRUE(c.profile.calibration.contains("memory"));
+    // A search of the rule table costs something: its probe (the hash and the slot), its nodes,
+    // or both. Which one the fit prices depends on the host's timings.
+    EXPECT_GT(c.profile.work_ps[idx(Work::AvtabNode)] + c.profile.work_ps[idx(Work::HashProbe)], 0);
+    // The operation that prices a probe apart from the nodes: searches that find an empty slot.
+    bool empty_slots = false;
+    for (const auto &s : c.samples)
+        if (s.name.starts_with("avtab search")) {
+            empty_slots = true;
+            EXPECT_GT(s.counts.n[idx(Work::HashProbe)], 0u) << s.name;
+            EXPECT_EQ(s.counts.n[idx(Work::AvtabNode)], 0u) << s.name;
+        }
+    EXPECT_TRUE(empty_slots);
+    EXPECT_EQ(c.profile.work_ps[idx(Work::AuditCall)], o.base.work_ps[idx(Work::AuditCall)]);
+    EXPECT_TRUE(c.profile.calibration.contains(kUrcuGracePeriodKey));
+    EXPECT_GE(std::stod(c.profile.calibration.at(kUrcuGracePeriodKey)), 0);
+    sim::CpuProfile back = sim::parse_profile(sim::format_profile(c.profile), "written");
+    EXPECT_EQ(back.work_ps, c.profile.work_ps);
+    EXPECT_EQ(back.calibration, c.profile.calibration);
+    EXPECT_EQ(back.primitive.spin_acquire, c.profile.primitive.spin_acquire);
+    EXPECT_EQ(back.name, "host");
+    EXPECT_EQ(back.memory.private_kib, m.private_kib);
+    EXPECT_EQ(back.memory.llc_kib, m.llc_kib);
+    EXPECT_DOUBLE_EQ(back.memory.llc_ns, m.llc_ns);
+    EXPECT_DOUBLE_EQ(back.memory.dram_ns, m.dram_ns);
+    EXPECT_EQ(back.memory.sample_one_in, m.sample_one_in);
+    EXPECT_TRUE(back.memory.latency().private_lines > 0) << "the cache model is on";
+}
+
+TEST(Calibrate, PointerChaseFollowsOneCycleThroughEveryLine) {
+    for (size_t n : {2u, 3u, 1000u}) {
+        std::vector<uint32_t> perm = cyclic_permutation(n, 7);
+        std::vector<bool> seen(n);
+        uint32_t at = 0;
+        for (size_t i = 0; i < n; ++i) {
+            EXPECT_FALSE(seen[at]) << "index " << at << " visited twice, n = " << n;
+            seen[at] = true;
+            at = perm[at];
+        }
+        EXPECT_EQ(at, 0u) << "n = " << n;
+    }
+    EXPECT_NE(cyclic_permutation(1000, 7), cyclic_permutation(1000, 8));
+    EXPECT_GT(pointer_chase_ns(64 * 1024, 10000, 1), 0);
+}
+
+}  // namespace
+}  // namespace locksim

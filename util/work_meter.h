@@ -1,0 +1,139 @@
+// The work meter: the security-server core counts abstract units of work as it runs, at
+// well-defined points (an avtab node visited, a hash probe, an ebitmap word compared, ...).
+// A platform turns the counts into time with a CPU profile (docs/design.md, decision 4), so the
+// simulated duration of a core call follows what the call really did.
+//
+// The meter is per thread and off unless a platform installs a WorkCounts with WorkMeterScope:
+// counting is one thread-local load and a predictable branch when off, an add when on.
+// Building with -DLOCKSIM_NO_WORK_METER compiles every count away (to measure the overhead).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "util/thread_slot.h"
+
+namespace locksim {
+
+enum class Work : uint8_t {
+    AvtabNode,        // an avtab (or conditional avtab) chain node examined by a search
+    HashProbe,        // a hash table bucket entry examined (symtab, sidtab, AVC, role trans ...),
+                      // or an avtab search's hash and slot load (before any chain node)
+    EbitmapWord,      // one 64-bit ebitmap word read or compared
+    EbitmapNode,      // one ebitmap node visited
+    ConstraintNode,   // one constraint or conditional (boolean) expression node evaluated
+    BitIteration,     // one step of a bit-by-bit loop (ebitmap_get_bit style)
+    BytesCopied,      // bytes copied in memory (duplication)
+    BytesSerialized,  // bytes written or read by policydb_write / policydb_read
+    Alloc,            // one allocation
+    Free,             // one deallocation
+    Call,             // one out-of-line call on a hot path (for profiles where calls are costly)
+    StringByte,       // one byte of a context string produced or parsed
+    AuditCall,        // the audit path's work for one record (the call itself is a Call)
+    AvtabToggle,      // one conditional avtab node enabled or disabled by a boolean change
+    Syscall,          // the rest of one simple system call (entry, fd lookup, VFS, exit): counted
+                      // by workloads that model the system call around the security checks
+    VfsNode,          // one in-memory file or directory made (inode, dentry, name) or removed:
+                      // counted by the security server for selinuxfs's rebuild after a load
+    CacheFree,        // one kmem_cache_free (an avtab, ebitmap or hashtab node), where the
+                      // security server charges the kernel's frees of a policy or SID table;
+                      // Free is then one kfree
+    Count
+};
+
+inline constexpr size_t kWorkKinds = static_cast<size_t>(Work::Count);
+
+inline constexpr std::array<std::string_view, kWorkKinds> kWorkNames = {
+    "avtab_node",    "hash_probe",   "ebitmap_word",     "ebitmap_node", "constraint_node",
+    "bit_iteration", "bytes_copied", "bytes_serialized", "alloc",        "free",
+    "call",          "string_byte",  "audit_call",       "avtab_toggle", "syscall",
+    "vfs_node",      "cache_free"};
+
+// The memory a unit of work reads, for a platform that models caches (sim/cache_model.h): a
+// cache line named by what it holds, not by its host address, so that a run's cache behaviour
+// does not depend on where the host's allocator put things. A line is (region, object, index):
+// the object is a table's identity (an avtab's generation), the index the line within it.
+enum class MemRegion : uint8_t {
+    AvtabSlots,   // an avtab's bucket array: 8 slot pointers to a 64-byte line
+    AvtabNode,    // an avtab node (24 bytes; taken as one line: a chain's nodes are scattered)
+    TypeAttrMap,  // one ebitmap node of a type's type_attr_map
+};
+
+inline uint64_t mem_line(MemRegion r, uint64_t object, uint64_t index) {
+    // Distinct (region, object, index) triples give distinct tags (an object below 2^24, an index
+    // below 2^36); only equality of tags matters to the cache model.
+    return (uint64_t{static_cast<uint8_t>(r)} << 60) | ((object & 0xffffff) << 36) |
+           (index & 0xfffffffff);
+}
+
+// Whether the cache model, sampling one line in 2^shift, models line `tag` (a fixed function of
+// the tag, so the sample and the runs are deterministic).
+inline bool line_sampled(uint64_t tag, int shift) {
+    return shift == 0 || (tag * 0x9e3779b97f4a7c15ull) >> (64 - shift) == 0;
+}
+
+struct WorkCounts {
+    std::array<uint64_t, kWorkKinds> n;
+    // Lines, when the platform models caches (line_shift >= 0, its sampling): every line touched
+    // is counted in line_touches, and the sampled ones are listed in `lines`, in order.
+    int line_shift = -1;
+    uint64_t line_touches = 0;
+    std::vector<uint64_t> lines;
+
+    WorkCounts() { clear_counts(); }
+
+    // Zeroes n four at a time: GCC compiles a zeroing of the whole array (n.fill(0), n{}) to a
+    // `rep stos`, slow to start for 128 bytes, and a compute() span zeroes its counts each time.
+    void clear_counts() {
+        size_t i = 0;
+        for (; i + 4 <= kWorkKinds; i += 4) {
+            n[i] = 0;
+            n[i + 1] = 0;
+            n[i + 2] = 0;
+            n[i + 3] = 0;
+        }
+        for (; i < kWorkKinds; ++i)
+            n[i] = 0;
+    }
+    bool records_lines() const { return line_shift >= 0; }
+    uint64_t operator[](Work w) const { return n[static_cast<size_t>(w)]; }
+    WorkCounts &operator+=(const WorkCounts &o) {
+        for (size_t i = 0; i < kWorkKinds; ++i)
+            n[i] += o.n[i];
+        if (records_lines()) {
+            line_touches += o.line_touches;
+            lines.insert(lines.end(), o.lines.begin(), o.lines.end());
+        }
+        return *this;
+    }
+    void clear() {
+        clear_counts();
+        line_touches = 0;
+        lines.clear();
+    }
+};
+
+inline void count_work([[maybe_unused]] Work w, [[maybe_unused]] uint64_t units = 1) {
+#ifndef LOCKSIM_NO_WORK_METER
+    if (WorkCounts *c = ThreadSlot<WorkCounts>::current) [[unlikely]]
+        c->n[static_cast<size_t>(w)] += units;
+#endif
+}
+
+// Records that the work being counted reads `line` (mem_line), where lines are recorded.
+inline void touch_line([[maybe_unused]] uint64_t line) {
+#ifndef LOCKSIM_NO_WORK_METER
+    if (WorkCounts *c = ThreadSlot<WorkCounts>::current) [[unlikely]]
+        if (c->records_lines()) {
+            ++c->line_touches;
+            if (line_sampled(line, c->line_shift)) c->lines.push_back(line);
+        }
+#endif
+}
+
+// Installs a WorkCounts as this thread's meter for the scope's lifetime (nesting restores).
+using WorkMeterScope = ThreadSlotScope<WorkCounts>;
+
+}  // namespace locksim
