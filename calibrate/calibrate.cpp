@@ -38,15 +38,15 @@
 
 namespace locksim {
 
-using ss::Work;
-using ss::WorkCounts;
+using locksim::Work;
+using locksim::WorkCounts;
 using Clock = std::chrono::steady_clock;
 
-std::array<double, ss::kWorkKinds> fit_work_costs(const std::vector<CalibrationSample> &samples,
-                                                  const std::array<double, ss::kWorkKinds> &prior,
-                                                  double prior_weight,
-                                                  const std::array<bool, ss::kWorkKinds> &fixed) {
-    constexpr size_t K = ss::kWorkKinds;
+std::array<double, locksim::kWorkKinds> fit_work_costs(
+    const std::vector<CalibrationSample> &samples,
+    const std::array<double, locksim::kWorkKinds> &prior, double prior_weight,
+    const std::array<bool, locksim::kWorkKinds> &fixed) {
+    constexpr size_t K = locksim::kWorkKinds;
     // In units of the prior (u_k = w_k / prior_k) every variable is of order one. Row i of the
     // system is a_ik = counts_ik * prior_k / t_i with target 1; the prior adds
     // prior_weight * (u_k - 1)^2.
@@ -249,7 +249,7 @@ template <class F>
 WorkCounts count_call(F &&f) {
     WorkCounts c;
     c.line_shift = 0;  // every line
-    ss::WorkMeterScope scope(&c);
+    locksim::WorkMeterScope scope(&c);
     f();
     return c;
 }
@@ -682,11 +682,11 @@ Calibration calibrate(const CalibrateOptions &o) {
                              static_cast<double>(s.hot_dram) * m.dram_ns;
         }
     };
-    std::array<double, ss::kWorkKinds> prior{};
-    for (size_t k = 0; k < ss::kWorkKinds; ++k)
+    std::array<double, locksim::kWorkKinds> prior{};
+    for (size_t k = 0; k < locksim::kWorkKinds; ++k)
         prior[k] = static_cast<double>(o.base.work_ps[k]) / 1000.0;
     // The core's audit path only counts: what avc_audit costs in a kernel cannot be timed here.
-    std::array<bool, ss::kWorkKinds> fixed{};
+    std::array<bool, locksim::kWorkKinds> fixed{};
     fixed[static_cast<size_t>(Work::AuditCall)] = true;
     fixed[static_cast<size_t>(Work::Syscall)] = true;  // the rest of a system call: not the core
     fixed[static_cast<size_t>(Work::VfsNode)] = true;  // selinuxfs's files: not the core either
@@ -696,7 +696,7 @@ Calibration calibrate(const CalibrateOptions &o) {
     // times (what is left of them beyond the prices, over the lines the model serves from the
     // last level when warm), memory's to the cold times alike; each at most its chased latency.
     // The prices are fitted to each hot time less the model's hot stall.
-    std::array<double, ss::kWorkKinds> w{};
+    std::array<double, locksim::kWorkKinds> w{};
     mem.llc_ns = chase_llc;
     mem.dram_ns = chase_dram;
     for (int round = 0; round < 20; ++round) {
@@ -708,7 +708,7 @@ Calibration calibrate(const CalibrateOptions &o) {
         double llc_left = 0, llc_lines = 0, dram_left = 0, dram_lines = 0;
         for (const auto &s : c.samples) {
             double cost = 0;
-            for (size_t k = 0; k < ss::kWorkKinds; ++k)
+            for (size_t k = 0; k < locksim::kWorkKinds; ++k)
                 cost += static_cast<double>(s.counts.n[k]) * w[k];
             const auto hl = static_cast<double>(s.hot_llc), hd = static_cast<double>(s.hot_dram);
             const auto cl = static_cast<double>(s.cold_llc), cd = static_cast<double>(s.cold_dram);
@@ -735,7 +735,7 @@ Calibration calibrate(const CalibrateOptions &o) {
     p.name = o.name;
     p.source.clear();
     p.calibration.clear();  // a calibrated base's record is not this one's
-    for (size_t k = 0; k < ss::kWorkKinds; ++k)
+    for (size_t k = 0; k < locksim::kWorkKinds; ++k)
         p.work_ps[k] = std::llround(w[k] * 1000.0);
     p.memory = mem;
     for (auto &s : c.samples) {

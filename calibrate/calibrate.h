@@ -27,17 +27,17 @@
 #include <vector>
 
 #include "sim/profile.h"
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim {
 
 // One timed operation: its work counts and host time per run.
 struct CalibrationSample {
     std::string name;
-    ss::WorkCounts counts;
+    locksim::WorkCounts counts;
     double host_ns = 0;
     double predicted_ns = 0;      // counts x fitted costs + the model's warm stall (calibrate())
-    std::vector<uint64_t> lines;  // the lines it reads (ss::mem_line), in order
+    std::vector<uint64_t> lines;  // the lines it reads (locksim::mem_line), in order
     double host_cold_ns = 0;      // host time of one call after the caches were evicted
     double stall_hot_ns = 0;      // the cache model's stall for `lines`, called repeatedly
     double stall_cold_ns = 0;     // ... and from empty caches
@@ -66,10 +66,10 @@ double pointer_chase_ns(size_t bytes, int64_t steps, int rounds);
 // Minimises sum_i ((counts_i . w - t_i) / t_i)^2 + prior_weight * sum_k ((w_k - prior_k) /
 // prior_k)^2 over w >= 0 (ns per unit), by cyclic coordinate descent on the convex quadratic.
 // Kinds in `fixed` keep their prior. Costs in ns.
-std::array<double, ss::kWorkKinds> fit_work_costs(const std::vector<CalibrationSample> &samples,
-                                                  const std::array<double, ss::kWorkKinds> &prior,
-                                                  double prior_weight,
-                                                  const std::array<bool, ss::kWorkKinds> &fixed);
+std::array<double, locksim::kWorkKinds> fit_work_costs(
+    const std::vector<CalibrationSample> &samples,
+    const std::array<double, locksim::kWorkKinds> &prior, double prior_weight,
+    const std::array<bool, locksim::kWorkKinds> &fixed);
 
 struct CalibrateOptions {
     std::vector<uint8_t> policy_image;

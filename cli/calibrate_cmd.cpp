@@ -73,13 +73,13 @@ void run(const CalibrateArgs &a) {
     if (a.verbose)
         for (const auto &s : c.samples) {
             fmt::print("{}:", s.name);
-            for (size_t k = 0; k < ss::kWorkKinds; ++k)
-                if (s.counts.n[k]) fmt::print(" {}={}", ss::kWorkNames[k], s.counts.n[k]);
+            for (size_t k = 0; k < locksim::kWorkKinds; ++k)
+                if (s.counts.n[k]) fmt::print(" {}={}", locksim::kWorkNames[k], s.counts.n[k]);
             fmt::print("\n");
         }
     fmt::print("\n{:<20} {:>10} {:>10}\n", "work unit", "base ns", "fitted ns");
-    for (size_t k = 0; k < ss::kWorkKinds; ++k)
-        fmt::print("{:<20} {:>10.3f} {:>10.3f}\n", ss::kWorkNames[k],
+    for (size_t k = 0; k < locksim::kWorkKinds; ++k)
+        fmt::print("{:<20} {:>10.3f} {:>10.3f}\n", locksim::kWorkNames[k],
                    static_cast<double>(o.base.work_ps[k]) / 1000.0,
                    static_cast<double>(c.profile.work_ps[k]) / 1000.0);
     fmt::print("\n{:<32} {:>10}\n", "primitive (host)", "ns");

@@ -7,7 +7,7 @@
 #include <new>
 
 #include "sim/sim_platform.h"
-#include "ss/work_meter.h"
+#include "util/work_meter.h"
 
 namespace locksim::sim {
 
@@ -343,7 +343,7 @@ kernel::RunResults SimPlatform::collect() {
 
 // ---------------------------------------------------------------- cost of work
 
-void SimPlatform::charge(Label label, const ss::WorkCounts &counts, Time host_ns) {
+void SimPlatform::charge(Label label, const locksim::WorkCounts &counts, Time host_ns) {
     if (cfg_.cost_model != CostModel::Counted) {
         ndelay(static_cast<Time>(static_cast<double>(host_ns) * cfg_.profile.measured_scale),
                label);

@@ -372,7 +372,7 @@ void SimPlatform::ksoftirqd_body(Cpu &c) {
 // preempt count and sections, and goes on when the work is done: no context switch, no
 // quiescent state, and the interrupted task cannot be moved meanwhile. The softirq count is
 // held throughout (a preempt-off section of the softirq task); a reader of a queued rwlock in
-// this context does not queue behind a waiting writer (locks.h). Simplified: a task spinning
+// this context does not queue behind a waiting writer (lock_table.h). Simplified: a task spinning
 // for a lock is interrupted like any other, and a softirq task that sleeps (reported as
 // sleeping in atomic context) keeps the task it interrupted waiting until it is done.
 void SimPlatform::softirq_task_body(Cpu &c) {

@@ -1,7 +1,7 @@
 // Tasks, CPUs and the scheduler of the simulated platform: tasks, run queues, wake-up and
 // preemption, sleep, ticks and timer interrupts. CFS is in fair.cpp, the preemption and
 // interrupt state and the interrupt load in irq.cpp, the run loop and the engine's glue in
-// run.cpp.
+// run_loop.cpp.
 #include <fmt/format.h>
 
 #include <algorithm>

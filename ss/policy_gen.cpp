@@ -475,7 +475,7 @@ namespace {
 const GenPreset kPresets[] = {
     {"debian-refpolicy",
      "Debian 12 reference policy (default flavour)",
-     "measured on Debian 12's selinux-policy-default built as in REFERENCE.md (sizes by "
+     "measured on Debian 12's selinux-policy-default built as docs/policies.md says (sizes by "
      "`locksim policy info`, the fan-out from its type_attr_map): 3936 types, 217 attributes, 291 "
      "booleans, 102340 + 27347 avtab rules; domains 17 % of types with 6.8 attributes on average "
      "(themselves included; p99 26, max 30), other types 5.1 (p99 8, max 12)",

@@ -17,10 +17,14 @@
 #include "ss/avtab.h"
 #include "ss/context_string.h"
 #include "ss/services.h"
+#include "util/work_meter.h"
 
 namespace {
 
 using namespace locksim::ss;
+using locksim::Work;
+using locksim::WorkCounts;
+using locksim::WorkMeterScope;
 
 std::string policy_path() {
     return std::string(LOCKSIM_POLICY_DIR) + "/default.policy.33";

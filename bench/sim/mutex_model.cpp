@@ -1,5 +1,6 @@
 #include "mutex_model.h"
 
+#include "kernel/mutex.h"
 #include "kernel/platform.h"
 #include "sim/sim_platform.h"
 

@@ -15,6 +15,9 @@
 namespace {
 
 using namespace locksim::ss;
+using locksim::Work;
+using locksim::WorkCounts;
+using locksim::WorkMeterScope;
 
 const std::vector<uint8_t> &default_policy() {
     static const std::vector<uint8_t> bytes = [] {

@@ -16,8 +16,8 @@
 namespace locksim {
 namespace {
 
-using ss::Work;
-constexpr size_t K = ss::kWorkKinds;
+using locksim::Work;
+constexpr size_t K = locksim::kWorkKinds;
 
 size_t idx(Work w) {
     return static_cast<size_t>(w);
@@ -46,7 +46,7 @@ TEST(CalibrateFit, RecoversTheCostsTheTimesFollow) {
     }
     auto w = fit_work_costs(samples_from(truth), prior, 1e-9, {});
     for (size_t k = 0; k < K; ++k)
-        EXPECT_NEAR(w[k], truth[k], truth[k] * 1e-3) << ss::kWorkNames[k];
+        EXPECT_NEAR(w[k], truth[k], truth[k] * 1e-3) << locksim::kWorkNames[k];
 }
 
 TEST(CalibrateFit, FixedKindsKeepThePriorAndNoCostIsNegative) {
@@ -67,7 +67,7 @@ TEST(CalibrateFit, FixedKindsKeepThePriorAndNoCostIsNegative) {
     auto w = fit_work_costs(s, biased, 1e-6, fixed);
     EXPECT_EQ(w[idx(Work::AuditCall)], 123.0);
     for (size_t k = 0; k < K; ++k)
-        EXPECT_GE(w[k], 0.0) << ss::kWorkNames[k];
+        EXPECT_GE(w[k], 0.0) << locksim::kWorkNames[k];
     EXPECT_LT(w[idx(Work::Call)], 0.01);
 }
 
