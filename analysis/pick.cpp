@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -111,7 +112,7 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
             }
             if (!poor.empty()) {
                 o.over = true;
-                o.ratio = 1e9;
+                o.ratio = std::numeric_limits<double>::infinity();  // no figure to compare
                 o.text = fmt::format("{} at p={} per {}: no estimate ({}): cannot meet {}", c.what,
                                      prob_text(*c.probability), c.per, poor, show(limit));
             } else {
@@ -295,6 +296,13 @@ std::pair<std::string, std::string> apart(double x, double y, int least) {
     return {};
 }
 
+// A worst ratio as shown ("1.33x of the preempt-off limit"); an infinite one is a tail limit
+// without an estimate or with an unbounded interval.
+std::string of_limit(double ratio, const std::string &shown, const std::string &limit) {
+    return std::isfinite(ratio) ? fmt::format("{}x of the {} limit", shown, limit)
+                                : fmt::format("without a finite bound for the {} limit", limit);
+}
+
 // The figure that puts `a` above `b` in the ranking (the rule of pick.h, in its order).
 std::string above_reason(const Verdict &a, const Verdict &b) {
     if (a.meets != b.meets) return fmt::format("it meets every limit; {} does not", b.label);
@@ -302,8 +310,9 @@ std::string above_reason(const Verdict &a, const Verdict &b) {
         return fmt::format("it has no self-check violations; {} has {}", b.label, b.violations);
     if (a.worst_ratio != b.worst_ratio) {
         auto [x, y] = apart(a.worst_ratio, b.worst_ratio, 2);
-        return fmt::format("headroom: its worst is {}x of the {} limit, {}'s {}x of the {} limit",
-                           x, a.worst_limit, b.label, y, b.worst_limit);
+        return fmt::format("headroom: its worst is {}, {}'s {}",
+                           of_limit(a.worst_ratio, x, a.worst_limit), b.label,
+                           of_limit(b.worst_ratio, y, b.worst_limit));
     }
     if (a.ops_per_sec != b.ops_per_sec) {
         auto [x, y] = apart(a.ops_per_sec, b.ops_per_sec, 0);
@@ -530,7 +539,9 @@ std::string point_cell(const Verdict &at, bool limits_given) {
     else if (!limits_given)
         cell = fmt::format("{:.0f} ops/s", at.ops_per_sec);
     else
-        cell = fmt::format("{} {:.2f}x", at.meets ? "meets" : "over", at.worst_ratio);
+        cell = std::isfinite(at.worst_ratio)
+                   ? fmt::format("{} {:.2f}x", at.meets ? "meets" : "over", at.worst_ratio)
+                   : std::string("over, no finite bound");
     if (at.seeds > 1 && limits_given)
         cell += fmt::format(" {}/{} seeds", at.seeds_meeting, at.seeds);
     return cell;

@@ -327,3 +327,29 @@ TEST(Table, OneRowPerRunWithHumanUnits) {
     std::string csv = format_csv({run("rwlock", 1200 * us, 2 * ms, 9e5)});
     EXPECT_NE(csv.find("\"rwlock\",\"rwlock\",sim,1,\"\",1200000,"), std::string::npos) << csv;
 }
+
+// A tail limit that a design's fit cannot judge: it is over the limit, and the reasons that
+// rank it say so in words, not with a ratio standing for "none".
+TEST(Pick, ATailWithoutAnEstimateIsOverWithoutARatio) {
+    std::vector<RunSummary> runs = {run("seqlock", 20 * us, 1 * ms, 9e5),
+                                    run("rwlock", 20 * us, 1 * ms, 9.5e5)};
+    TailSource tails = [](size_t index, TailMetric, double) {
+        TailQuantile q;
+        q.ok = index == 0;
+        q.estimate = q.high = 20 * ms;  // 2x over the limit
+        if (!q.ok) q.note = "not a generalised Pareto tail";
+        return q;
+    };
+    Limits limits{{"preempt_off.max_ns", {10 * ms, 1e-6}}};
+    Pick p = pick(runs, limits, tails);
+    ASSERT_EQ(p.ranked.size(), 2u);
+    EXPECT_EQ(p.ranked[0].label, "seqlock");  // 2x over comes before no figure at all
+    EXPECT_FALSE(p.ranked[0].meets);
+    EXPECT_FALSE(p.ranked[1].meets);
+    std::string text = format_pick(p, limits);
+    EXPECT_TRUE(has(text, "no estimate (not a generalised Pareto tail)")) << text;
+    EXPECT_TRUE(has(text, "its worst is 2.00x of the")) << text;
+    EXPECT_TRUE(has(text, "rwlock's without a finite bound for the")) << text;
+    EXPECT_FALSE(has(text, "1000000000")) << text;
+    EXPECT_FALSE(has(text, "infx")) << text;
+}
