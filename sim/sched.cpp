@@ -288,7 +288,7 @@ void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
     if (recorder_) recorder_->cpu_switch(c.id, engine_.now(), next->id, next->params.name);
     Time cost = cfg_.profile.primitive.context_switch + extra + wake_extra +
                 (was_idle ? cfg_.profile.primitive.idle_exit : 0);
-    const Time own_irq = next->own_irq_cpu == c.id ? std::exchange(next->own_irq_ns, 0) : 0;
+    const Time own_irq = next->own_irq_cpu == c.id ? next->own_irq_ns : 0;
     next->own_irq_ns = 0;
     if (next->params.probe && next->probe_due >= 0 && c.irq_until > engine_.now())
         note_irq_delay(next, c, engine_.now(), c.irq_until - engine_.now() - own_irq);
