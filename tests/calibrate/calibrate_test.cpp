@@ -85,6 +85,92 @@ TEST(CalibrateFit, KindsNoOperationUsesStayAtThePrior) {
     EXPECT_DOUBLE_EQ(w[idx(Work::AvtabNode)], 7.0);
 }
 
+// Timings with a relative error of up to 1.5% (a fixed pattern): every price's interval holds
+// the price the times follow, excludes zero, and is a few percent wide.
+TEST(CalibrateIntervals, HoldTheTruthAndExcludeZeroWhereTheTimingsTellKindsApart) {
+    std::array<double, K> truth{}, prior{};
+    for (size_t k = 0; k < K; ++k) {
+        truth[k] = 0.5 + static_cast<double>(k);
+        prior[k] = 3.0;
+    }
+    std::vector<CalibrationSample> s = samples_from(truth);
+    for (size_t i = 0; i < s.size(); ++i)
+        s[i].host_ns *= 1.0 + 0.015 * (static_cast<double>(i % 5) - 2.0) / 2.0;
+    const auto w = fit_work_costs(s, prior, 1e-6, {});
+    const auto in = price_intervals(s, prior, 1e-6, {}, w);
+    for (size_t k = 0; k < K; ++k) {
+        SCOPED_TRACE(locksim::kWorkNames[k]);
+        EXPECT_TRUE(in[k].counted);
+        EXPECT_TRUE(in[k].identified);
+        EXPECT_GT(in[k].low, 0.0);
+        // Holds the truth, within the few percent the timings' errors allow.
+        EXPECT_LE(in[k].low, truth[k]);
+        EXPECT_GE(in[k].high, truth[k]);
+        EXPECT_GT(in[k].low, 0.8 * truth[k]) << price_text(in[k]);
+        EXPECT_LT(in[k].high, 1.25 * truth[k]) << price_text(in[k]);
+        EXPECT_EQ(price_text(in[k]).find("not identified"), std::string::npos);
+    }
+}
+
+// Two kinds always counted together in the same proportion can stand in for each other: zero
+// fits the timings for either, so neither is identified, however the fit split them; a kind no
+// operation counts is not identified either (any price fits); a fixed one keeps its price.
+TEST(CalibrateIntervals, KindsTheTimingsCannotTellApartAreNotIdentified) {
+    std::vector<CalibrationSample> s;
+    for (int i = 1; i <= 6; ++i) {
+        CalibrationSample op;
+        op.name = "op" + std::to_string(i);
+        op.counts.n[idx(Work::HashProbe)] = 100u * static_cast<uint64_t>(i);
+        op.counts.n[idx(Work::AvtabNode)] = 200u * static_cast<uint64_t>(i);  // always 2x
+        op.counts.n[idx(Work::Call)] = 1000u * static_cast<uint64_t>(7 - i);
+        op.host_ns = 100.0 * i * 1.0 + 200.0 * i * 2.0 + 1000.0 * (7 - i) * 0.5;
+        s.push_back(op);
+    }
+    std::array<double, K> prior{};
+    prior.fill(1.0);
+    std::array<bool, K> fixed{};
+    fixed[idx(Work::AuditCall)] = true;
+    const auto w = fit_work_costs(s, prior, 1e-6, fixed);
+    const auto in = price_intervals(s, prior, 1e-6, fixed, w);
+    EXPECT_TRUE(in[idx(Work::Call)].identified);
+    EXPECT_NEAR(in[idx(Work::Call)].fitted, 0.5, 0.01);
+    for (Work k : {Work::HashProbe, Work::AvtabNode}) {
+        SCOPED_TRACE(locksim::kWorkNames[idx(k)]);
+        EXPECT_TRUE(in[idx(k)].counted);
+        EXPECT_FALSE(in[idx(k)].identified);
+        EXPECT_EQ(in[idx(k)].low, 0.0);
+        EXPECT_NE(price_text(in[idx(k)]).find("not identified by this host's timings"),
+                  std::string::npos);
+    }
+    const PriceInterval &unused = in[idx(Work::StringByte)];
+    EXPECT_FALSE(unused.counted);
+    EXPECT_FALSE(unused.identified);
+    EXPECT_FALSE(std::isfinite(unused.high));
+    EXPECT_NE(price_text(unused).find("no operation counts it"), std::string::npos);
+    EXPECT_TRUE(in[idx(Work::AuditCall)].fixed);
+    EXPECT_NE(price_text(in[idx(Work::AuditCall)]).find("kept from the base"), std::string::npos);
+}
+
+// A price fitted to zero (an operation faster than its other counts allow, so its calls would
+// need a negative price) is reported with the note, never as a bare zero.
+TEST(CalibrateIntervals, APriceFittedToZeroIsNotIdentified) {
+    std::array<double, K> truth{}, prior{};
+    truth.fill(2.0);
+    prior.fill(2.0);
+    std::vector<CalibrationSample> s = samples_from(truth);
+    CalibrationSample fast;
+    fast.name = "fast";
+    fast.counts.n[idx(Work::Call)] = 1000000;
+    fast.counts.n[idx(Work::HashProbe)] = 1000;  // 2000 ns at the price the others follow
+    fast.host_ns = 1000;
+    s.push_back(fast);
+    const auto w = fit_work_costs(s, prior, 1e-6, {});
+    const auto in = price_intervals(s, prior, 1e-6, {}, w);
+    ASSERT_EQ(w[idx(Work::Call)], 0.0);
+    EXPECT_FALSE(in[idx(Work::Call)].identified) << price_text(in[idx(Work::Call)]);
+    EXPECT_NE(price_text(in[idx(Work::Call)]).find("not identified"), std::string::npos);
+}
+
 std::vector<uint8_t> default_policy() {
     std::ifstream f(std::string(LOCKSIM_POLICY_DIR) + "/default.policy.33", std::ios::binary);
     return {std::istreambuf_iterator<char>(f), {}};
@@ -165,6 +251,16 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
     EXPECT_DOUBLE_EQ(back.memory.dram_ns, m.dram_ns);
     EXPECT_EQ(back.memory.sample_one_in, m.sample_one_in);
     EXPECT_TRUE(back.memory.latency().private_lines > 0) << "the cache model is on";
+    // Every unit's price with its interval; none at zero without the note.
+    for (size_t k = 0; k < K; ++k) {
+        const std::string key = std::string("unit: ") + std::string(locksim::kWorkNames[k]);
+        ASSERT_TRUE(back.calibration.contains(key)) << key;
+        const std::string &text = back.calibration.at(key);
+        EXPECT_NE(text.find(" ns"), std::string::npos) << text;
+        if (c.profile.work_ps[k] == 0 || c.prices[k].low == 0) {
+            EXPECT_NE(text.find("not identified"), std::string::npos) << key << ": " << text;
+        }
+    }
 }
 
 TEST(Calibrate, PointerChaseFollowsOneCycleThroughEveryLine) {
