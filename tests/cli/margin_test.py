@@ -10,7 +10,8 @@ table; the reload's SID table conversion keeps interrupts off for a time linear 
    workload.containers.preload must put it within 5% (both ends of its interval, adjacent
    integers), say it bisected, count its runs right and run no (value, design, seed) twice.
 2. Its files: margin.json agrees with the table; pick --point judges one value of results.json
-   (met at the interval's lower end, not at its upper end); report draws the margin figure.
+   (met at the interval's lower end, not at its upper end); report draws the margin figure,
+   with the limit line, the crossover marked and a point at every value run.
 3. The same search with -j 1 and --no-wall-clock writes the same files and prints the same table.
 4. An ordered list that goes up and down (--values 500,4000,1000) is scanned and reported as
    not monotone, with both changes.
@@ -112,6 +113,15 @@ def main():
         expect(os.path.getsize(path) > 0, f"{path} is empty")
     with open(os.path.join(out, "report", "index.html")) as f:
         expect(f"margin-{KEY}.svg" in f.read(), "index.html does not show the margin figure")
+    with open(os.path.join(out, "report", "figures.json")) as f:
+        (fig,) = [g for g in json.load(f)["figures"] if g["kind"] == "margin"]
+    (panel,) = fig["panels"]
+    expect(panel["limits"][0]["value"] == LIMIT_US, f"the figure's limit line: {panel['limits']}")
+    expect(panel["marks"] == [{"name": LABEL, "lo": lo, "hi": hi}],
+           f"the figure's crossover mark {panel['marks']} is not [{lo}, {hi}]")
+    (line,) = panel["lines"]
+    expect(line["x"] == sorted({int(k[0]) for k in keys}),
+           f"the figure's line is not drawn at every value run: {line['x']}")
 
     # 3. Byte for byte again, one run at a time.
     again = run(search + ["-j", "1", "-o", os.path.join(out, "m1")])
