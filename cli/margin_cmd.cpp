@@ -53,8 +53,8 @@ std::optional<double> real_text(const std::string &t) {
     return std::stod(t);
 }
 
-// A --values entry as TOML: an integer, a float, a boolean or a quoted string as written; any
-// other text (a name, a release such as 5.10) as a string.
+// A --values entry as TOML: an integer or a boolean as written, a quoted string as that string,
+// any other text as a string (a name, or a release such as 5.10, which is not a float here).
 std::pair<std::string, std::string> list_value(const std::string &t) {
     if (integer_text(t) || t == "true" || t == "false") return {t, t};
     if (t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front())
@@ -217,7 +217,9 @@ CommandRegistrar margin_registrar([](CLI::App &app) {
     cmd->add_option("--range", a->range,
                     "From A to B: integers (bisected over integers), numbers or durations "
                     "(bisected to --tolerance); kernel releases for a kernel key (scanned)");
-    cmd->add_option("--values", a->values, "An ordered list of values to scan instead of a range")
+    cmd->add_option("--values", a->values,
+                    "An ordered list of values to scan instead of a range: integers, booleans or "
+                    "names (5.10 is a name: a kernel release)")
         ->delimiter(',');
     cmd->add_option("--steps", a->steps, "Values of the first scan, A and B included")
         ->capture_default_str();
