@@ -52,9 +52,9 @@ std::vector<std::string> duration_advice(const RunCounts &c) {
         const std::string advice =
             rate > 0 ? advise(needed / over / rate) : std::string("run longer");
         if (pooled)
-            out.push_back(fmt::format(
-                "too few {}: {:.0f} in the measured {}{}; {} needs at least {:.0f}: {}", what,
-                per_run * over, span, seeds, why, needed, advice));
+            out.push_back(
+                fmt::format("too few {}: {:.0f} in the measured {}{}; {} needs at least {:.0f}: {}",
+                            what, per_run * over, span, seeds, why, needed, advice));
         else
             out.push_back(fmt::format(
                 "too few {}: {:.0f} per run in the measured {}; {}, made per run, needs at least "

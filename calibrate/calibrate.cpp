@@ -144,8 +144,8 @@ std::array<PriceInterval, locksim::kWorkKinds> price_intervals(
             out[k].counted = out[k].counted || row[k] != 0;
         free_kinds += !fixed[k] && out[k].counted;
     }
-    const double dof = std::max<double>(1, static_cast<double>(sys.rows.size()) -
-                                               static_cast<double>(free_kinds));
+    const double dof =
+        std::max<double>(1, static_cast<double>(sys.rows.size()) - static_cast<double>(free_kinds));
     const double variance = std::max(best_residuals / dof, 1e-4);
     const double bound = best_residuals + 3.84 * variance;
     for (size_t k = 0; k < K; ++k) {
@@ -192,8 +192,9 @@ std::string price_text(const PriceInterval &p) {
         std::isfinite(p.high) ? fmt::format("{:.4g}", p.high) : std::string("unbounded");
     std::string text = fmt::format("{:.4g} ns, 95% interval {:.4g} - {} ns", p.fitted, p.low, high);
     if (!p.counted)
-        text += ": not identified by this host's timings (no operation counts it; the base "
-                "profile's price is kept)";
+        text +=
+            ": not identified by this host's timings (no operation counts it; the base "
+            "profile's price is kept)";
     else if (!p.identified)
         text += ": not identified by this host's timings (zero fits them too)";
     return text;

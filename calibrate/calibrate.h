@@ -78,9 +78,9 @@ std::array<double, locksim::kWorkKinds> fit_work_costs(
 // tell the unit apart from the others; a unit no operation counts, or one that another can
 // stand in for (counted in the same proportions), is not.
 struct PriceInterval {
-    double fitted = 0;  // ns per unit
-    double low = 0;     // ns per unit
-    double high = 0;    // ns per unit; infinity when no price makes the fit worse
+    double fitted = 0;        // ns per unit
+    double low = 0;           // ns per unit
+    double high = 0;          // ns per unit; infinity when no price makes the fit worse
     bool fixed = false;       // kept from the base profile, not fitted
     bool counted = false;     // some operation counts it
     bool identified = false;  // low > 0

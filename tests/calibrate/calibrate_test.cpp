@@ -38,6 +38,16 @@ std::vector<CalibrationSample> samples_from(const std::array<double, K> &truth) 
     return out;
 }
 
+// An operation of `calls` calls and `probes` hash probes timed at `host_ns`.
+CalibrationSample fast_op(uint64_t calls, uint64_t probes, double host_ns) {
+    CalibrationSample fast;
+    fast.name = "fast";
+    fast.counts.n[idx(Work::Call)] = calls;
+    fast.counts.n[idx(Work::HashProbe)] = probes;
+    fast.host_ns = host_ns;
+    return fast;
+}
+
 TEST(CalibrateFit, RecoversTheCostsTheTimesFollow) {
     std::array<double, K> truth{}, prior{};
     for (size_t k = 0; k < K; ++k) {
@@ -55,11 +65,7 @@ TEST(CalibrateFit, FixedKindsKeepThePriorAndNoCostIsNegative) {
     prior.fill(2.0);
     std::vector<CalibrationSample> s = samples_from(truth);
     // One operation far faster than its counts allow: the unconstrained answer is negative.
-    CalibrationSample fast;
-    fast.name = "fast";
-    fast.counts.n[idx(Work::Call)] = 1000000;
-    fast.host_ns = 1;
-    s.push_back(fast);
+    s.push_back(fast_op(1000000, 0, 1));
     std::array<bool, K> fixed{};
     fixed[idx(Work::AuditCall)] = true;
     std::array<double, K> biased = prior;
@@ -158,12 +164,7 @@ TEST(CalibrateIntervals, APriceFittedToZeroIsNotIdentified) {
     truth.fill(2.0);
     prior.fill(2.0);
     std::vector<CalibrationSample> s = samples_from(truth);
-    CalibrationSample fast;
-    fast.name = "fast";
-    fast.counts.n[idx(Work::Call)] = 1000000;
-    fast.counts.n[idx(Work::HashProbe)] = 1000;  // 2000 ns at the price the others follow
-    fast.host_ns = 1000;
-    s.push_back(fast);
+    s.push_back(fast_op(1000000, 1000, 1000));  // the probes alone: 2000 ns at the truth
     const auto w = fit_work_costs(s, prior, 1e-6, {});
     const auto in = price_intervals(s, prior, 1e-6, {}, w);
     ASSERT_EQ(w[idx(Work::Call)], 0.0);
