@@ -46,10 +46,10 @@ SimPlatform::SimPlatform(SimConfig cfg) : cfg_(checked(std::move(cfg))) {
     wakeup_gran_ = cfg_.sched_wakeup_granularity * factor;
     std::vector<double> irq_share(static_cast<size_t>(cfg_.cpus), 0.0);
     for (const IrqSource &src : cfg_.irqs) {
-        if (src.period <= 0 || src.handler < 0 || src.softirq < 0)
+        if (src.rate < 1 || src.rate > kernel::kSec || src.handler < 0 || src.softirq < 0)
             throw UserError(fmt::format(
-                "interrupt '{}': period must be positive and costs not negative", src.kind));
-        if (src.jitter < 0 || src.jitter >= src.period)
+                "interrupt '{}': rate must be in [1, 1e9] and costs not negative", src.kind));
+        if (src.jitter < 0 || src.jitter >= src.period())
             throw UserError(
                 fmt::format("interrupt '{}': jitter must be at least 0 and shorter "
                             "than the period",
@@ -63,7 +63,7 @@ SimPlatform::SimPlatform(SimConfig cfg) : cfg_(checked(std::move(cfg))) {
             // The interrupt work must leave the CPU some time.
             double &share = irq_share[static_cast<size_t>(c)];
             share +=
-                static_cast<double>(src.handler + src.softirq) / static_cast<double>(src.period);
+                static_cast<double>(src.handler + src.softirq) / static_cast<double>(src.period());
             if (share >= 1.0 - 1e-12)
                 throw UserError(fmt::format(
                     "interrupt load on CPU {} takes all of its time (with '{}')", c, src.kind));
