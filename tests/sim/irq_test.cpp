@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "kernel/preempt.h"
@@ -205,16 +206,16 @@ TEST(Irq, AWakeupTimerIsPaidByTheTaskItInterrupts) {
     EXPECT_EQ(r.cpus[0].irq_ns, 2 * 20 * kUsec);
 }
 
-// Interrupt work that would leave its CPU no time is refused (as the scenario file's
-// [[machine.irq]] is, with its place).
-TEST(Irq, LoadThatLeavesNoTimeIsAUserError) {
+// Interrupt work that would leave its CPU no time is a configuration built wrong in code (a
+// scenario file's [[machine.irq]] is refused where it is read, with its place).
+TEST(Irq, LoadThatLeavesNoTimeIsRefusedAsMisuse) {
     auto cfg = zero_config(2, 10 * kMsec);
     cfg.irqs = {{.kind = "network",
                  .cpus = {1},
                  .rate = 10000,
                  .handler = 60 * kUsec,
                  .softirq = 40 * kUsec}};
-    EXPECT_THROW(SimPlatform{cfg}, UserError);
+    EXPECT_THROW(SimPlatform{cfg}, std::invalid_argument);
     cfg.irqs[0].softirq = 39 * kUsec;
     EXPECT_NO_THROW(SimPlatform{cfg});
 }
