@@ -86,22 +86,25 @@ CommandRegistrar list_registrar([](CLI::App &app) {
     });
     auto *kernels = list->add_subcommand("kernels", "Kernel releases and what each selects");
     kernels->callback([] {
-        fmt::print("{:<9} {:<12} {:<13} {:<7} {:<14} {:<10} {}\n", "kernel", "SID table",
-                   "string cache", "freeze", "policy lock", "xfrm lock", "commit path");
+        fmt::print("{:<9} {:<12} {:<13} {:<7} {:<14} {:<10} {:<13} {}\n", "kernel", "SID table",
+                   "string cache", "freeze", "policy lock", "xfrm lock", "IMA step", "commit path");
         for (const KernelListing &k : kernel_listing()) {
             const KernelBehaviour b = kernel_behaviour(*parse_kernel_release(k.name));
-            fmt::print("{:<9} {:<12} {:<13} {:<7} {:<14} {:<10} {}\n", k.name,
+            fmt::print("{:<9} {:<12} {:<13} {:<7} {:<14} {:<10} {:<13} {}\n", k.name,
                        ss::sidtab_era_name(b.sidtab),
                        b.sid_string_cache ? std::to_string(b.sid_string_cache) : "none",
                        b.sidtab_freeze ? "yes" : "no", policy_lock_name(b.policy_rcu),
-                       xfrm_lock_name(b.xfrm_rtnl), commit_path_text(b));
+                       xfrm_lock_name(b.xfrm_rtnl), ima_measure_name(b.ima_step),
+                       commit_path_text(b));
         }
         fmt::print("\nread from:\n");
         for (const KernelListing &k : kernel_listing())
             fmt::print("  {:<9} {}\n", k.name, k.read);
         fmt::print(
             "\nAny release from 4.15 on may be named: each behaviour follows the release where "
-            "its source changed\n(e.g. the freeze reached 5.10.30, 5.11.14 and 5.12).\n\nThe "
+            "its source changed\n(e.g. the freeze reached 5.10.30, 5.11.14 and 5.12). The IMA step "
+            "runs only with 'machine.ima = true'\n(CONFIG_IMA): it writes the whole policy out on "
+            "every policy change.\n\nThe "
             "designs, the release each runs on unless the scenario says otherwise, and the "
             "releases it existed in:\n");
         for (const auto &s : strategy_catalog())

@@ -136,7 +136,7 @@ int validate(const ValidateArgs &a) {
     }
     // The core of each design on its own kernel.
     auto core_of = [&s](const StrategySpec &spec) {
-        return core_config(s.core, design_kernel(s, spec).behaviour);
+        return core_config(s.core, design_kernel(s, spec).behaviour, s.machine.ima);
     };
     const CoreConfig core = core_of(s.strategies.front());
     const std::vector<uint8_t> image = scenario_policy_image(s.policy);

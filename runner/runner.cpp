@@ -80,6 +80,7 @@ void record_kernel(kernel::RunResults &r, const DesignKernel &k, const CoreConfi
     r.config["kernel.sid_string_cache"] = std::to_string(core.sid_string_cache);
     r.config["kernel.sidtab_freeze"] = k.behaviour.sidtab_freeze ? "true" : "false";
     r.config["kernel.xfrm_lock"] = xfrm_lock_name(core.xfrm_rtnl);
+    r.config["kernel.ima_measure"] = ima_measure_name(core.ima);
     if (!k.never_existed.empty())
         r.config["kernel.never_existed"] =
             fmt::format("a kernel that never existed: {}", fmt::join(k.never_existed, "; "));
@@ -133,7 +134,7 @@ kernel::RunResults run_on(kernel::Platform &platform,
     const Scenario &point = *job.point;
     kernel::PlatformScope scope(platform);
     const DesignKernel design = design_kernel(point, *job.strategy);
-    const CoreConfig core = core_config(point.core, design.behaviour);
+    const CoreConfig core = core_config(point.core, design.behaviour, point.machine.ima);
     std::unique_ptr<SecurityServer> server = make_security_server(
         job.strategy->name, job.strategy->options,
         make_policy_state(ss::policydb_read(image, "scenario policy"), core), core);

@@ -145,7 +145,7 @@ std::vector<std::pair<std::string, ParamValue>> core_settings(const CoreVariants
     return out;
 }
 
-CoreConfig core_config(const CoreVariants &v, const KernelBehaviour &kernel) {
+CoreConfig core_config(const CoreVariants &v, const KernelBehaviour &kernel, bool config_ima) {
     CoreConfig c;
     c.level_check = v.mls_level_isvalid;
     c.avc.audit = v.avc_audit;
@@ -159,6 +159,7 @@ CoreConfig core_config(const CoreVariants &v, const KernelBehaviour &kernel) {
     c.sidtab = v.sidtab.value_or(kernel.sidtab);
     c.sidtab_freeze = kernel.sidtab_freeze;
     c.xfrm_rtnl = kernel.xfrm_rtnl;
+    c.ima = config_ima ? kernel.ima_step : ImaMeasure::None;
     return c;
 }
 

@@ -57,7 +57,8 @@ void set_core_setting(CoreVariants &c, std::string_view key, const ParamValue &v
 std::vector<std::pair<std::string, ParamValue>> core_settings(const CoreVariants &c);
 
 // The core variants on a design's kernel, as the strategies take them: what the scenario
-// leaves to the kernel (the SID table's era, its string cache) is the kernel's.
-CoreConfig core_config(const CoreVariants &v, const KernelBehaviour &kernel);
+// leaves to the kernel (the SID table's era, its string cache) is the kernel's, and the IMA
+// step is the kernel's where it is built with CONFIG_IMA (`config_ima`, machine.ima).
+CoreConfig core_config(const CoreVariants &v, const KernelBehaviour &kernel, bool config_ima);
 
 }  // namespace locksim

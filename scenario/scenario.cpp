@@ -329,6 +329,7 @@ void read_machine(TableReader &r, MachineSpec &m, const std::string &scenario_fi
     const auto pi = r.get<bool>("rt_mutex_pi");
     if (pi) m.rt_mutex_pi = *pi;
     if (auto v = r.get<bool>("rcu_nocbs")) m.rcu_nocbs = *v;
+    if (auto v = r.get<bool>("ima")) m.ima = *v;
     if (auto v = r.get_int("hz", 10, 10000)) m.hz = static_cast<int>(*v);
     if (auto v = r.get<std::string>("kernel")) {
         m.kernel = *v;

@@ -35,6 +35,10 @@ struct MachineSpec {
     // rcu_nocbs= on every CPU: call_rcu callbacks in rcuo kthreads, not RCU_SOFTIRQ (sim/rcu.h)
     bool rcu_nocbs = false;
     int hz = 250;
+    // CONFIG_IMA: from 5.12 every policy change ends with the IMA measurement of the policy
+    // (security/selinux/ima.c), which writes the whole policy out (KernelBehaviour::ima_step).
+    // Off as Kconfig's default is (and as Android's GKI builds); distribution kernels set it.
+    bool ima = false;
     // The kernel release every design runs ("5.10.30"); "default": each design on its own
     // (StrategyInfo::kernels, strategies/kernels.h). A [[strategy]]'s own `kernel` overrides it.
     std::string kernel = "default";

@@ -51,6 +51,7 @@ json scenario_json(const Scenario &s) {
                     {"rt_mutex_pi", s.machine.rt_mutex_pi},
                     {"rcu_nocbs", s.machine.rcu_nocbs},
                     {"hz", s.machine.hz},
+                    {"ima", s.machine.ima},
                     {"kernel", s.machine.kernel},
                     {"spinlock", spinlock_names().name(s.machine.spinlock)},
                     {"irq", json::array()}};

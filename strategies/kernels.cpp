@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "util/error.h"
+#include "util/name_table.h"
 
 namespace locksim {
 
@@ -60,6 +61,9 @@ KernelBehaviour kernel_behaviour(KernelRelease r, std::string_view where) {
                       (r.major == 5 && r.minor == 10 && r.patch >= 30);
     b.policy_rcu = r >= KernelRelease{5, 10, 0};
     b.xfrm_rtnl = r < KernelRelease{4, 17, 0};
+    b.ima_step = r < KernelRelease{5, 12, 0}   ? ImaMeasure::None
+                 : r < KernelRelease{5, 13, 0} ? ImaMeasure::Policy
+                                               : ImaMeasure::StateAndPolicy;
     return b;
 }
 
@@ -74,9 +78,18 @@ const std::vector<KernelListing> &kernel_listing() {
         {"5.10.30",
          "v5.10.44 and v5.11.14 ss/sidtab.c, ss/services.c (the freeze; 5.10.30 from "
          "stable-rc's record)"},
-        {"6.6", "v6.6.0 ss/services.c, ss/sidtab.c"},
+        {"5.12", "v5.12.9 ima.c selinux_ima_measure_state, ss/services.c (the IMA step)"},
+        {"5.13", "v6.6.0 ima.c selinux_ima_measure_state_locked (the state string; 5.13 not read)"},
+        {"6.6", "v6.6.0 ss/services.c, ss/sidtab.c, ima.c"},
     };
     return list;
+}
+
+std::string_view ima_measure_name(ImaMeasure m) {
+    static const NameTable<ImaMeasure> names = {{ImaMeasure::None, "none"},
+                                                {ImaMeasure::Policy, "policy"},
+                                                {ImaMeasure::StateAndPolicy, "state+policy"}};
+    return names.name(m);
 }
 
 std::string_view xfrm_lock_name(bool xfrm_rtnl) {

@@ -13,6 +13,12 @@
 //                sidtab", April 2021); 5.10.0-5.10.29 have neither;
 //   policy lock  policy_rwlock up to 5.9 (read_lock / write_lock_irq); RCU with a duplicated
 //                conditional policy from 5.10 (c7c556f1e81b, 1b8b31a2e612);
+//   IMA step     selinux_notify_policy_change ends with the IMA measurement of the policy
+//                (security_read_state_kernel: the whole policy written into a vmalloc buffer)
+//                from 5.12 (v5.12.9 ima.c selinux_ima_measure_state; v5.11.14 has no such
+//                step), and of the state string too from 5.13 (v6.6.0 ima.c
+//                selinux_ima_measure_state_locked; 5.13 itself not read); compiled in only
+//                with CONFIG_IMA (`machine.ima`);
 //   xfrm lock    selinux_xfrm_notify_policyload (include/xfrm.h) walks the network namespaces
 //                under rtnl_lock in v4.15.1, under down_read(&net_rwsem) in v4.20.1 and v5.0.1;
 //                net_rwsem came with 4.17 (f0b07bb151b0, "net: Introduce net_rwsem to protect
@@ -24,6 +30,7 @@
 // the releases that shipped them, the posted designs the base their series was written against.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +49,15 @@ struct KernelRelease {
 std::optional<KernelRelease> parse_kernel_release(std::string_view text);
 std::string kernel_release_name(KernelRelease r);  // "5.10", "5.10.30"
 
+// What selinux_notify_policy_change measures through IMA at the end of every policy change, in
+// a kernel built with CONFIG_IMA (security/selinux/ima.c).
+enum class ImaMeasure : uint8_t {
+    None,            // before 5.12, or a kernel without CONFIG_IMA
+    Policy,          // 5.12: selinux_ima_measure_state, the policy only
+    StateAndPolicy,  // 5.13 on: selinux_ima_measure_state_locked, the state string first
+};
+std::string_view ima_measure_name(ImaMeasure m);  // "none" | "policy" | "state+policy"
+
 // What a release selects.
 struct KernelBehaviour {
     KernelRelease release;
@@ -50,6 +66,8 @@ struct KernelBehaviour {
     bool sidtab_freeze = false;     // freeze the old SID table on commit, -ESTALE retries
     bool policy_rcu = false;        // the policy under RCU (5.10 on), else policy_rwlock
     bool xfrm_rtnl = false;         // the xfrm notification under rtnl_lock (before 4.17)
+    // What the release's policy-change notification measures when CONFIG_IMA is set.
+    ImaMeasure ima_step = ImaMeasure::None;
 };
 // Refuses (UserError naming `where`) versions before the first modelled one.
 KernelBehaviour kernel_behaviour(KernelRelease r, std::string_view where = {});

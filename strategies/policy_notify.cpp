@@ -25,6 +25,10 @@ constexpr size_t kAuditBuffer = 64;        // struct audit_buffer (its own slab)
 constexpr size_t kAuditSkb = 1024 + 256;   // nlmsg_new(AUDIT_BUFSIZ) + the sk_buff
 constexpr uint64_t kAuditFixedChars = 60;  // "bool= val= old_val= auid= ses=" with numbers
 constexpr uint64_t kLoadAuditChars = 40;   // "auid= ses= lsm=selinux res=1" with numbers
+// selinux_ima_collect_state's buffer: "initialized=0;enforcing=0;checkreqprot=0;", "name=0;"
+// for each of v6.6's eight policy capabilities (policycap_names.h: 149 characters of names),
+// and the terminating NUL.
+constexpr uint64_t kImaStateChars = 41 + 149 + 8 * 3 + 1;
 
 // audit_log: audit_log_start (the audit_buffer and its skb), the record formatted, audit_log_end
 // (the skb queued for kauditd, freed here at once).
@@ -42,7 +46,7 @@ void audit_record(kernel::Gfp gfp, uint64_t chars) {
 
 }  // namespace
 
-PolicyNotifier::PolicyNotifier(kernel::Platform &p, bool xfrm_rtnl)
+PolicyNotifier::PolicyNotifier(kernel::Platform &p, bool xfrm_rtnl, ImaMeasure ima)
     : audit_filter_mutex_("audit_filter_mutex", p),
       sel_ib_pkey_lock_("sel_ib_pkey_lock", p),
       sel_netif_lock_("sel_netif_lock", p),
@@ -53,7 +57,8 @@ PolicyNotifier::PolicyNotifier(kernel::Platform &p, bool xfrm_rtnl)
       calipso_cache_lock_("calipso_cache", p),
       net_rwsem_("net_rwsem", p),
       rtnl_mutex_("rtnl_mutex", p),
-      xfrm_rtnl_(xfrm_rtnl) {}
+      xfrm_rtnl_(xfrm_rtnl),
+      ima_(ima) {}
 
 void PolicyNotifier::flush_buckets(kernel::Spinlock &lock, uint32_t buckets, Label label) {
     kernel::spin_lock(lock);  // spin_lock_bh
@@ -87,8 +92,32 @@ void PolicyNotifier::reset_callbacks() {
     kernel::synchronize_rcu();  // synchronize_net() without RTNL held
 }
 
+// The IMA step (the sequence above): policy_mutex is the caller's.
+void PolicyNotifier::ima_measure(CurrentPolicy current) {
+    static const Label kState("selinux_ima_collect_state");
+    static const Label kMeasure("ima_measure_critical_data");
+    static const Label kRead("security_read_state_kernel");
+    if (ima_ == ImaMeasure::None) return;
+    auto measure = [] {  // no rule measures critical data: the first test returns
+        kernel::compute(kMeasure, [] { count_work(Work::Call); });
+    };
+    if (ima_ == ImaMeasure::StateAndPolicy) {
+        void *state = kernel::kmalloc(kImaStateChars, kernel::Gfp::Kernel);  // kzalloc
+        kernel::compute(kState, [] {
+            count_work(Work::StringByte, kImaStateChars);
+            count_work(Work::Call, 3 + 2 * 8);  // strscpy and the strlcat of each name and value
+        });
+        measure();
+        kernel::kfree(state);
+    }
+    void *image = kernel::vmalloc(static_cast<size_t>(current.image_bytes));
+    kernel::compute(kRead, [&] { (void)ss::policydb_write(current.db); });
+    measure();
+    kernel::vfree(image);
+}
+
 void PolicyNotifier::notify(Avc &avc, uint32_t seqno, PolicyChange change,
-                            FunctionRef<bool()> allow_unknown) {
+                            FunctionRef<bool()> allow_unknown, CurrentPolicy current) {
     static const Label kSelnl("selnl_notify_policyload");
     static const Label kStatus("selinux_status_update_policyload");
     static const Label kCipso("cipso_v4_cache_invalidate");
@@ -134,6 +163,8 @@ void PolicyNotifier::notify(Avc &avc, uint32_t seqno, PolicyChange change,
         bump();
         kernel::up_read(net_rwsem_);
     }
+
+    ima_measure(current);
 }
 
 void PolicyNotifier::audit_bool_changes(const ss::CondPolicy &cond, std::span<const int> values) {

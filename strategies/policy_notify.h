@@ -39,9 +39,17 @@
 // directories before selinux_policy_commit, and the capability files, made at mount, stay. In
 // every version its last step is audit_log(GFP_KERNEL, AUDIT_MAC_POLICY_LOAD).
 //
-// Today's kernels (5.12 on) end selinux_notify_policy_change with
-// selinux_ima_measure_state_locked(), which with CONFIG_IMA serialises the whole policy to hash
-// it; no strategy here models a kernel that late, so it is not modelled.
+//   the IMA step, 5.12 on and only in a kernel built with CONFIG_IMA (ima.c):
+//     5.13 on: selinux_ima_collect_state: a kzalloc'd "initialized=1;enforcing=1;..." string
+//       with one "name=1;" per policy capability, ima_measure_critical_data, kfree
+//     security_read_state_kernel: vmalloc(policydb.len), policydb_write of the whole current
+//       policy into it (rcu_dereference_protected under policy_mutex), then
+//       ima_measure_critical_data("selinux-policy-hash"), vfree -- v5.12.9
+//       selinux_ima_measure_state, v6.6.0 selinux_ima_measure_state_locked
+//     With no IMA policy rule that measures critical data (IMA's default), each
+//     ima_measure_critical_data returns at its first test (ima_policy_flag is 0): the cost is
+//     the policy written out on every change. Hashing the image under such a rule is not
+//     modelled.
 //
 // Simplifications: the network, InfiniBand and NetLabel caches are empty (the simulated
 // workloads send no packets), so a flush costs its bucket walk; bottom halves off is modelled
@@ -62,6 +70,7 @@
 #include "kernel/primitives.h"
 #include "ss/policydb.h"
 #include "strategies/avc.h"
+#include "strategies/kernels.h"
 #include "strategies/security_server.h"
 
 namespace locksim::strategies {
@@ -89,15 +98,25 @@ struct SelinuxfsFiles {
 
 class PolicyNotifier {
   public:
-    // `xfrm_rtnl`: the xfrm step under rtnl_lock, as before 4.17 (CoreConfig::xfrm_rtnl).
-    PolicyNotifier(kernel::Platform &p, bool xfrm_rtnl);
+    // `xfrm_rtnl`: the xfrm step under rtnl_lock, as before 4.17 (CoreConfig::xfrm_rtnl);
+    // `ima`: the IMA step's measurements (CoreConfig::ima).
+    PolicyNotifier(kernel::Platform &p, bool xfrm_rtnl, ImaMeasure ima);
     PolicyNotifier(const PolicyNotifier &) = delete;
     PolicyNotifier &operator=(const PolicyNotifier &) = delete;
 
+    // The policy in place once a change is published, as the IMA step reads it: its policydb
+    // and policydb.len, the size of the image it was read from.
+    struct CurrentPolicy {
+        const ss::Policydb &db;
+        int64_t image_bytes;
+    };
+
     // The whole sequence above for a change to `seqno`: avc_ss_reset on `avc` with its reset
     // callbacks, then the notifications. `allow_unknown` reads the current policy's
-    // handle_unknown inside the strategy's read section (security_get_allow_unknown).
-    void notify(Avc &avc, uint32_t seqno, PolicyChange change, FunctionRef<bool()> allow_unknown);
+    // handle_unknown inside the strategy's read section (security_get_allow_unknown);
+    // `current` is what the IMA step writes out.
+    void notify(Avc &avc, uint32_t seqno, PolicyChange change, FunctionRef<bool()> allow_unknown,
+                CurrentPolicy current);
 
     // security_set_bools's audit_log(GFP_ATOMIC, AUDIT_MAC_CONFIG_CHANGE) for each boolean
     // whose state `values` changes in `cond`, where the caller's version has it (inside the
@@ -124,6 +143,7 @@ class PolicyNotifier {
 
   private:
     void reset_callbacks();
+    void ima_measure(CurrentPolicy current);
     void flush_buckets(kernel::Spinlock &lock, uint32_t buckets, kernel::Label label);
 
     kernel::Mutex audit_filter_mutex_;
@@ -137,6 +157,7 @@ class PolicyNotifier {
     kernel::RwSem net_rwsem_;
     kernel::Mutex rtnl_mutex_;
     bool xfrm_rtnl_;
+    ImaMeasure ima_;
 };
 
 }  // namespace locksim::strategies

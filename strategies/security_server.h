@@ -30,6 +30,7 @@
 
 #include "ss/avc.h"
 #include "ss/services.h"
+#include "strategies/kernels.h"
 #include "util/params.h"
 
 namespace locksim {
@@ -72,6 +73,9 @@ struct CoreConfig {
     // The policy-load notification's xfrm step walks the network namespaces under rtnl_lock
     // (before 4.17) instead of down_read(&net_rwsem).
     bool xfrm_rtnl = false;
+    // What each policy change measures through IMA (the release's step, with CONFIG_IMA set:
+    // machine.ima); None without CONFIG_IMA or before 5.12.
+    ImaMeasure ima = ImaMeasure::None;
 };
 
 // The state a server starts from: `db` with a SID table of core.sid_string_cache entries and

@@ -33,7 +33,7 @@ StrategyBase::StrategyBase(std::string name, ss::PolicyState initial, const Core
       sidtab_freeze_(core.sidtab_freeze),
       avc_(*this, core, platform_),
       file_hook_(core.file_hook),
-      notifier_(platform_, core.xfrm_rtnl) {
+      notifier_(platform_, core.xfrm_rtnl, core.ima) {
     initial.config.level_check = core.level_check;
     if (!initial.sidtab) throw std::invalid_argument("policy state without a SID table");
     // The SID table's spinlocks on this platform (before any task can use the table).
@@ -219,21 +219,25 @@ int StrategyBase::get_user_sids(uint32_t fromsid, std::string_view username,
 
 void StrategyBase::notify_policy_change(uint32_t seqno, PolicyChange change) {
     static const Label kAllowUnknown("security_get_allow_unknown");
-    notifier_.notify(avc_, seqno, change, [&] {
-        bool allow = false;
-        auto lookup = [&](const ss::PolicyState &st) {
-            kernel::compute(kAllowUnknown, [&] {
-                count_work(Work::Call);
-                allow = (st.db.b().handle_unknown & ss::ALLOW_UNKNOWN) != 0;
-            });
-            return 0;
-        };
-        if (change == PolicyChange::Full)
-            read_policy(lookup);  // 5.10 on: rcu_read_lock, rcu_dereference
-        else
-            lookup(policy_locked()->st);  // before 5.10: policydb.allow_unknown, no lock
-        return allow;
-    });
+    const PolicyVersion *current = policy_locked();  // policy_mutex is held
+    notifier_.notify(
+        avc_, seqno, change,
+        [&] {
+            bool allow = false;
+            auto lookup = [&](const ss::PolicyState &st) {
+                kernel::compute(kAllowUnknown, [&] {
+                    count_work(Work::Call);
+                    allow = (st.db.b().handle_unknown & ss::ALLOW_UNKNOWN) != 0;
+                });
+                return 0;
+            };
+            if (change == PolicyChange::Full)
+                read_policy(lookup);  // 5.10 on: rcu_read_lock, rcu_dereference
+            else
+                lookup(policy_locked()->st);  // before 5.10: policydb.allow_unknown, no lock
+            return allow;
+        },
+        {current->st.db, current->image_bytes});
 }
 
 int StrategyBase::set_bools(std::span<const int> values, uint32_t *seqno) {

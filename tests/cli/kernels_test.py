@@ -32,23 +32,24 @@ def sweep(name, text):
 
 
 # What each release selects, from docs/kernel-eras.md's boundaries (read in the source at each
-# tag): SID table, string cache, freeze.
+# tag): SID table, string cache, freeze, the IMA step.
 expected = {
-    "4.15": ("legacy", "none", "no"),
-    "5.0": ("linear", "none", "no"),
-    "5.6": ("hash-string", "256", "no"),
-    "5.9": ("hash", "256", "no"),
-    "5.10": ("hash", "256", "no"),
-    "5.10.30": ("hash", "256", "yes"),
-    "6.6": ("hash", "256", "yes"),
+    "4.15": ("legacy", "none", "no", "none"),
+    "5.0": ("linear", "none", "no", "none"),
+    "5.6": ("hash-string", "256", "no", "none"),
+    "5.9": ("hash", "256", "no", "none"),
+    "5.10": ("hash", "256", "no", "none"),
+    "5.10.30": ("hash", "256", "yes", "none"),
+    "5.12": ("hash", "256", "yes", "policy"),
+    "6.6": ("hash", "256", "yes", "state+policy"),
 }
 listed = subprocess.run([locksim, "list", "kernels"], check=True, capture_output=True,
                         text=True).stdout
 rows = {}
 for line in listed.split("\n\n")[0].splitlines():  # the table, before "read from:"
     cols = line.split()
-    if cols and re.fullmatch(r"\d+\.\d+(\.\d+)?", cols[0]) and len(cols) >= 7:
-        rows[cols[0]] = tuple(cols[1:4]), " ".join(cols[6:]), cols[5]
+    if cols and re.fullmatch(r"\d+\.\d+(\.\d+)?", cols[0]) and len(cols) >= 8:
+        rows[cols[0]] = tuple(cols[1:4]) + (cols[6],), " ".join(cols[7:]), cols[5]
 for release, want in expected.items():
     got = rows.get(release)
     check(got is not None and got[0] == want, f"list kernels, {release}: {got} (want {want})")
@@ -191,9 +192,52 @@ for r in runs:
                                                              else "net_rwsem"),
           f"{release}: detail.config kernel.xfrm_lock {r['detail']['config'].get('kernel.xfrm_lock')}")
 
+# The IMA step (machine.ima, CONFIG_IMA): from 5.12 every policy change writes the whole policy
+# out (security_read_state_kernel, v5.12.9 and v6.6.0 ima.c), and from 5.13 measures the state
+# string first; before 5.12, or without CONFIG_IMA, nothing. Its time per commit grows with the
+# policy (four times the types, about four times the rules), and the commit is that much longer.
+runs = sweep("ima", """name = "ima"
+duration = "60ms"
+warmup = "5ms"
+strategies = ["rcu-cond-dup"]
+[machine]
+cpus = 2
+[policy]
+source = "synthetic"
+[[workload]]
+kind = "setsebool"
+period = "10ms"
+[sweep]
+"machine.kernel" = ["5.11", "5.12", "6.6"]
+"machine.ima" = [false, true]
+"policy.synthetic.types" = [500, 2000]
+""")
+ima = {}
+for r in runs:
+    p = r["point"]
+    key = (p["machine.kernel"], p["machine.ima"], p["policy.synthetic.types"])
+    commits = r["detail"]["ops"]["set_bools"]
+    compute = r["detail"]["compute_ns"]
+    ima[key] = (r["detail"]["config"].get("kernel.ima_measure"),
+                compute.get("security_read_state_kernel", 0) / commits["completed"],
+                compute.get("selinux_ima_collect_state", 0), commits["latency_ns"]["mean"])
+for (release, on, types), (measure, write, state, mean) in ima.items():
+    want = "none" if on == "false" or release == "5.11" else \
+        "policy" if release == "5.12" else "state+policy"
+    check(measure == want, f"IMA {release} ima={on}: kernel.ima_measure {measure}, want {want}")
+    check((write > 0) == (want != "none"), f"IMA {release} ima={on}: policy written {write} ns")
+    check((state > 0) == (want == "state+policy"), f"IMA {release} ima={on}: state {state} ns")
+grows = ima[("6.6", "true", "2000")][1] / max(ima[("6.6", "true", "500")][1], 1)
+check(2.5 < grows < 6, f"IMA: the policy written per commit grows x{grows:.2f} with 4x the types")
+for types in ("500", "2000"):
+    on, off = ima[("6.6", "true", types)], ima[("6.6", "false", types)]
+    check(on[3] - off[3] >= 0.9 * on[1],
+          f"IMA, {types} types: a commit {on[3] - off[3]:.0f} ns longer with the step, which "
+          f"writes {on[1]:.0f} ns")
+
 
 if failures:
     print("\n".join(failures))
     sys.exit(1)
 print(f"ok: list kernels, detail.config, the never-existed note; 4.15 x{old:.2f}, "
-      f"5.10 x{new:.2f}; -ESTALE retries {retries}")
+      f"5.10 x{new:.2f}; -ESTALE retries {retries}; IMA write x{grows:.2f}")

@@ -22,6 +22,7 @@ strategies = ["rwlock", "rcu-cond-dup"]
 cpus = 3
 hz = 1000
 rcu_nocbs = true
+ima = true
 [[machine.irq]]
 kind = "network"
 rate = 1000
@@ -65,7 +66,7 @@ check(set(sc) == set(expect_top) | blocks,
       f"scenario keys: {sorted(set(sc) ^ (set(expect_top) | blocks))} differ")
 expect_machine = {
     "cpus": 3, "profile": "x86-modern", "preemption": "full", "preempt_rcu": True,
-    "rt_mutex_pi": True, "rcu_nocbs": True, "hz": 1000, "kernel": "default",
+    "rt_mutex_pi": True, "rcu_nocbs": True, "hz": 1000, "ima": True, "kernel": "default",
     "spinlock": "queued",
     "irq": [{"kind": "network", "cpus": [], "rate": 1000, "handler_ns": 2000, "softirq_ns": 0,
              "jitter_ns": 0, "priority": 50}],
