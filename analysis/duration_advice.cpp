@@ -42,17 +42,28 @@ std::vector<std::string> duration_advice(const RunCounts &c) {
     const std::string span = human_ns(static_cast<int64_t>(measured));
     const double runs = static_cast<double>(std::max<size_t>(1, c.runs));
     const std::string seeds = c.runs > 1 ? fmt::format(" x {} seeds", c.runs) : "";
-    auto too_few = [&](const char *what, double per_run, double needed, const char *why) {
-        if (per_run * runs >= needed) return;
+    // `pooled`: the seeds' counts add up (a worst case over them); else each run needs `needed`
+    // on its own (a tail estimate is fitted to one run's histogram).
+    auto too_few = [&](const char *what, double per_run, double needed, const char *why,
+                       bool pooled) {
+        const double over = pooled ? runs : 1;
+        if (per_run * over >= needed) return;
         const double rate = per_run / measured;  // per ns of one run
-        out.push_back(
-            fmt::format("too few {}: {:.0f} in the measured {}{}; {} needs at least {:.0f}: {}",
-                        what, per_run * runs, span, seeds, why, needed,
-                        rate > 0 ? advise(needed / runs / rate) : std::string("run longer")));
+        const std::string advice =
+            rate > 0 ? advise(needed / over / rate) : std::string("run longer");
+        if (pooled)
+            out.push_back(
+                fmt::format("too few {}: {:.0f} in the measured {}{}; {} needs at least {:.0f}: {}",
+                            what, per_run * over, span, seeds, why, needed, advice));
+        else
+            out.push_back(fmt::format(
+                "too few {}: {:.0f} per run in the measured {}; {}, made per run, needs at least "
+                "{:.0f}: {}",
+                what, per_run, span, why, needed, advice));
     };
-    if (c.commits) too_few("boolean commits", *c.commits, kMinCommits, "a worst commit");
+    if (c.commits) too_few("boolean commits", *c.commits, kMinCommits, "a worst commit", true);
     if (c.probe_wakeups)
-        too_few("probe wake-ups", *c.probe_wakeups, kMinWakeups, "the tail estimate");
+        too_few("probe wake-ups", *c.probe_wakeups, kMinWakeups, "the tail estimate", false);
     if (c.worst_open_at_end) {
         out.push_back(fmt::format(
             "the worst section or commit ({} so far) was still running when the run ended: {}",

@@ -3,8 +3,9 @@
 // too short, and say how long to run:
 //  - too few boolean commits: a worst commit out of fewer than kMinCommits (over a design's
 //    seeds) is no worst case;
-//  - too few probe wake-ups: fewer than kMinWakeups leave too few values above the tail
-//    estimate's threshold (analysis/tail.h) for per-wake-up probabilities of 1e-4 and below;
+//  - too few probe wake-ups: fewer than kMinWakeups in a run leave too few values above the tail
+//    estimate's threshold (analysis/tail.h) for per-wake-up probabilities of 1e-4 and below
+//    (the estimate is fitted to each run on its own, so seeds do not add up here);
 //  - a worst section (preempt-off, IRQs-off, or a commit) longer than a tenth of the measured
 //    time, or one still open when the run ended: the run sees too few of them to know how
 //    long they are.

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "analysis/duration_advice.h"
 #include "analysis/seeds.h"
 #include "analysis/table.h"
 #include "util/error.h"
@@ -103,6 +104,14 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
                 if (!tails) q.note = "no histograms to estimate from";
                 if (!q.ok) {
                     poor = q.note;
+                    // A run with fewer wake-ups than a tail estimate needs: how much longer to
+                    // run it (the run's own warning gives the duration).
+                    const auto have = static_cast<double>(all[i].probe_count);
+                    if (c.metric == TailMetric::ProbeWakeup && have > 0 && have < kMinWakeups)
+                        poor += fmt::format(
+                            "; that run has {:.0f} wake-ups, an estimate needs at least {:.0f} "
+                            "per run: run at least {:.1f}x as long",
+                            have, kMinWakeups, std::ceil(10 * kMinWakeups / have) / 10);
                     break;
                 }
                 if (q.high >= high) {

@@ -282,7 +282,7 @@ def bars(spec):
 def scaling(spec):
     """Metric against the swept axis, one panel per metric, one line per design."""
     panels = spec["panels"]
-    cols = 2
+    cols = min(2, len(panels))
     rows = math.ceil(len(panels) / cols)
     fig, axes = new_figure(spec, rows, cols)
     for i, panel in enumerate(panels):
@@ -307,7 +307,26 @@ def scaling(spec):
     return fig
 
 
-KINDS = {"histogram": histogram, "spectrum": spectrum, "bars": bars, "scaling": scaling}
+def margin(spec):
+    """scaling's panels, each with its limit (dashed) and crossovers (dotted, the design's colour)."""
+    fig = scaling(spec)
+    for ax, panel in zip(fig.axes, spec["panels"]):
+        limit_lines(ax, panel, vertical=False)
+        colours = {line.get_label(): line.get_color() for line in ax.get_lines()}
+        for k, mark in enumerate(panel["marks"]):
+            line = ax.axvline((mark["lo"] + mark["hi"]) / 2, color=colours.get(mark["name"], LIMIT),
+                              linestyle=":", linewidth=1.2)
+            line.set_gid(f"crossover-{k}")
+    return fig
+
+
+KINDS = {
+    "histogram": histogram,
+    "spectrum": spectrum,
+    "bars": bars,
+    "scaling": scaling,
+    "margin": margin,
+}
 
 
 def draw(spec, out):

@@ -642,6 +642,82 @@ json scaling_figures(const std::vector<RunSummary> &sums) {
     return figures;
 }
 
+// `margin`'s search (margin.json, analysis/margin.h) as one figure: a panel per limit, the judged
+// figure against the key, one line per design, the limit as a dashed line and each crossover as
+// a dotted vertical line in its design's colour, between the two values around it.
+json margin_figure(const json &margin) {
+    const json &axis = margin.at("margin");
+    const std::string key = axis.at("key");
+    const bool list = axis.at("kind") == "list", duration = axis.at("kind") == "duration";
+    // A duration key is drawn in milliseconds.
+    auto xpos = [&](double x) { return duration ? x / 1e6 : x; };
+    json panels = json::array();
+    for (const auto &[path, limit] : margin.at("limits").items()) {
+        const Metric *m = find_metric(path);
+        if (!m) throw UserError(fmt::format("margin.json: unknown limit '{}'", path));
+        const bool bytes = m->unit == Unit::Bytes;
+        auto ypos = [&](double v) { return bytes ? v / 1e6 : v / 1e3; };
+        json lines = json::array();
+        double lo = 0, hi = 0;  // the smallest and largest positive figure: a log axis over 50x
+        for (const json &design : margin.at("designs")) {
+            json x = json::array(), y = json::array();
+            for (const json &v : margin.at("values")) {
+                const auto d = v.at("designs").find(design.get<std::string>());
+                if (d == v.at("designs").end()) continue;
+                const json &figure = d->at("limits").at(path).at("figure");
+                if (figure.is_null()) continue;
+                x.push_back(xpos(v.at("x").get<double>()));
+                const double yv = ypos(figure.get<double>());
+                y.push_back(yv);
+                if (yv > 0) {
+                    lo = lo > 0 ? std::min(lo, yv) : yv;
+                    hi = std::max(hi, yv);
+                }
+            }
+            lines.push_back({{"name", design}, {"x", std::move(x)}, {"y", std::move(y)}});
+        }
+        json marks = json::array();
+        for (const json &c : margin.at("crossovers")) {
+            if (c.at("limit") != path) continue;
+            for (const json &ch : c.at("changes"))
+                marks.push_back({{"name", c.at("design")},
+                                 {"lo", xpos(ch.at("lo_x").get<double>())},
+                                 {"hi", xpos(ch.at("hi_x").get<double>())}});
+        }
+        const int64_t value = limit.at("value");
+        panels.push_back(
+            {{"title", m->pick.what},
+             {"ylabel", bytes ? "MB" : "µs"},
+             {"log_y", lo > 0 && hi / lo > 50},
+             {"lines", std::move(lines)},
+             {"limits",
+              json::array({{{"value", ypos(static_cast<double>(value))},
+                            {"label", fmt::format("limit {}", bytes ? human_bytes(value)
+                                                                    : human_ns(value))}}})},
+             {"marks", std::move(marks)}});
+    }
+    std::string stem = "margin-";
+    for (char c : key)
+        stem += std::isalnum(static_cast<unsigned char>(c)) || c == '.' ? c : '_';
+    json ticks = nullptr;
+    if (list) ticks = axis.at("values");
+    return {{"kind", "margin"},
+            {"file", stem},
+            {"title", fmt::format("Margin along {}", key)},
+            {"caption",
+             fmt::format("Each design's figure as pick judges it (the worst over seeds) at every "
+                         "value of {} that margin ran; the dashed grey line is the limit, a "
+                         "dotted line in a design's colour is where it crosses it (between the "
+                         "two values run around it).",
+                         key)},
+            {"width", kScaleW},
+            {"height", kScaleH},
+            {"xlabel", duration ? key + " (ms)" : key},
+            {"categorical", list},
+            {"xticks", ticks},
+            {"panels", std::move(panels)}};
+}
+
 std::string escape(const std::string &s) {
     std::string out;
     for (char c : s)
@@ -939,6 +1015,7 @@ json report_figures(const ResultsFile &r, const std::string &where, const Report
     }
     for (json &f : scaling_figures(sums))
         figs.push_back(std::move(f));
+    if (!o.margin.is_null()) figs.push_back(margin_figure(o.margin));
     // A sweep gets one histogram figure per point and histogram (its designs side by side),
     // each run its own only when asked: a figure per run would be most of a sweep's report.
     if (is_sweep(sums))
@@ -1018,6 +1095,8 @@ std::string report_html(const ResultsFile &r, const std::string &where, const js
     section("toggle", "Boolean commits", kind("bars"), "No boolean commits in these runs.");
     section("spectra", "Latency by percentile", kind("spectrum"),
             "No operation latencies in these runs.");
+    if (!o.margin.is_null())
+        section("margin", "Margin", kind("margin"), "No margin search in these results.");
     section("scaling", "Scaling", kind("scaling"), "Not a sweep: nothing to scale against.");
     const bool sweep = is_sweep(sums);
     if (sweep)

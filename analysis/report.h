@@ -19,6 +19,8 @@
 //   toggle-cost[-<k>]                    per sweep point: the parts of a boolean commit, per design
 //                                        (time per commit; the caption gives grace periods waited)
 //   toggle-alloc[-<k>]                   per sweep point: bytes a boolean commit allocates
+//   margin-<key>                         with a margin.json: each limited figure against the key,
+//                                        one line per design, the limit and the crossovers
 //   scaling-<axis>                       per swept axis: worst preempt-off, worst toggle, reader
 //                                        p99 and throughput against the axis, one line per design
 #pragma once
@@ -41,6 +43,7 @@ struct ReportOptions {
     std::string plots_script;  // empty: $LOCKSIM_PLOTS, else found by default_plots_script()
     bool per_run = false;      // a sweep: each run's histograms too, not only each point's
     int threads = 0;           // plotting processes at once; 0: one per core
+    nlohmann::json margin;     // margin.json of `locksim margin` (null: none): its figure
 };
 
 // Operations on the write side of the policy; never chosen as the read-side operation.

@@ -42,57 +42,162 @@ using locksim::Work;
 using locksim::WorkCounts;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+constexpr size_t K = locksim::kWorkKinds;
+using Vec = std::array<double, K>;
+
+// The fit's system in units of the prior (u_k = w_k / prior_k, every variable of order one):
+// row i is a_ik = counts_ik * prior_k / t_i with target 1, and the prior adds
+// prior_weight * (u_k - 1)^2. Kept as its normal equations H u = g.
+struct FitSystem {
+    Vec scale{};
+    std::vector<Vec> rows;
+    std::array<Vec, K> h{};
+    Vec g{};
+
+    FitSystem(const std::vector<CalibrationSample> &samples, const Vec &prior,
+              double prior_weight) {
+        for (size_t k = 0; k < K; ++k)
+            scale[k] = prior[k] > 0 ? prior[k] : 1.0;
+        for (const auto &s : samples) {
+            if (!(s.host_ns > 0)) continue;
+            Vec row{};
+            for (size_t k = 0; k < K; ++k)
+                row[k] = static_cast<double>(s.counts.n[k]) * scale[k] / s.host_ns;
+            rows.push_back(row);
+        }
+        for (const auto &row : rows)
+            for (size_t j = 0; j < K; ++j) {
+                g[j] += row[j];
+                for (size_t k = 0; k < K; ++k)
+                    h[j][k] += row[j] * row[k];
+            }
+        for (size_t k = 0; k < K; ++k) {
+            h[k][k] += prior_weight;
+            g[k] += prior_weight;
+        }
+    }
+
+    // Projected coordinate descent from `u`; the kinds `held` keep their value.
+    void solve(Vec &u, const std::array<bool, K> &held) const {
+        for (int sweep = 0; sweep < 20000; ++sweep) {
+            double moved = 0;
+            for (size_t k = 0; k < K; ++k) {
+                if (held[k]) continue;
+                double r = g[k];
+                for (size_t j = 0; j < K; ++j)
+                    if (j != k) r -= h[k][j] * u[j];
+                double next = std::max(0.0, r / h[k][k]);
+                moved = std::max(moved, std::abs(next - u[k]));
+                u[k] = next;
+            }
+            if (moved < 1e-12) break;
+        }
+    }
+
+    // The squared relative residuals of the timings (the prior's pull left out).
+    double residuals(const Vec &u) const {
+        double sum = 0;
+        for (const auto &row : rows) {
+            double r = -1;
+            for (size_t k = 0; k < K; ++k)
+                r += row[k] * u[k];
+            sum += r * r;
+        }
+        return sum;
+    }
+};
+
+}  // namespace
+
 std::array<double, locksim::kWorkKinds> fit_work_costs(
     const std::vector<CalibrationSample> &samples,
     const std::array<double, locksim::kWorkKinds> &prior, double prior_weight,
     const std::array<bool, locksim::kWorkKinds> &fixed) {
-    constexpr size_t K = locksim::kWorkKinds;
-    // In units of the prior (u_k = w_k / prior_k) every variable is of order one. Row i of the
-    // system is a_ik = counts_ik * prior_k / t_i with target 1; the prior adds
-    // prior_weight * (u_k - 1)^2.
-    std::array<double, K> scale{};
-    for (size_t k = 0; k < K; ++k)
-        scale[k] = prior[k] > 0 ? prior[k] : 1.0;
-    std::vector<std::array<double, K>> a;
-    for (const auto &s : samples) {
-        if (!(s.host_ns > 0)) continue;
-        std::array<double, K> row{};
-        for (size_t k = 0; k < K; ++k)
-            row[k] = static_cast<double>(s.counts.n[k]) * scale[k] / s.host_ns;
-        a.push_back(row);
-    }
-    // Normal equations H u = g of the objective, then projected coordinate descent.
-    std::array<std::array<double, K>, K> h{};
-    std::array<double, K> g{};
-    for (const auto &row : a)
-        for (size_t j = 0; j < K; ++j) {
-            g[j] += row[j];
-            for (size_t k = 0; k < K; ++k)
-                h[j][k] += row[j] * row[k];
-        }
-    for (size_t k = 0; k < K; ++k) {
-        h[k][k] += prior_weight;
-        g[k] += prior_weight;
-    }
-    std::array<double, K> u;
+    const FitSystem sys(samples, prior, prior_weight);
+    Vec u;
     u.fill(1.0);
-    for (int sweep = 0; sweep < 20000; ++sweep) {
-        double moved = 0;
-        for (size_t k = 0; k < K; ++k) {
-            if (fixed[k]) continue;
-            double r = g[k];
-            for (size_t j = 0; j < K; ++j)
-                if (j != k) r -= h[k][j] * u[j];
-            double next = std::max(0.0, r / h[k][k]);
-            moved = std::max(moved, std::abs(next - u[k]));
-            u[k] = next;
-        }
-        if (moved < 1e-12) break;
-    }
-    std::array<double, K> w{};
+    sys.solve(u, fixed);
+    Vec w{};
     for (size_t k = 0; k < K; ++k)
-        w[k] = fixed[k] ? prior[k] : u[k] * scale[k];
+        w[k] = fixed[k] ? prior[k] : u[k] * sys.scale[k];
     return w;
+}
+
+std::array<PriceInterval, locksim::kWorkKinds> price_intervals(
+    const std::vector<CalibrationSample> &samples,
+    const std::array<double, locksim::kWorkKinds> &prior, double prior_weight,
+    const std::array<bool, locksim::kWorkKinds> &fixed,
+    const std::array<double, locksim::kWorkKinds> &fitted) {
+    const FitSystem sys(samples, prior, prior_weight);
+    Vec best{};
+    for (size_t k = 0; k < K; ++k)
+        best[k] = fitted[k] / sys.scale[k];
+    const double best_residuals = sys.residuals(best);
+    std::array<PriceInterval, K> out{};
+    size_t free_kinds = 0;
+    for (size_t k = 0; k < K; ++k) {
+        out[k].fitted = fitted[k];
+        out[k].fixed = fixed[k];
+        for (const auto &row : sys.rows)
+            out[k].counted = out[k].counted || row[k] != 0;
+        free_kinds += !fixed[k] && out[k].counted;
+    }
+    const double dof =
+        std::max<double>(1, static_cast<double>(sys.rows.size()) - static_cast<double>(free_kinds));
+    const double variance = std::max(best_residuals / dof, 1e-4);
+    const double bound = best_residuals + 3.84 * variance;
+    for (size_t k = 0; k < K; ++k) {
+        PriceInterval &p = out[k];
+        if (p.fixed) {
+            p.low = p.high = p.fitted;
+            continue;
+        }
+        if (!p.counted) {  // nothing constrains it: any price fits
+            p.high = std::numeric_limits<double>::infinity();
+            continue;
+        }
+        std::array<bool, K> held = fixed;
+        held[k] = true;
+        // Whether the timings allow price `v` (in prior units) once the others are refitted.
+        auto allows = [&](double v) {
+            Vec u = best;
+            u[k] = v;
+            sys.solve(u, held);
+            return sys.residuals(u) <= bound;
+        };
+        auto edge = [&](double inside, double outside) {  // bisection between the two
+            for (int i = 0; i < 40; ++i) {
+                const double mid = 0.5 * (inside + outside);
+                (allows(mid) ? inside : outside) = mid;
+            }
+            return inside;
+        };
+        const double at = best[k];
+        p.low = allows(0) ? 0 : edge(at, 0) * sys.scale[k];
+        double outside = std::max(at, 1.0) * 2;
+        while (outside < 1e6 && allows(outside))
+            outside *= 2;
+        p.high = outside >= 1e6 ? std::numeric_limits<double>::infinity()
+                                : edge(at, outside) * sys.scale[k];
+        p.identified = p.low > 0;
+    }
+    return out;
+}
+
+std::string price_text(const PriceInterval &p) {
+    if (p.fixed) return fmt::format("{:.4g} ns, kept from the base profile", p.fitted);
+    const std::string high =
+        std::isfinite(p.high) ? fmt::format("{:.4g}", p.high) : std::string("unbounded");
+    std::string text = fmt::format("{:.4g} ns, 95% interval {:.4g} - {} ns", p.fitted, p.low, high);
+    if (!p.counted)
+        text +=
+            ": not identified by this host's timings (no operation counts it; the base "
+            "profile's price is kept)";
+    else if (!p.identified)
+        text += ": not identified by this host's timings (zero fits them too)";
+    return text;
 }
 
 std::vector<uint32_t> cyclic_permutation(size_t n, uint64_t seed) {
@@ -699,9 +804,10 @@ Calibration calibrate(const CalibrateOptions &o) {
     std::array<double, locksim::kWorkKinds> w{};
     mem.llc_ns = chase_llc;
     mem.dram_ns = chase_dram;
+    std::vector<CalibrationSample> fit;
     for (int round = 0; round < 20; ++round) {
         stalls(mem);
-        std::vector<CalibrationSample> fit = c.samples;
+        fit = c.samples;
         for (auto &s : fit)
             s.host_ns = std::max(s.host_ns - s.stall_hot_ns, 0.1 * s.host_ns);
         w = fit_work_costs(fit, prior, o.prior_weight, fixed);
@@ -729,6 +835,7 @@ Calibration calibrate(const CalibrateOptions &o) {
         if (settled) break;
     }
     stalls(mem);
+    c.prices = price_intervals(fit, prior, o.prior_weight, fixed, w);
 
     sim::CpuProfile &p = c.profile;
     p = o.base;
@@ -787,6 +894,8 @@ Calibration calibrate(const CalibrateOptions &o) {
         mm.dram_ns, mem.llc_ns, mem.dram_ns);
     p.calibration["fit"] =
         fmt::format("worst model/host ratio {:.2f} or {:.2f}", std::exp(worst), std::exp(-worst));
+    for (size_t k = 0; k < locksim::kWorkKinds; ++k)
+        p.calibration[fmt::format("unit: {}", locksim::kWorkNames[k])] = price_text(c.prices[k]);
     for (const auto &ps : c.primitives)
         p.calibration["primitive: " + ps.name] = fmt::format("{:.1f} ns ({})", ps.host_ns, ps.how);
     return c;

@@ -71,6 +71,33 @@ std::array<double, locksim::kWorkKinds> fit_work_costs(
     const std::array<double, locksim::kWorkKinds> &prior, double prior_weight,
     const std::array<bool, locksim::kWorkKinds> &fixed);
 
+// A fitted price and the range of prices this host's timings allow: the values at which, with
+// the others refitted, the fit's squared relative residuals grow by no more than 3.84 times
+// their variance (a 95% profile-likelihood interval; the variance is the residuals' over the
+// degrees of freedom, at least (1%)^2). `identified`: the range excludes zero, so the timings
+// tell the unit apart from the others; a unit no operation counts, or one that another can
+// stand in for (counted in the same proportions), is not.
+struct PriceInterval {
+    double fitted = 0;        // ns per unit
+    double low = 0;           // ns per unit
+    double high = 0;          // ns per unit; infinity when no price makes the fit worse
+    bool fixed = false;       // kept from the base profile, not fitted
+    bool counted = false;     // some operation counts it
+    bool identified = false;  // low > 0
+};
+
+// "1.250 ns, 95% interval 1.1 - 1.4 ns", with "not identified by this host's timings" where
+// the range includes zero.
+std::string price_text(const PriceInterval &p);
+
+// The interval of every kind around `fitted` (the result of fit_work_costs with the same
+// arguments).
+std::array<PriceInterval, locksim::kWorkKinds> price_intervals(
+    const std::vector<CalibrationSample> &samples,
+    const std::array<double, locksim::kWorkKinds> &prior, double prior_weight,
+    const std::array<bool, locksim::kWorkKinds> &fixed,
+    const std::array<double, locksim::kWorkKinds> &fitted);
+
 struct CalibrateOptions {
     std::vector<uint8_t> policy_image;
     std::string policy_name;
@@ -95,6 +122,7 @@ struct PrimitiveSample {
 
 struct Calibration {
     sim::CpuProfile profile;
+    std::array<PriceInterval, locksim::kWorkKinds> prices;  // [work_ns], with their intervals
     std::vector<CalibrationSample> samples;
     std::vector<PrimitiveSample> primitives;
     MemoryMeasure memory;

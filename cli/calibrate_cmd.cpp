@@ -77,11 +77,10 @@ void run(const CalibrateArgs &a) {
                 if (s.counts.n[k]) fmt::print(" {}={}", locksim::kWorkNames[k], s.counts.n[k]);
             fmt::print("\n");
         }
-    fmt::print("\n{:<20} {:>10} {:>10}\n", "work unit", "base ns", "fitted ns");
+    fmt::print("\n{:<20} {:>10}  {}\n", "work unit", "base ns", "fitted");
     for (size_t k = 0; k < locksim::kWorkKinds; ++k)
-        fmt::print("{:<20} {:>10.3f} {:>10.3f}\n", locksim::kWorkNames[k],
-                   static_cast<double>(o.base.work_ps[k]) / 1000.0,
-                   static_cast<double>(c.profile.work_ps[k]) / 1000.0);
+        fmt::print("{:<20} {:>10.3f}  {}\n", locksim::kWorkNames[k],
+                   static_cast<double>(o.base.work_ps[k]) / 1000.0, price_text(c.prices[k]));
     fmt::print("\n{:<32} {:>10}\n", "primitive (host)", "ns");
     for (const auto &p : c.primitives)
         fmt::print("{:<32} {:>10.1f}  {}\n", p.name, p.host_ns, p.how);

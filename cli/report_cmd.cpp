@@ -2,17 +2,24 @@
 // scaling curves of a results file as PNG and SVG, and DIR/index.html showing them with the
 // comparison table and pick's verdict against the --max-... limits given, as pick judges them
 // (no limit by default);
+// given margin's margin.json, also its figure (each limited figure against the key);
 // --measured FILE... adds measured series (cyclictest, ftrace, Perfetto) beside the designs.
 #include <fmt/core.h>
+
+#include <filesystem>
 
 #include "analysis/report.h"
 #include "analysis/results_file.h"
 #include "cli/command.h"
 #include "cli/limit_options.h"
 #include "cli/measured_options.h"
+#include "util/error.h"
+#include "util/read_file.h"
 
 namespace locksim::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct ReportArgs {
     std::string results;
@@ -26,7 +33,10 @@ CommandRegistrar report_registrar([](CLI::App &app) {
     auto a = std::make_shared<ReportArgs>();
     auto *cmd = app.add_subcommand(
         "report", "Plots of a results file and an index.html with the table and the verdict");
-    cmd->add_option("results", a->results, "results.json from run, compare or sweep")->required();
+    cmd->add_option("results", a->results,
+                    "results.json from run, compare or sweep, or margin.json from margin (its "
+                    "figure, with the results.json beside it)")
+        ->required();
     cmd->add_option("-o,--out", a->out, "Directory to write the report into")->required();
     add_limit_options(cmd, a->limits);
     cmd->add_option("--reader-op", a->options.reader_op,
@@ -51,15 +61,35 @@ CommandRegistrar report_registrar([](CLI::App &app) {
         "on bad input.");
     cmd->callback([a] {
         a->options.limits = parse_limits(a->limits);
-        analysis::ResultsFile file = analysis::load_results(a->results);
+        std::string results = a->results;
+        if (fs::path(results).filename() == "margin.json") {
+            // margin's search: its figure, over the results file beside it, judged by the
+            // margin's own limits unless others are given.
+            a->options.margin =
+                nlohmann::json::parse(read_whole_file(results, "margin file"), nullptr, false);
+            if (!a->options.margin.is_object() || !a->options.margin.contains("margin") ||
+                !a->options.margin.contains("results"))
+                throw UserError(
+                    fmt::format("{}: not a margin.json written by locksim margin", results));
+            if (a->options.limits.empty())
+                for (const auto &[path, l] : a->options.margin.at("limits").items()) {
+                    analysis::Limit &limit = a->options.limits[path];
+                    limit.value = l.at("value");
+                    if (!l.at("probability").is_null()) limit.probability = l.at("probability");
+                }
+            results = (fs::path(results).parent_path() /
+                       a->options.margin.at("results").get<std::string>())
+                          .string();
+        }
+        analysis::ResultsFile file = analysis::load_results(results);
         add_measured(file, a->measured);
         fmt::print("report: limits: {}\n", analysis::limits_text(a->options.limits));
         if (const analysis::Plan plan = analysis::planned_runs(file); !plan.complete)
             fmt::print(stderr,
                        "warning: {}: incomplete results: {}; the verdict covers only "
                        "the runs there\n",
-                       a->results, plan.why);
-        analysis::ReportOutput out = analysis::write_report(file, a->results, a->out, a->options);
+                       results, plan.why);
+        analysis::ReportOutput out = analysis::write_report(file, results, a->out, a->options);
         fmt::print("report: {} files; open {}\n", out.files.size(), out.index);
     });
 });

@@ -26,6 +26,7 @@
 #include "cli/duration_warnings.h"
 #include "cli/measured_options.h"
 #include "cli/paths.h"
+#include "cli/run_choices.h"
 #include "cli/trace_options.h"
 #include "record/run_results.h"
 #include "runner/runner.h"
@@ -61,6 +62,7 @@ struct RunArgs {
     std::string platform = "sim";
     TraceArgs trace;
     MeasuredArgs measured;  // compare: measured series side by side with the designs
+    RunChoices choices() const { return {seeds, strategies, duration}; }
 };
 
 std::string safe_name(std::string s) {
@@ -189,38 +191,10 @@ void warn_host_cpus(const std::string &file, const std::vector<Scenario> &points
 }
 
 void run_command(Mode mode, const RunArgs &a) {
-    for (size_t i = 0; i < a.seeds.size(); ++i) {
-        const int64_t seed = a.seeds[i];
-        if (seed < 0) throw UserError(fmt::format("--seed: {} is negative (seeds are >= 0)", seed));
-        if (std::count(a.seeds.begin(), a.seeds.begin() + static_cast<long>(i), seed))
-            throw UserError(
-                fmt::format("--seed: {} is given twice (a seed repeats the same run)", seed));
-    }
     Scenario scenario = load_scenario(a.file);
     // Measured files are read before any run, so that a malformed one costs no simulation.
     const analysis::ResultsFile measured = import_measured_args(a.measured);
-    if (!a.seeds.empty()) scenario.seeds = a.seeds;
-    if (!a.strategies.empty()) {
-        std::vector<StrategySpec> chosen;
-        for (const auto &name : a.strategies) {
-            auto it = std::find_if(scenario.strategies.begin(), scenario.strategies.end(),
-                                   [&](const StrategySpec &s) { return s.label == name; });
-            if (it == scenario.strategies.end())
-                throw UserError(
-                    fmt::format("{}: the scenario has no strategy labelled '{}'", a.file, name));
-            chosen.push_back(*it);
-        }
-        scenario.strategies = chosen;
-    } else if (mode == Mode::Run) {
-        scenario.strategies.resize(1);
-    }
-    if (!a.duration.empty()) {
-        int64_t ns = analysis::parse_limit_ns("--duration", a.duration);
-        if (ns < 1000) throw UserError(fmt::format("--duration {}: at least 1us", a.duration));
-        scenario.duration_ns = ns;
-        // Statistics start after the warm-up; a warm-up as long as the run would leave none.
-        scenario.warmup_ns = std::min(scenario.warmup_ns, ns / 10);
-    }
+    apply_run_choices(scenario, a.choices(), mode == Mode::Run);
     std::vector<Scenario> points =
         mode == Mode::Sweep ? expand_sweep(scenario) : std::vector<Scenario>{scenario};
     std::string base_note;
@@ -238,24 +212,8 @@ void run_command(Mode mode, const RunArgs &a) {
         scenario.sweep.clear();
     }
     // A sweep point is re-read from the file: the command line's choices apply to it too.
-    for (Scenario &p : points) {
-        p.seeds = scenario.seeds;
-        // The chosen strategies by label, keeping the point's own options (a swept option).
-        std::vector<StrategySpec> chosen;
-        for (const StrategySpec &want : scenario.strategies)
-            for (const StrategySpec &have : p.strategies)
-                if (have.label == want.label) chosen.push_back(have);
-        p.strategies = std::move(chosen);
-        if (a.duration.empty()) continue;
-        p.duration_ns = scenario.duration_ns;
-        p.warmup_ns = std::min(p.warmup_ns, p.duration_ns / 10);
-        for (const WorkloadSpec &w : p.workloads)
-            if (w.params.get_duration_ns("start") >= p.duration_ns)
-                throw UserError(fmt::format(
-                    "--duration {}: workload '{}' ({}) starts at {}, when the run has ended",
-                    a.duration, w.label, w.at,
-                    format_duration_ns(w.params.get_duration_ns("start"))));
-    }
+    for (Scenario &p : points)
+        apply_to_point(p, scenario, a.choices());
     std::vector<RunJob> jobs = plan_runs(points);
     // The output directory is checked before anything runs, so a wrong -o costs no run.
     fs::path dir = !a.out_dir.empty()             ? fs::path(a.out_dir)

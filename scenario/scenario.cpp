@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -786,22 +787,62 @@ void set_field(toml::table &t, const std::string &at, const std::string &field,
 }
 
 // A sweep point is read from a rewritten copy of the file's table, which has no source positions:
-// the places its errors name later are the file's, or the sweep value's for a swept key.
-void restore_places(const Scenario &s, const std::vector<size_t> &index, Scenario &p) {
-    auto place = [&](std::string_view field, const std::string &in_file) {
-        for (size_t a = 0; a < s.sweep.size(); ++a)
-            if (s.sweep[a].field == field) {
-                auto [line, col] = s.sweep[a].where[index[a]];
-                return fmt::format("{}:{}:{}", s.file, line, col);
-            }
-        return in_file;
+// the places its errors name later are the file's, or `place(field)` for a set key (empty: the
+// file's).
+void restore_places(const Scenario &s, const std::function<std::string(std::string_view)> &place,
+                    Scenario &p) {
+    auto at = [&](std::string_view field, const std::string &in_file) {
+        std::string set = place(field);
+        return set.empty() ? in_file : set;
     };
-    p.machine.profile_at = place("machine.profile", s.machine.profile_at);
-    p.machine.spinlock_at = place("machine.spinlock", s.machine.spinlock_at);
-    p.machine.cpus_at = place("machine.cpus", s.machine.cpus_at);
-    p.policy.path_at = place("policy.path", s.policy.path_at);
+    p.machine.profile_at = at("machine.profile", s.machine.profile_at);
+    p.machine.spinlock_at = at("machine.spinlock", s.machine.spinlock_at);
+    p.machine.cpus_at = at("machine.cpus", s.machine.cpus_at);
+    p.policy.path_at = at("policy.path", s.policy.path_at);
     for (size_t i = 0; i < p.workloads.size() && i < s.workloads.size(); ++i)
         p.workloads[i].at = s.workloads[i].at;
+}
+
+// The file's table without its [sweep]: what each point is derived from.
+toml::table base_table(const Scenario &s) {
+    toml::table base = parse_toml(s.source_text, s.file);
+    base.erase("sweep");
+    return base;
+}
+
+// `t` with each (field, TOML value text) of `set` applied, read as a scenario. A mistake in it is
+// reported at `blame` (the place of the value that made the point), with the point's values.
+Scenario read_point(const Scenario &s, toml::table t,
+                    const std::vector<std::pair<std::string, std::string>> &set,
+                    const std::vector<std::string> &set_at, const std::string &blame,
+                    const char *what) {
+    std::vector<std::pair<std::string, std::string>> point;
+    for (size_t a = 0; a < set.size(); ++a) {
+        const auto &[field, value] = set[a];
+        set_field(t, set_at[a], field, value);
+        // Shown without the TOML quotes: machine.profile=sh4, not 'sh4'.
+        std::string shown = value;
+        if (shown.size() >= 2 && (shown.front() == '\'' || shown.front() == '"') &&
+            shown.back() == shown.front())
+            shown = shown.substr(1, shown.size() - 2);
+        point.emplace_back(field, shown);
+    }
+    Scenario p;
+    try {
+        p = scenario_from_table(t, s.file);
+    } catch (const UserError &e) {
+        // The message's place is in the rewritten table (which has no positions).
+        std::string desc;
+        for (const auto &[f, v] : point)
+            desc += fmt::format(" {}={}", f, v);
+        std::string msg = e.what();
+        size_t colon = msg.find(": ");
+        if (colon != std::string::npos) msg = msg.substr(colon + 2);
+        throw UserError(fmt::format("{}: {} (at {}{})", blame, msg, what, desc));
+    }
+    p.point = std::move(point);
+    p.source_text = s.source_text;
+    return p;
 }
 
 }  // namespace
@@ -863,47 +904,36 @@ std::vector<Scenario> expand_sweep(const Scenario &s) {
     if (s.sweep.empty()) return {s};
     std::vector<Scenario> points;
     std::vector<size_t> index(s.sweep.size(), 0);
-    toml::table base = parse_toml(s.source_text, s.file);
-    base.erase("sweep");
+    const toml::table base = base_table(s);
     for (;;) {
-        toml::table t = base;
-        std::vector<std::pair<std::string, std::string>> point;
+        std::vector<std::pair<std::string, std::string>> set;
+        std::vector<std::string> set_at;
         for (size_t a = 0; a < s.sweep.size(); ++a) {
-            const auto &axis = s.sweep[a];
-            set_field(t, axis.at, axis.field, axis.values[index[a]]);
-            // Shown without the TOML quotes: machine.profile=sh4, not 'sh4'.
-            std::string shown = axis.values[index[a]];
-            if (shown.size() >= 2 && (shown.front() == '\'' || shown.front() == '"') &&
-                shown.back() == shown.front())
-                shown = shown.substr(1, shown.size() - 2);
-            point.emplace_back(axis.field, shown);
+            set.emplace_back(s.sweep[a].field, s.sweep[a].values[index[a]]);
+            set_at.push_back(s.sweep[a].at);
         }
-        Scenario p;
-        try {
-            p = scenario_from_table(t, s.file);
-        } catch (const UserError &e) {
-            // The message's place is in the rewritten table (which has no positions); point at
-            // the sweep value instead: the first axis not at its first value, else the first.
-            std::string desc;
-            for (const auto &[f, v] : point)
-                desc += fmt::format(" {}={}", f, v);
-            size_t blame = 0;
-            for (size_t a = 0; a < s.sweep.size(); ++a) {
-                if (index[a] != 0) {
-                    blame = a;
-                    break;
-                }
+        // A mistake is blamed on the first axis not at its first value, else the first.
+        size_t blame = 0;
+        for (size_t a = 0; a < s.sweep.size(); ++a) {
+            if (index[a] != 0) {
+                blame = a;
+                break;
             }
-            auto [line, col] = s.sweep[blame].where[index[blame]];
-            std::string msg = e.what();
-            size_t colon = msg.find(": ");
-            if (colon != std::string::npos) msg = msg.substr(colon + 2);
-            throw UserError(
-                fmt::format("{}:{}:{}: {} (at sweep point{})", s.file, line, col, msg, desc));
         }
-        restore_places(s, index, p);
-        p.point = std::move(point);
-        p.source_text = s.source_text;
+        auto [line, col] = s.sweep[blame].where[index[blame]];
+        Scenario p = read_point(s, base, set, set_at, fmt::format("{}:{}:{}", s.file, line, col),
+                                "sweep point");
+        restore_places(
+            s,
+            [&](std::string_view field) -> std::string {
+                for (size_t a = 0; a < s.sweep.size(); ++a)
+                    if (s.sweep[a].field == field) {
+                        auto [l, c] = s.sweep[a].where[index[a]];
+                        return fmt::format("{}:{}:{}", s.file, l, c);
+                    }
+                return "";
+            },
+            p);
         points.push_back(std::move(p));
         size_t a = s.sweep.size();
         while (a > 0) {
@@ -913,6 +943,14 @@ std::vector<Scenario> expand_sweep(const Scenario &s) {
             if (a == 0) return points;
         }
     }
+}
+
+Scenario scenario_at(const Scenario &s, const std::string &field, const std::string &value_text,
+                     const std::string &at) {
+    Scenario p = read_point(s, base_table(s), {{field, value_text}}, {at}, at, "point");
+    restore_places(
+        s, [&](std::string_view f) { return f == field ? at : std::string(); }, p);
+    return p;
 }
 
 }  // namespace locksim

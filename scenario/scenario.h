@@ -134,6 +134,11 @@ Scenario parse_scenario(std::string_view text, const std::string &source_name);
 // Every point of the scenario's sweep grid (the scenario itself when it has none), in a fixed
 // order: the first axis varies slowest. Each point is validated as a whole scenario.
 std::vector<Scenario> expand_sweep(const Scenario &s);
+// The scenario's base point (its [sweep] left out) with one field set to a TOML value, e.g.
+// ("machine.cpus", "4"): the fields a sweep axis names, checked as a sweep point is, with the same
+// messages; a mistake is reported at `at` (the option or place the value came from).
+Scenario scenario_at(const Scenario &s, const std::string &field, const std::string &value_text,
+                     const std::string &at);
 // The point `run` and `compare` run for a scenario with a sweep: each axis at the value the
 // file's own tables give it (its default where they give none), e.g. "core.sidtab=legacy".
 std::string base_point_text(const Scenario &s);

@@ -38,6 +38,16 @@ std::vector<CalibrationSample> samples_from(const std::array<double, K> &truth) 
     return out;
 }
 
+// An operation of `calls` calls and `probes` hash probes timed at `host_ns`.
+CalibrationSample fast_op(uint64_t calls, uint64_t probes, double host_ns) {
+    CalibrationSample fast;
+    fast.name = "fast";
+    fast.counts.n[idx(Work::Call)] = calls;
+    fast.counts.n[idx(Work::HashProbe)] = probes;
+    fast.host_ns = host_ns;
+    return fast;
+}
+
 TEST(CalibrateFit, RecoversTheCostsTheTimesFollow) {
     std::array<double, K> truth{}, prior{};
     for (size_t k = 0; k < K; ++k) {
@@ -55,11 +65,7 @@ TEST(CalibrateFit, FixedKindsKeepThePriorAndNoCostIsNegative) {
     prior.fill(2.0);
     std::vector<CalibrationSample> s = samples_from(truth);
     // One operation far faster than its counts allow: the unconstrained answer is negative.
-    CalibrationSample fast;
-    fast.name = "fast";
-    fast.counts.n[idx(Work::Call)] = 1000000;
-    fast.host_ns = 1;
-    s.push_back(fast);
+    s.push_back(fast_op(1000000, 0, 1));
     std::array<bool, K> fixed{};
     fixed[idx(Work::AuditCall)] = true;
     std::array<double, K> biased = prior;
@@ -83,6 +89,87 @@ TEST(CalibrateFit, KindsNoOperationUsesStayAtThePrior) {
     auto w = fit_work_costs(s, prior, 0.01, {});
     EXPECT_NEAR(w[idx(Work::HashProbe)], 1.0, 0.05);
     EXPECT_DOUBLE_EQ(w[idx(Work::AvtabNode)], 7.0);
+}
+
+// Timings with a relative error of up to 1.5% (a fixed pattern): every price's interval holds
+// the price the times follow, excludes zero, and is a few percent wide.
+TEST(CalibrateIntervals, HoldTheTruthAndExcludeZeroWhereTheTimingsTellKindsApart) {
+    std::array<double, K> truth{}, prior{};
+    for (size_t k = 0; k < K; ++k) {
+        truth[k] = 0.5 + static_cast<double>(k);
+        prior[k] = 3.0;
+    }
+    std::vector<CalibrationSample> s = samples_from(truth);
+    for (size_t i = 0; i < s.size(); ++i)
+        s[i].host_ns *= 1.0 + 0.015 * (static_cast<double>(i % 5) - 2.0) / 2.0;
+    const auto w = fit_work_costs(s, prior, 1e-6, {});
+    const auto in = price_intervals(s, prior, 1e-6, {}, w);
+    for (size_t k = 0; k < K; ++k) {
+        SCOPED_TRACE(locksim::kWorkNames[k]);
+        EXPECT_TRUE(in[k].counted);
+        EXPECT_TRUE(in[k].identified);
+        EXPECT_GT(in[k].low, 0.0);
+        // Holds the truth, within the few percent the timings' errors allow.
+        EXPECT_LE(in[k].low, truth[k]);
+        EXPECT_GE(in[k].high, truth[k]);
+        EXPECT_GT(in[k].low, 0.8 * truth[k]) << price_text(in[k]);
+        EXPECT_LT(in[k].high, 1.25 * truth[k]) << price_text(in[k]);
+        EXPECT_EQ(price_text(in[k]).find("not identified"), std::string::npos);
+    }
+}
+
+// Two kinds always counted together in the same proportion can stand in for each other: zero
+// fits the timings for either, so neither is identified, however the fit split them; a kind no
+// operation counts is not identified either (any price fits); a fixed one keeps its price.
+TEST(CalibrateIntervals, KindsTheTimingsCannotTellApartAreNotIdentified) {
+    std::vector<CalibrationSample> s;
+    for (int i = 1; i <= 6; ++i) {
+        CalibrationSample op;
+        op.name = "op" + std::to_string(i);
+        op.counts.n[idx(Work::HashProbe)] = 100u * static_cast<uint64_t>(i);
+        op.counts.n[idx(Work::AvtabNode)] = 200u * static_cast<uint64_t>(i);  // always 2x
+        op.counts.n[idx(Work::Call)] = 1000u * static_cast<uint64_t>(7 - i);
+        op.host_ns = 100.0 * i * 1.0 + 200.0 * i * 2.0 + 1000.0 * (7 - i) * 0.5;
+        s.push_back(op);
+    }
+    std::array<double, K> prior{};
+    prior.fill(1.0);
+    std::array<bool, K> fixed{};
+    fixed[idx(Work::AuditCall)] = true;
+    const auto w = fit_work_costs(s, prior, 1e-6, fixed);
+    const auto in = price_intervals(s, prior, 1e-6, fixed, w);
+    EXPECT_TRUE(in[idx(Work::Call)].identified);
+    EXPECT_NEAR(in[idx(Work::Call)].fitted, 0.5, 0.01);
+    for (Work k : {Work::HashProbe, Work::AvtabNode}) {
+        SCOPED_TRACE(locksim::kWorkNames[idx(k)]);
+        EXPECT_TRUE(in[idx(k)].counted);
+        EXPECT_FALSE(in[idx(k)].identified);
+        EXPECT_EQ(in[idx(k)].low, 0.0);
+        EXPECT_NE(price_text(in[idx(k)]).find("not identified by this host's timings"),
+                  std::string::npos);
+    }
+    const PriceInterval &unused = in[idx(Work::StringByte)];
+    EXPECT_FALSE(unused.counted);
+    EXPECT_FALSE(unused.identified);
+    EXPECT_FALSE(std::isfinite(unused.high));
+    EXPECT_NE(price_text(unused).find("no operation counts it"), std::string::npos);
+    EXPECT_TRUE(in[idx(Work::AuditCall)].fixed);
+    EXPECT_NE(price_text(in[idx(Work::AuditCall)]).find("kept from the base"), std::string::npos);
+}
+
+// A price fitted to zero (an operation faster than its other counts allow, so its calls would
+// need a negative price) is reported with the note, never as a bare zero.
+TEST(CalibrateIntervals, APriceFittedToZeroIsNotIdentified) {
+    std::array<double, K> truth{}, prior{};
+    truth.fill(2.0);
+    prior.fill(2.0);
+    std::vector<CalibrationSample> s = samples_from(truth);
+    s.push_back(fast_op(1000000, 1000, 1000));  // the probes alone: 2000 ns at the truth
+    const auto w = fit_work_costs(s, prior, 1e-6, {});
+    const auto in = price_intervals(s, prior, 1e-6, {}, w);
+    ASSERT_EQ(w[idx(Work::Call)], 0.0);
+    EXPECT_FALSE(in[idx(Work::Call)].identified) << price_text(in[idx(Work::Call)]);
+    EXPECT_NE(price_text(in[idx(Work::Call)]).find("not identified"), std::string::npos);
 }
 
 std::vector<uint8_t> default_policy() {
@@ -165,6 +252,16 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
     EXPECT_DOUBLE_EQ(back.memory.dram_ns, m.dram_ns);
     EXPECT_EQ(back.memory.sample_one_in, m.sample_one_in);
     EXPECT_TRUE(back.memory.latency().private_lines > 0) << "the cache model is on";
+    // Every unit's price with its interval; none at zero without the note.
+    for (size_t k = 0; k < K; ++k) {
+        const std::string key = std::string("unit: ") + std::string(locksim::kWorkNames[k]);
+        ASSERT_TRUE(back.calibration.contains(key)) << key;
+        const std::string &text = back.calibration.at(key);
+        EXPECT_NE(text.find(" ns"), std::string::npos) << text;
+        if (c.profile.work_ps[k] == 0 || c.prices[k].low == 0) {
+            EXPECT_NE(text.find("not identified"), std::string::npos) << key << ": " << text;
+        }
+    }
 }
 
 TEST(Calibrate, PointerChaseFollowsOneCycleThroughEveryLine) {
