@@ -184,7 +184,7 @@ void run_margin(const MarginArgs &a) {
             std::erase_if(points[i].strategies, [&](const StrategySpec &s) {
                 return std::find(wanted[i].begin(), wanted[i].end(), s.label) == wanted[i].end();
             });
-        return run_jobs(scenario, points, plan_runs(points), options).runs;
+        return run_jobs(scenario, plan_runs(points), options).runs;
     };
     analysis::ResultsFile results;
     analysis::Margin m = analysis::find_margin(axis, limits, labels, results, run);

@@ -268,7 +268,7 @@ void run_command(Mode mode, const RunArgs &a) {
     // The handler stays for the rest of the process: a Ctrl-C after the last run only raises
     // the flag, so results.json and the other outputs are never left half written.
     std::signal(SIGINT, on_sigint);
-    analysis::ResultsFile results = run_jobs(scenario, points, jobs, options);
+    analysis::ResultsFile results = run_jobs(scenario, jobs, options);
     if (!shard_text.empty()) results.scenario["shard"] = shard_text;
 
     const auto &formats = scenario.output.formats;

@@ -234,10 +234,9 @@ void check_runs(const std::vector<Scenario> &points) {
     }
 }
 
-analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scenario> &points,
-                               const std::vector<RunJob> &jobs, const RunOptions &options) {
+analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<RunJob> &jobs,
+                               const RunOptions &options) {
     const auto images = policy_images(jobs);
-    (void)points;
     std::vector<json> items(jobs.size());
     std::vector<char> ran(jobs.size(), 0);
     std::atomic<size_t> done{0};

@@ -70,8 +70,8 @@ void check_runs(const std::vector<Scenario> &points);
 
 // Runs the jobs (a shard of them, or all) and assembles the results file. Runs not started
 // because of an interruption are left out and the file says "complete": false.
-analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<Scenario> &points,
-                               const std::vector<RunJob> &jobs, const RunOptions &options);
+analysis::ResultsFile run_jobs(const Scenario &scenario, const std::vector<RunJob> &jobs,
+                               const RunOptions &options);
 
 // The summary of one run's raw results (what the table, pick and CSV use).
 analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &strategy,

@@ -18,8 +18,8 @@ std::vector<PeriodicSource> periodic_sources(const Scenario &s) {
         if (const int64_t period = info->period(w.params); period > 0)
             out.push_back({w.label, period, timer_jitter(w), w.kind == "probe"});
     }
-    for (const IrqSpec &irq : s.machine.irqs)
-        out.push_back({"irq " + irq.kind, 1'000'000'000 / irq.rate, irq.jitter_ns, false});
+    for (const sim::IrqSource &irq : s.machine.irqs)
+        out.push_back({"irq " + irq.kind, irq.period(), irq.jitter, false});
     return out;
 }
 

@@ -56,15 +56,7 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     c.hz = s.machine.hz;
     check_machine_profile(s, c.profile);
     c.spinlock = s.machine.spinlock;
-    for (const IrqSpec &irq : s.machine.irqs)
-        c.irqs.push_back({.kind = irq.kind,
-                          .cpus = irq.cpus,
-                          .period = kernel::kSec / irq.rate,
-                          .handler = irq.handler_ns,
-                          .softirq = irq.softirq_ns,
-                          .thread_priority = irq.priority,
-                          .drawn_phase = true,
-                          .jitter = irq.jitter_ns});
+    c.irqs = s.machine.irqs;
     return c;
 }
 

@@ -51,8 +51,6 @@ const NameTable<PolicySpec::Source> &policy_source_names() {
 
 namespace {
 
-constexpr int64_t kSecNs = 1'000'000'000;
-
 // Reads one TOML table, remembering which keys were used so that the rest can be reported as
 // unknown (with a "did you mean" hint).
 class TableReader {
@@ -240,7 +238,7 @@ void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
     std::vector<double> share(static_cast<size_t>(m.cpus), 0.0);
     for (const auto &e : *a) {
         TableReader r(machine.file(), *e.as_table(), "machine.irq");
-        IrqSpec irq;
+        sim::IrqSource irq{.drawn_phase = true};
         auto kind = r.get_choice("kind", {"timer", "network", "block"});
         if (!kind) r.fail("[[machine.irq]] needs a 'kind' (timer, network or block)");
         irq.kind = *kind;
@@ -249,23 +247,23 @@ void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
         irq.rate = *rate;
         auto handler = r.get_duration("handler", 1);
         if (!handler) r.fail("[[machine.irq]] needs a 'handler' (the hard handler's cost)");
-        irq.handler_ns = *handler;
-        irq.softirq_ns = r.get_duration("softirq", 0).value_or(0);
+        irq.handler = *handler;
+        irq.softirq = r.get_duration("softirq", 0).value_or(0);
         if (auto jitter = r.get_duration("jitter", 0)) {
-            if (*jitter >= kSecNs / irq.rate)
+            if (*jitter >= irq.period())
                 r.fail_at(r.node("jitter")->source(),
                           fmt::format("'machine.irq.jitter' ({}) must be shorter than the "
                                       "interrupts' period ({} at rate {})",
-                                      format_duration_ns(*jitter),
-                                      format_duration_ns(kSecNs / irq.rate), irq.rate));
-            irq.jitter_ns = *jitter;
+                                      format_duration_ns(*jitter), format_duration_ns(irq.period()),
+                                      irq.rate));
+            irq.jitter = *jitter;
         }
         if (auto prio = r.get_int("priority", 1, 99)) {
             if (m.preemption != sim::PreemptModel::Rt)
                 r.fail_at(r.node("priority")->source(),
                           "'machine.irq.priority' needs 'preemption = \"rt\"' (only PREEMPT_RT "
                           "runs an interrupt's handler in a thread of its own)");
-            irq.priority = static_cast<int>(*prio);
+            irq.thread_priority = static_cast<int>(*prio);
         }
         Params p;
         read_params(r,
@@ -279,10 +277,11 @@ void read_irqs(TableReader &machine, const toml::node &n, MachineSpec &m) {
             for (int64_t cpu : p.get_int_list("cpus"))
                 irq.cpus.push_back(static_cast<int>(cpu));
         r.finish();
-        const double each = static_cast<double>(irq.rate) *
-                            static_cast<double>(irq.handler_ns + irq.softirq_ns) / 1e9;
+        // As the simulator counts it: the work of one interrupt per period.
+        const double each =
+            static_cast<double>(irq.handler + irq.softirq) / static_cast<double>(irq.period());
         for (int cpu = 0; cpu < m.cpus; ++cpu) {
-            if (!irq.cpus.empty() && !std::count(irq.cpus.begin(), irq.cpus.end(), cpu)) continue;
+            if (!irq.hits(cpu)) continue;
             share[static_cast<size_t>(cpu)] += each;
             if (share[static_cast<size_t>(cpu)] >= 1.0 - 1e-12)
                 r.fail(
@@ -561,7 +560,7 @@ void read_workloads(TableReader &top, Scenario &s) {
                                           "it has no tasks, so '{}' does not apply",
                                           *kind, info->irq_kind, c.name));
             if (std::none_of(s.machine.irqs.begin(), s.machine.irqs.end(),
-                             [&](const IrqSpec &i) { return i.kind == info->irq_kind; }))
+                             [&](const sim::IrqSource &i) { return i.kind == info->irq_kind; }))
                 r.fail(
                     fmt::format("workload '{}' needs a [[machine.irq]] of kind \"{}\" (its "
                                 "work arrives with those interrupts)",

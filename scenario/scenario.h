@@ -26,21 +26,6 @@ const NameTable<sim::PreemptModel> &preemption_names();  // none | voluntary | f
 const NameTable<sim::SpinlockImpl> &spinlock_names();    // queued | byte
 const NameTable<sim::CostModel> &cost_model_names();     // counted | measured
 
-// A device interrupt source: `rate` interrupts per second on each of `cpus` (empty: all), each
-// a hard handler of `handler_ns` followed by `softirq_ns` of softirq work ([[machine.irq]]).
-// Under preemption "rt" a network or block source is a threaded interrupt whose thread runs at
-// SCHED_FIFO `priority`. Its phase on each CPU is drawn from the run's seed, and each
-// interrupt arrives late by a draw in [0, jitter_ns] (shorter than its period).
-struct IrqSpec {
-    std::string kind;  // timer | network | block
-    std::vector<int> cpus;
-    int64_t rate = 0;
-    int64_t handler_ns = 0;
-    int64_t softirq_ns = 0;
-    int64_t jitter_ns = 0;
-    int priority = 50;
-};
-
 struct MachineSpec {
     int cpus = 4;
     std::string profile = "x86-modern";
@@ -64,7 +49,12 @@ struct MachineSpec {
     std::string spinlock_at;  // file:line:column of the key, for errors found with the profile
     std::string profile_at;   // file:line:column of machine.profile (empty: the default's)
     std::string cpus_at;      // file:line:column of machine.cpus (empty: the default's)
-    std::vector<IrqSpec> irqs;
+    // [[machine.irq]]: `rate` interrupts per second on each of `cpus` (empty: all), each a hard
+    // handler followed by softirq work; under preemption "rt" a network or block source is a
+    // threaded interrupt at SCHED_FIFO `priority` (thread_priority). Each source's phase on
+    // each CPU is drawn from the run's seed, and each interrupt arrives late by a draw in
+    // [0, jitter] (shorter than its period).
+    std::vector<sim::IrqSource> irqs;
 };
 
 struct SyntheticPolicySpec {

@@ -55,14 +55,14 @@ json scenario_json(const Scenario &s) {
                     {"kernel", s.machine.kernel},
                     {"spinlock", spinlock_names().name(s.machine.spinlock)},
                     {"irq", json::array()}};
-    for (const IrqSpec &irq : s.machine.irqs)
+    for (const sim::IrqSource &irq : s.machine.irqs)
         machine["irq"].push_back({{"kind", irq.kind},
                                   {"cpus", irq.cpus},
                                   {"rate", irq.rate},
-                                  {"handler_ns", irq.handler_ns},
-                                  {"softirq_ns", irq.softirq_ns},
-                                  {"jitter_ns", irq.jitter_ns},
-                                  {"priority", irq.priority}});
+                                  {"handler_ns", irq.handler},
+                                  {"softirq_ns", irq.softirq},
+                                  {"jitter_ns", irq.jitter},
+                                  {"priority", irq.thread_priority}});
     const SyntheticPolicySpec &syn = s.policy.synthetic;
     json policy = {{"source", policy_source_names().name(s.policy.source)}};
     if (s.policy.source == PolicySpec::Source::File) policy["path"] = s.policy.path;

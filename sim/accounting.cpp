@@ -302,7 +302,7 @@ kernel::RunResults SimPlatform::collect() {
     for (size_t i = 0; i < cfg_.irqs.size(); ++i) {
         const IrqSource &src = cfg_.irqs[i];
         r.config[fmt::format("irq.{}", i)] = fmt::format(
-            "{} every {} ns, handler {} ns, softirq {} ns, on {}", src.kind, src.period,
+            "{} every {} ns, handler {} ns, softirq {} ns, on {}", src.kind, src.period(),
             src.handler, src.softirq,
             src.cpus.empty() ? "every CPU" : fmt::format("CPUs {}", fmt::join(src.cpus, ",")));
     }

@@ -35,24 +35,29 @@ inline bool fully_preemptible(PreemptModel m) {
 // on the lock word and all retry the atomic when it is released.
 enum class SpinlockImpl : uint8_t { Queued, Byte };
 
-// A device interrupt arriving every `period` on each of `cpus` (empty: every CPU): its hard
-// handler costs `handler`, the softirq work raised by it `softirq` (0: none), and `work` (set by
-// open_softirq) is code that softirq runs, once per interrupt. Under PREEMPT_RT every kind but
-// the timer is a threaded interrupt whose thread runs at SCHED_FIFO `thread_priority`.
+// A device interrupt source ([[machine.irq]] in a scenario, read and checked there): `rate`
+// interrupts per second on each of `cpus` (empty: every CPU), one every period() ns. Its hard
+// handler costs `handler`, the softirq work raised by it `softirq` (0: none), and `work` (set
+// by open_softirq) is code that softirq runs, once per interrupt. Under PREEMPT_RT every kind
+// but the timer is a threaded interrupt whose thread runs at SCHED_FIFO `thread_priority`.
 // With `drawn_phase` the first interrupt on each CPU is due at a time in [0, period) drawn from
-// the run's seed (a stream of its own per source and CPU: util/seed_stream.h), else at `period`;
-// each next one is due `period` after the previous one was, and each arrives late by a draw in
-// [0, jitter].
+// the run's seed (a stream of its own per source and CPU: util/seed_stream.h), else at the
+// period; each next one is due a period after the previous one was, and each arrives late by a
+// draw in [0, jitter].
+// Preconditions (SimPlatform asserts them; a scenario's reader refuses them with the place):
+// rate in [1, kSec], costs and jitter not negative, jitter shorter than the period, CPUs on the
+// machine, and the sources' work on each CPU shorter than its time.
 struct IrqSource {
     std::string kind;  // what the results call it (timer, network, block)
     std::vector<int> cpus;
-    Time period = 0;
+    int64_t rate = 0;  // per second, as the scenario gives it
     Time handler = 0;
     Time softirq = 0;
     int thread_priority = 50;  // MAX_RT_PRIO / 2, as setup_irq_thread's sched_set_fifo gives
     bool drawn_phase = false;
     Time jitter = 0;
     std::function<void()> work;
+    Time period() const { return kernel::kSec / rate; }
     bool threaded(PreemptModel m) const { return m == PreemptModel::Rt && kind != "timer"; }
     bool hits(int cpu) const {
         return cpus.empty() || std::find(cpus.begin(), cpus.end(), cpu) != cpus.end();

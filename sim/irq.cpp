@@ -144,7 +144,7 @@ void SimPlatform::start_irq_timers() {
             if (!src.hits(c.id)) continue;
             Cpu::IrqTimer &timer = c.irq_timers[i];
             timer.rng = seed_stream(cfg_.seed, name, static_cast<uint64_t>(c.id));
-            timer.due = src.drawn_phase ? draw_upto(timer.rng, src.period - 1) : src.period;
+            timer.due = src.drawn_phase ? draw_upto(timer.rng, src.period() - 1) : src.period();
             schedule_irq(c, i);
         }
     }
@@ -161,7 +161,7 @@ void SimPlatform::on_irq(void *self, uint64_t arg) {
     auto *p = static_cast<SimPlatform *>(self);
     Cpu &c = p->cpus_[static_cast<size_t>(event_cpu(arg))];
     const size_t source = event_number(arg);
-    c.irq_timers[source].due += p->cfg_.irqs[source].period;
+    c.irq_timers[source].due += p->cfg_.irqs[source].period();
     p->schedule_irq(c, source);
     if (c.curr && c.curr->irqs_off) {
         // Delivered at local_irq_enable; raised again meanwhile, it is still one pending

@@ -35,6 +35,32 @@ SimConfig SimPlatform::checked(SimConfig cfg) {
         throw std::invalid_argument(fmt::format(
             "SimConfig out of range: cpus {} (1-4096), hz {} (10-10000), duration {} (> 0)",
             cfg.cpus, cfg.hz, cfg.duration));
+    if (!cfg.profile.clusters.empty() && cfg.cpus > cfg.profile.cluster_cpus())
+        throw std::invalid_argument(
+            fmt::format("SimConfig out of range: profile '{}' has {} CPUs in its clusters, the "
+                        "machine {}",
+                        cfg.profile.name, cfg.profile.cluster_cpus(), cfg.cpus));
+    std::vector<double> irq_share(static_cast<size_t>(cfg.cpus), 0.0);
+    for (const IrqSource &src : cfg.irqs) {
+        bool ok = src.rate >= 1 && src.rate <= kernel::kSec && src.handler >= 0 &&
+                  src.softirq >= 0 && src.jitter >= 0 && src.jitter < src.period();
+        for (int c : src.cpus)
+            ok = ok && c >= 0 && c < cfg.cpus;
+        for (int c = 0; ok && c < cfg.cpus; ++c)
+            if (src.hits(c)) {
+                // The interrupt work must leave the CPU some time.
+                double &share = irq_share[static_cast<size_t>(c)];
+                share += static_cast<double>(src.handler + src.softirq) /
+                         static_cast<double>(src.period());
+                ok = share < 1.0 - 1e-12;
+            }
+        if (!ok)
+            throw std::invalid_argument(fmt::format(
+                "SimConfig irq '{}' out of range: rate {} (1-1e9 per second), costs not "
+                "negative, jitter below the period, CPUs on the machine, the sources' work "
+                "shorter than each CPU's time",
+                src.kind, src.rate));
+    }
     return cfg;
 }
 
@@ -44,31 +70,6 @@ SimPlatform::SimPlatform(SimConfig cfg) : cfg_(checked(std::move(cfg))) {
     latency_ = cfg_.sched_latency * factor;
     min_gran_ = cfg_.sched_min_granularity * factor;
     wakeup_gran_ = cfg_.sched_wakeup_granularity * factor;
-    std::vector<double> irq_share(static_cast<size_t>(cfg_.cpus), 0.0);
-    for (const IrqSource &src : cfg_.irqs) {
-        if (src.period <= 0 || src.handler < 0 || src.softirq < 0)
-            throw UserError(fmt::format(
-                "interrupt '{}': period must be positive and costs not negative", src.kind));
-        if (src.jitter < 0 || src.jitter >= src.period)
-            throw UserError(
-                fmt::format("interrupt '{}': jitter must be at least 0 and shorter "
-                            "than the period",
-                            src.kind));
-        for (int c : src.cpus)
-            if (c < 0 || c >= cfg_.cpus)
-                throw UserError(fmt::format("interrupt '{}' on CPU {} but the machine has {} CPUs",
-                                            src.kind, c, cfg_.cpus));
-        for (int c = 0; c < cfg_.cpus; ++c) {
-            if (!src.cpus.empty() && !std::count(src.cpus.begin(), src.cpus.end(), c)) continue;
-            // The interrupt work must leave the CPU some time.
-            double &share = irq_share[static_cast<size_t>(c)];
-            share +=
-                static_cast<double>(src.handler + src.softirq) / static_cast<double>(src.period);
-            if (share >= 1.0 - 1e-12)
-                throw UserError(fmt::format(
-                    "interrupt load on CPU {} takes all of its time (with '{}')", c, src.kind));
-        }
-    }
     cpus_.resize(static_cast<size_t>(cfg_.cpus));
     for (int i = 0; i < cfg_.cpus; ++i) {
         cpus_[static_cast<size_t>(i)].id = i;
@@ -76,9 +77,6 @@ SimPlatform::SimPlatform(SimConfig cfg) : cfg_(checked(std::move(cfg))) {
     }
     preempt_off_.keep = irqs_off_.keep = cfg_.keep_longest;
     const CpuProfile &prof = cfg_.profile;
-    if (!prof.clusters.empty() && cfg_.cpus > prof.cluster_cpus())
-        throw UserError(fmt::format("profile '{}' has {} CPUs in its clusters, the machine {}",
-                                    prof.name, prof.cluster_cpus(), cfg_.cpus));
     for (int i = 0; i < cfg_.cpus; ++i) {
         const CpuCluster *c = prof.cluster_of(i);
         speed_ppm_.push_back(c ? std::max<int64_t>(1, std::llround(c->speed * 1e6)) : 1'000'000);

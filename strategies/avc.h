@@ -33,6 +33,9 @@ namespace locksim::strategies {
 class Avc {
   public:
     // Misses compute through `server`'s compute_av. Locks are created on `platform`.
+    // core.avc_slots must be a power of two (the hash masks with slots - 1): a scenario's is
+    // checked where it is read; another here is a CoreConfig built wrong in code
+    // (std::invalid_argument).
     Avc(SecurityServer &server, const CoreConfig &core, kernel::Platform &platform);
     ~Avc();  // frees every node; the platform must be current
     Avc(const Avc &) = delete;

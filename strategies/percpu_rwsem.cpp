@@ -26,46 +26,20 @@
 // Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
 //   the 5.10 patches, current services.c (torvalds 002903e1); docs/kernel-eras.md.
 #include "kernel/percpu_rwsem.h"
-#include "strategies/strategy.h"
+#include "strategies/reader_writer.h"
 
 namespace locksim::strategies {
 namespace {
 
-class PercpuRwsemServer final : public StrategyBase {
-  public:
-    PercpuRwsemServer(ss::PolicyState st, const CoreConfig &core)
-        : StrategyBase("percpu-rwsem", std::move(st), core, false),
-          sem_("percpu_rwsem", platform_) {}
-
-  protected:
-    int read_section(ReadFn fn) override {
-        kernel::percpu_down_read(sem_);
-        int rc = fn(policy_locked()->st);
-        kernel::percpu_up_read(sem_);
-        return rc;
-    }
-
-    int write_bools(std::span<const int> values, uint32_t *seqno) override {
-        return set_bools_exclusive(values, seqno, [&](FunctionRef<void()> update) {
-            kernel::percpu_down_write(sem_);
-            update();
-            kernel::percpu_up_write(sem_);
-        });
-    }
-
-    int write_load(std::span<const uint8_t> image, uint32_t *seqno) override {
-        return load_exclusive(
-            image, seqno,
-            [&](FunctionRef<void()> swap) {
-                kernel::percpu_down_write(sem_);
-                swap();
-                kernel::percpu_up_write(sem_);
-            },
-            false);
-    }
-
-  private:
-    kernel::PercpuRwSemaphore sem_;
+// A per-CPU reader-writer semaphore (kernel/percpu_rwsem.h).
+struct PolicyPercpuRwsem {
+    static constexpr const char *kName = "percpu-rwsem";
+    explicit PolicyPercpuRwsem(kernel::Platform &p) : sem("percpu_rwsem", p) {}
+    void read_lock() { kernel::percpu_down_read(sem); }
+    void read_unlock() { kernel::percpu_up_read(sem); }
+    void write_lock() { kernel::percpu_down_write(sem); }
+    void write_unlock() { kernel::percpu_up_write(sem); }
+    kernel::PercpuRwSemaphore sem;
 };
 
 }  // namespace
@@ -80,7 +54,7 @@ StrategyInfo percpu_rwsem_strategy() {
             .models = "unmerged: percpu_rw_semaphore as used by cgroups and freezing",
             .options = {},
             .kernels = {"4.15", "5.9", "5.9"},
-            .make = make_without_options<PercpuRwsemServer>};
+            .make = make_without_options<ReaderWriterServer<PolicyPercpuRwsem>>};
 }
 
 }  // namespace locksim::strategies

@@ -97,23 +97,14 @@ class RcuFullCopyServer final : public StrategyBase {
     }
 
     int write_load(std::span<const uint8_t> image, uint32_t *seqno) override {
-        kernel::mutex_lock(policy_mutex_);
-        PolicyVersion *old = policy_locked();
-        const SelinuxfsFiles old_files = PolicyNotifier::selinuxfs_files(old->st.db);
-        int rc;
-        if (PolicyVersion *next = prepare_load(image, *old, &rc)) {
-            if (atomic_) kernel::spin_lock(policy_write_lock_);
-            commit_load(*old, [&] { replace_policy(next); });
-            *seqno = next->st.seqno;
-            if (atomic_) kernel::spin_unlock(policy_write_lock_);
-            grace_period(expedited_);
-            free_version(old);
-            notify_policy_change(*seqno, PolicyChange::LoadBefore510);
-            PolicyNotifier::rebuild_selinuxfs(old_files, next->st.db, PolicyChange::LoadBefore510);
-            PolicyNotifier::audit_policy_load();
-        }
-        kernel::mutex_unlock(policy_mutex_);
-        return rc;
+        return load_exclusive(
+            image, seqno,
+            [&](FunctionRef<void()> swap) {
+                if (atomic_) kernel::spin_lock(policy_write_lock_);
+                swap();
+                if (atomic_) kernel::spin_unlock(policy_write_lock_);
+            },
+            {.grace_period = true, .expedited = expedited_, .freeze_in_section = true});
     }
 
   private:

@@ -26,45 +26,20 @@
 //   reads while anything holds the lock.
 // Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
 //   the 5.10 patches, current services.c (torvalds 002903e1); docs/kernel-eras.md.
-#include "strategies/strategy.h"
+#include "strategies/reader_writer.h"
 
 namespace locksim::strategies {
 namespace {
 
-class RwlockServer final : public StrategyBase {
-  public:
-    RwlockServer(ss::PolicyState st, const CoreConfig &core)
-        : StrategyBase("rwlock", std::move(st), core, false), policy_rwlock_("policy_rwlock") {}
-
-  protected:
-    int read_section(ReadFn fn) override {
-        kernel::read_lock(policy_rwlock_);
-        int rc = fn(policy_locked()->st);
-        kernel::read_unlock(policy_rwlock_);
-        return rc;
-    }
-
-    int write_bools(std::span<const int> values, uint32_t *seqno) override {
-        return set_bools_exclusive(values, seqno, [&](FunctionRef<void()> update) {
-            kernel::write_lock_irq(policy_rwlock_);
-            update();
-            kernel::write_unlock_irq(policy_rwlock_);
-        });
-    }
-
-    int write_load(std::span<const uint8_t> image, uint32_t *seqno) override {
-        return load_exclusive(
-            image, seqno,
-            [&](FunctionRef<void()> swap) {
-                kernel::write_lock_irq(policy_rwlock_);
-                swap();
-                kernel::write_unlock_irq(policy_rwlock_);
-            },
-            false);
-    }
-
-  private:
-    kernel::RwLock policy_rwlock_;
+// policy_rwlock: a queued rwlock, the writer's side with interrupts off.
+struct PolicyRwlock {
+    static constexpr const char *kName = "rwlock";
+    explicit PolicyRwlock(kernel::Platform &p) : policy_rwlock("policy_rwlock", p) {}
+    void read_lock() { kernel::read_lock(policy_rwlock); }
+    void read_unlock() { kernel::read_unlock(policy_rwlock); }
+    void write_lock() { kernel::write_lock_irq(policy_rwlock); }
+    void write_unlock() { kernel::write_unlock_irq(policy_rwlock); }
+    kernel::RwLock policy_rwlock;
 };
 
 }  // namespace
@@ -78,7 +53,7 @@ StrategyInfo rwlock_strategy() {
             .models = "kernels before 5.10: policy_rwlock",
             .options = {},
             .kernels = {"4.15", "5.9", "5.9"},
-            .make = make_without_options<RwlockServer>};
+            .make = make_without_options<ReaderWriterServer<PolicyRwlock>>};
 }
 
 }  // namespace locksim::strategies

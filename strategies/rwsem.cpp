@@ -18,45 +18,20 @@
 //   sleep and a wake-up when they do); read-side calls from atomic context become impossible.
 // Checked against: v4.15-era services.c/selinuxfs.c (stored copies), v5.9 as the removed lines of
 //   the 5.10 patches, current services.c (torvalds 002903e1); docs/kernel-eras.md.
-#include "strategies/strategy.h"
+#include "strategies/reader_writer.h"
 
 namespace locksim::strategies {
 namespace {
 
-class RwsemServer final : public StrategyBase {
-  public:
-    RwsemServer(ss::PolicyState st, const CoreConfig &core)
-        : StrategyBase("rwsem", std::move(st), core, false), policy_rwsem_("policy_rwsem") {}
-
-  protected:
-    int read_section(ReadFn fn) override {
-        kernel::down_read(policy_rwsem_);
-        int rc = fn(policy_locked()->st);
-        kernel::up_read(policy_rwsem_);
-        return rc;
-    }
-
-    int write_bools(std::span<const int> values, uint32_t *seqno) override {
-        return set_bools_exclusive(values, seqno, [&](FunctionRef<void()> update) {
-            kernel::down_write(policy_rwsem_);
-            update();
-            kernel::up_write(policy_rwsem_);
-        });
-    }
-
-    int write_load(std::span<const uint8_t> image, uint32_t *seqno) override {
-        return load_exclusive(
-            image, seqno,
-            [&](FunctionRef<void()> swap) {
-                kernel::down_write(policy_rwsem_);
-                swap();
-                kernel::up_write(policy_rwsem_);
-            },
-            false);
-    }
-
-  private:
-    kernel::RwSem policy_rwsem_;
+// policy_rwsem: a sleeping reader-writer semaphore.
+struct PolicyRwsem {
+    static constexpr const char *kName = "rwsem";
+    explicit PolicyRwsem(kernel::Platform &p) : policy_rwsem("policy_rwsem", p) {}
+    void read_lock() { kernel::down_read(policy_rwsem); }
+    void read_unlock() { kernel::up_read(policy_rwsem); }
+    void write_lock() { kernel::down_write(policy_rwsem); }
+    void write_unlock() { kernel::up_write(policy_rwsem); }
+    kernel::RwSem policy_rwsem;
 };
 
 }  // namespace
@@ -70,7 +45,7 @@ StrategyInfo rwsem_strategy() {
             .models = "Enderborg 2018 series, v1",
             .options = {},
             .kernels = {"4.15", "5.9", "4.15"},
-            .make = make_without_options<RwsemServer>};
+            .make = make_without_options<ReaderWriterServer<PolicyRwsem>>};
 }
 
 }  // namespace locksim::strategies

@@ -50,9 +50,6 @@ std::unique_ptr<SecurityServer> make_security_server(const std::string &strategy
         throw UserError(
             fmt::format("unknown strategy '{}'{}", strategy, did_you_mean(strategy, names)));
     }
-    if (core.avc_slots == 0 || (core.avc_slots & (core.avc_slots - 1)))
-        throw UserError(
-            fmt::format("core.avc_slots must be a power of two, not {}", core.avc_slots));
     if (initial.sidtab && (initial.sidtab->cache_size() != core.sid_string_cache ||
                            initial.sidtab->era() != core.sidtab))
         throw std::invalid_argument(

@@ -62,7 +62,7 @@ struct CoreConfig {
     ss::AvcConfig avc;
     AvcLock avc_lock = AvcLock::Rcu;
     FileHook file_hook = FileHook::None;
-    uint32_t avc_slots = 512;  // a power of two
+    uint32_t avc_slots = 512;  // a power of two (the Avc refuses another as misuse)
     uint32_t avc_threshold = 512;
     uint32_t sid_string_cache = 256;
     ss::SidtabEra sidtab = ss::SidtabEra::Hash;  // the SID table's era (ss/sidtab.h)

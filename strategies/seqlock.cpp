@@ -88,14 +88,13 @@ class SeqlockServer final : public StrategyBase {
     }
 
     int write_load(std::span<const uint8_t> image, uint32_t *seqno) override {
-        return load_exclusive(
-            image, seqno,
-            [&](FunctionRef<void()> swap) {
-                kernel::write_seqlock(lock_);
-                swap();
-                kernel::write_sequnlock(lock_);
-            },
-            true);
+        return load_exclusive(image, seqno,
+                              [&](FunctionRef<void()> swap) {
+                                  kernel::write_seqlock(lock_);
+                                  swap();
+                                  kernel::write_sequnlock(lock_);
+                              },
+                              {.grace_period = true});
     }
 
   private:

@@ -309,18 +309,21 @@ int StrategyBase::set_bools_exclusive(std::span<const int> values, uint32_t *seq
 }
 
 int StrategyBase::load_exclusive(std::span<const uint8_t> image, uint32_t *seqno,
-                                 Exclusive exclusive, bool wait_grace_period) {
+                                 Exclusive exclusive, LoadSteps steps) {
     kernel::mutex_lock(policy_mutex_);
     PolicyVersion *old = policy_locked();
     const SelinuxfsFiles old_files = PolicyNotifier::selinuxfs_files(old->st.db);
     int rc;
     if (PolicyVersion *next = prepare_load(image, *old, &rc)) {
         exclusive([&] {
-            replace_policy(next);
+            if (steps.freeze_in_section)
+                commit_load(*old, [&] { replace_policy(next); });
+            else
+                replace_policy(next);
             *seqno = next->st.seqno;
         });
-        commit_load(*old);
-        if (wait_grace_period) kernel::synchronize_rcu();
+        if (!steps.freeze_in_section) commit_load(*old);
+        if (steps.grace_period) grace_period(steps.expedited);
         free_version(old);
         notify_policy_change(*seqno, PolicyChange::LoadBefore510);
         PolicyNotifier::rebuild_selinuxfs(old_files, next->st.db, PolicyChange::LoadBefore510);

@@ -31,6 +31,16 @@ struct PolicyVersion {
     ss::PolicyKmem kmem;      // the policy's slab bytes (the same for every copy of it)
 };
 
+// How a design's load_policy differs around its exclusive section (StrategyBase::load_exclusive).
+struct LoadSteps {
+    // A grace period (synchronize_rcu, or its expedited form) before the old version is freed:
+    // readers may still hold it without the write side excluding them.
+    bool grace_period = false;
+    bool expedited = false;
+    // The old SID table frozen around the swap inside the section, not once after it.
+    bool freeze_in_section = false;
+};
+
 class StrategyBase : public SecurityServer {
   public:
     // `rcu_published`: the policy pointer is published under RCU (readers may hold an old
@@ -134,11 +144,11 @@ class StrategyBase : public SecurityServer {
     // boolean, set_bools_inplace }; the notification path without NetLabel (v5.9).
     int set_bools_exclusive(std::span<const int> values, uint32_t *seqno, Exclusive exclusive);
     // sel_write_load + security_load_policy as before 5.10: policy_mutex; prepare_load
-    // outside; exclusive { swap }; freeze the old SID table; free the old version (after a
-    // grace period when readers may still hold it without the write side excluding them); the
-    // whole notification path; selinuxfs's rebuild of its boolean and class directories.
+    // outside; exclusive { swap }; freeze the old SID table (LoadSteps says where); free the
+    // old version (after a grace period if LoadSteps asks for one); the whole notification
+    // path; selinuxfs's rebuild of its boolean and class directories.
     int load_exclusive(std::span<const uint8_t> image, uint32_t *seqno, Exclusive exclusive,
-                       bool wait_grace_period);
+                       LoadSteps steps = {});
 
     kernel::Platform &platform_;
     // Serialises writers (selinuxfs's sel_mutex before 5.10, policy_mutex since).

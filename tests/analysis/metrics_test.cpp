@@ -99,7 +99,7 @@ std::vector<Shipped> shipped_runs() {
         std::vector<Scenario> points = expand_sweep(s);
         RunOptions o;
         o.wall_clock = false;
-        Shipped one{f.filename().string(), run_jobs(s, points, plan_runs(points), o), {}};
+        Shipped one{f.filename().string(), run_jobs(s, plan_runs(points), o), {}};
         one.sums = one.file.summaries(one.name);
         out.push_back(std::move(one));
         if (enough(out)) break;

@@ -14,6 +14,7 @@ using namespace locksim;
 using namespace locksim::kernel;
 using locksim::kernel::testing::config;
 using locksim::kernel::testing::run_alone;
+using locksim::kernel::testing::try_while_held;
 using locksim::sim::SimPlatform;
 
 TEST(Mutex, HandsOffInArrivalOrder) {
@@ -36,20 +37,13 @@ TEST(Mutex, HandsOffInArrivalOrder) {
 }
 
 TEST(Mutex, TrylockFailsWhenHeld) {
-    SimPlatform sim(config(2));
-    Mutex m("m", sim);
-    bool got = true;
-    sim.create_task({"holder", Sched::Other, 0, 0, false}, [&] {
-        mutex_lock(m);
-        ndelay(100 * kUsec);
-        mutex_unlock(m);
-    });
-    sim.create_task({"trier", Sched::Other, 0, 1, false}, [&] {
-        ndelay(10 * kUsec);
-        got = mutex_trylock(m);
-        if (got) mutex_unlock(m);
-    });
-    auto r = sim.run();
+    auto [got, r] =
+        try_while_held<Mutex>([](Mutex &m) { mutex_lock(m); }, [](Mutex &m) { mutex_unlock(m); },
+                              [](Mutex &m) {
+                                  const bool got = mutex_trylock(m);
+                                  if (got) mutex_unlock(m);
+                                  return got;
+                              });
     EXPECT_FALSE(got);
     EXPECT_TRUE(r.violations.empty());
 }

@@ -12,6 +12,7 @@ using namespace locksim;
 using namespace locksim::kernel;
 using locksim::kernel::testing::config;
 using locksim::kernel::testing::run_alone;
+using locksim::kernel::testing::try_while_held;
 using locksim::sim::SimPlatform;
 using locksim::sim::testing::rwlock_reader_writer_reader;
 using locksim::sim::testing::zero_config;
@@ -70,20 +71,13 @@ TEST(Rwlock, AWriterExcludesReadersAndWriters) {
 }
 
 TEST(Rwlock, WriteTrylockFailsUnderAReader) {
-    SimPlatform sim(config(2));
-    RwLock lock("l", sim);
-    bool got = true;
-    sim.create_task({"reader", Sched::Other, 0, 0, false}, [&] {
-        read_lock(lock);
-        ndelay(100 * kUsec);
-        read_unlock(lock);
-    });
-    sim.create_task({"writer", Sched::Other, 0, 1, false}, [&] {
-        ndelay(10 * kUsec);
-        got = write_trylock(lock);
-        if (got) write_unlock(lock);
-    });
-    auto r = sim.run();
+    auto [got, r] =
+        try_while_held<RwLock>([](RwLock &l) { read_lock(l); }, [](RwLock &l) { read_unlock(l); },
+                               [](RwLock &l) {
+                                   const bool got = write_trylock(l);
+                                   if (got) write_unlock(l);
+                                   return got;
+                               });
     EXPECT_FALSE(got);
     EXPECT_TRUE(r.violations.empty());
 }

@@ -12,6 +12,7 @@ using namespace locksim;
 using namespace locksim::kernel;
 using locksim::kernel::testing::config;
 using locksim::kernel::testing::run_alone;
+using locksim::kernel::testing::try_while_held;
 using locksim::sim::PreemptModel;
 using locksim::sim::SimPlatform;
 
@@ -46,20 +47,13 @@ TEST(Spinlock, ExcludesAndSpinsWithPreemptionOff) {
 }
 
 TEST(Spinlock, TrylockFailsWhenHeld) {
-    SimPlatform sim(config(2));
-    Spinlock lock("l", sim);
-    bool second = true;
-    sim.create_task({"holder", Sched::Other, 0, 0, false}, [&] {
-        spin_lock(lock);
-        ndelay(100 * kUsec);
-        spin_unlock(lock);
-    });
-    sim.create_task({"trier", Sched::Other, 0, 1, false}, [&] {
-        ndelay(10 * kUsec);
-        second = spin_trylock(lock);
-        if (second) spin_unlock(lock);
-    });
-    auto r = sim.run();
+    auto [second, r] = try_while_held<Spinlock>([](Spinlock &l) { spin_lock(l); },
+                                                [](Spinlock &l) { spin_unlock(l); },
+                                                [](Spinlock &l) {
+                                                    const bool got = spin_trylock(l);
+                                                    if (got) spin_unlock(l);
+                                                    return got;
+                                                });
     EXPECT_FALSE(second);
     EXPECT_TRUE(r.violations.empty());
 }

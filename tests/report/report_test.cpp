@@ -359,7 +359,7 @@ TEST(Report, CommitFiguresOfARealRunDrawEveryPart) {
     for (auto &w : s.workloads)
         if (w.kind == "setsebool") w.params.set("period", int64_t{5 * kMs});
     std::vector<Scenario> points = expand_sweep(s);
-    ResultsFile results = run_jobs(s, points, plan_runs(points), {});
+    ResultsFile results = run_jobs(s, plan_runs(points), {});
     fs::path dir = fresh_dir(fmt::format("locksim_report_real_{}", getpid()));
     save_results(results, (dir / "results.json").string());
     ReportOptions o;
@@ -639,7 +639,7 @@ TEST(Report, MeasuredSeriesBesideARealRun) {
         return st.name != "rwlock" && st.name != "rcu-cond-dup";
     });
     std::vector<Scenario> points = expand_sweep(s);
-    ResultsFile results = run_jobs(s, points, plan_runs(points), {});
+    ResultsFile results = run_jobs(s, plan_runs(points), {});
     const size_t simulated = results.runs.size();
     measured::append_runs(results, measured::import_measured(measured_files, {}));
     // A Perfetto-style export whose slices stand for the read side.
@@ -776,7 +776,7 @@ TEST(Report, SimulatedProbeHistogramNamesItsWorstWakeupsCause) {
     s.seeds = {1};
     std::erase_if(s.strategies, [](const StrategySpec &st) { return st.name != "rwlock"; });
     std::vector<Scenario> points = expand_sweep(s);
-    const ResultsFile results = run_jobs(s, points, plan_runs(points), {});
+    const ResultsFile results = run_jobs(s, plan_runs(points), {});
     const std::vector<RunSummary> sums = results.summaries("results.json");
     ASSERT_EQ(sums.size(), 1u);
     ReportOptions o;

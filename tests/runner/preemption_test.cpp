@@ -36,7 +36,7 @@ period = "200us"
     std::vector<Scenario> points = expand_sweep(s);
     RunOptions o;
     o.wall_clock = false;
-    analysis::ResultsFile r = run_jobs(s, points, plan_runs(points), o);
+    analysis::ResultsFile r = run_jobs(s, plan_runs(points), o);
     EXPECT_EQ(r.runs.at(0).at("detail").at("config").at("preempt").get<std::string>(), preemption);
     auto sums = r.summaries("preemption");
     EXPECT_EQ(sums.size(), 1u);

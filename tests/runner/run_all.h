@@ -18,7 +18,7 @@ inline RunOptions deterministic() {
 inline analysis::ResultsFile run_all(const Scenario &s, std::vector<RunJob> jobs = {}) {
     std::vector<Scenario> points = expand_sweep(s);
     if (jobs.empty()) jobs = plan_runs(points);
-    return run_jobs(s, points, jobs, deterministic());
+    return run_jobs(s, jobs, deterministic());
 }
 
 }  // namespace locksim::testing

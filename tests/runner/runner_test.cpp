@@ -150,13 +150,13 @@ TEST(Runner, ShardedSweepMergesIntoTheUnshardedOne) {
     std::vector<Scenario> points = expand_sweep(s);
     std::vector<RunJob> all = plan_runs(points);
     ASSERT_EQ(all.size(), 8u);
-    analysis::ResultsFile whole = run_jobs(s, points, all, deterministic());
+    analysis::ResultsFile whole = run_jobs(s, all, deterministic());
     std::vector<analysis::ResultsFile> shards;
     for (size_t i = 0; i < 3; ++i) {
         std::vector<RunJob> slice;
         for (const auto &j : all)
             if (j.index % 3 == i) slice.push_back(j);
-        shards.push_back(run_jobs(s, points, slice, deterministic()));
+        shards.push_back(run_jobs(s, slice, deterministic()));
         shards.back().scenario["shard"] = std::to_string(i) + "/3";
     }
     analysis::ResultsFile merged = analysis::merge_results(shards, {"0", "1", "2"});

@@ -15,7 +15,7 @@ namespace {
 
 nlohmann::json run_points(const Scenario &s) {
     std::vector<Scenario> points = expand_sweep(s);
-    return run_jobs(s, points, plan_runs(points), {}).to_json()["runs"];
+    return run_jobs(s, plan_runs(points), {}).to_json()["runs"];
 }
 
 int64_t op_value(const nlohmann::json &run, const char *op, const char *key) {

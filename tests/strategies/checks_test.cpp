@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "broken_strategy.h"
@@ -156,9 +157,17 @@ TEST(Registry, BadNamesAndOptionsAreUserErrors) {
     Params range;
     range.set("max_retries", int64_t{0});
     EXPECT_THROW(make_security_server("seqlock", range, fixture_state(core), core), UserError);
-    CoreConfig odd = core;
+}
+
+// A scenario's core.avc_slots is checked where it is read (with its place); a CoreConfig built
+// in code with a count that is not a power of two is misuse, not a user's error.
+TEST(Registry, AnAvcSlotCountNotAPowerOfTwoIsMisuse) {
+    sim::SimPlatform sim(sim_config(2, kMsec));
+    kernel::PlatformScope scope(sim);
+    CoreConfig odd;
     odd.avc_slots = 100;
-    EXPECT_THROW(make_security_server("rwlock", {}, fixture_state(odd), odd), UserError);
+    EXPECT_THROW(make_security_server("rwlock", {}, fixture_state(odd), odd),
+                 std::invalid_argument);
 }
 
 }  // namespace
