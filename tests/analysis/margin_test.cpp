@@ -17,7 +17,7 @@ using namespace locksim::analysis;
 
 namespace {
 
-constexpr int64_t us = 1000;
+constexpr int64_t kUs = 1000;
 
 // A runner whose designs' worst preempt-off is figure[label](x), one seed; it records each
 // (value, design) it runs.
@@ -67,7 +67,7 @@ const Crossover &crossover(const Margin &m, const std::string &label) {
 TEST(Margin, BisectsALinearFigureToAdjacentIntegers) {
     // 1us per step of the key: a 37.5us limit is met up to 37 and not from 38.
     FakeRunner f;
-    f.figure["linear"] = [](double x) { return x * us; };
+    f.figure["linear"] = [](double x) { return x * kUs; };
     const Margin m = find_margin(integer_axis(0, 100), preempt_off_limit(37500), {"linear"}, {},
                                  f.runner("machine.cpus"));
     const Crossover &c = crossover(m, "linear");
@@ -77,8 +77,8 @@ TEST(Margin, BisectsALinearFigureToAdjacentIntegers) {
     EXPECT_EQ(c.changes[0].lo.shown, "37");
     EXPECT_EQ(c.changes[0].hi.shown, "38");
     EXPECT_TRUE(c.changes[0].met_lo);
-    EXPECT_EQ(c.changes[0].figure_lo, 37 * us);
-    EXPECT_EQ(c.changes[0].figure_hi, 38 * us);
+    EXPECT_EQ(c.changes[0].figure_lo, 37 * kUs);
+    EXPECT_EQ(c.changes[0].figure_hi, 38 * kUs);
     // Every value at most once, and far fewer than the 101 values of the range.
     std::set<std::pair<std::string, std::string>> once(f.ran.begin(), f.ran.end());
     EXPECT_EQ(once.size(), f.ran.size());
@@ -96,7 +96,7 @@ TEST(Margin, ARealKeyStopsWithinTheTolerance) {
     a.key = "workload.w.rate";
     a.tolerance = 0.01;
     FakeRunner f;
-    f.figure["d"] = [](double x) { return x * 10 * us; };  // crosses 43.21us at 4.321
+    f.figure["d"] = [](double x) { return x * 10 * kUs; };  // crosses 43.21us at 4.321
     const Margin m =
         find_margin(a, preempt_off_limit(43210), {"d"}, {}, f.runner("workload.w.rate"));
     const Crossover &c = crossover(m, "d");
@@ -113,8 +113,8 @@ TEST(Margin, ARealKeyStopsWithinTheTolerance) {
 TEST(Margin, ATwiceChangingPatternIsReportedAsScannedNotBisected) {
     // A V: over the limit at both ends, within it in the middle.
     FakeRunner f;
-    f.figure["v"] = [](double x) { return std::fabs(x - 50) * us; };
-    const Margin m = find_margin(integer_axis(0, 100), preempt_off_limit(30 * us), {"v"}, {},
+    f.figure["v"] = [](double x) { return std::fabs(x - 50) * kUs; };
+    const Margin m = find_margin(integer_axis(0, 100), preempt_off_limit(30 * kUs), {"v"}, {},
                                  f.runner("machine.cpus"));
     const Crossover &c = crossover(m, "v");
     EXPECT_FALSE(c.monotone);
@@ -140,9 +140,9 @@ TEST(Margin, FindsWhereThePickChanges) {
     // "flat" keeps 20us everywhere; "steep" is 0.5us per step: below flat (better headroom) up
     // to 39, above from 41, equal at 40 (then throughput, equal too: the first given, steep).
     FakeRunner f;
-    f.figure["steep"] = [](double x) { return x * us / 2; };
-    f.figure["flat"] = [](double) { return 20 * us; };
-    const Margin m = find_margin(integer_axis(0, 100), preempt_off_limit(100 * us),
+    f.figure["steep"] = [](double x) { return x * kUs / 2; };
+    f.figure["flat"] = [](double) { return 20 * kUs; };
+    const Margin m = find_margin(integer_axis(0, 100), preempt_off_limit(100 * kUs),
                                  {"steep", "flat"}, {}, f.runner("machine.cpus"));
     ASSERT_EQ(m.pick_changes.size(), 1u);
     EXPECT_EQ(m.pick_changes[0].from, "steep");
@@ -164,15 +164,15 @@ TEST(Margin, AListIsScannedAndThePickNamedOverTheWholeRange) {
     a.list = {"\"4.15\"", "\"5.9\"", "\"6.6\""};
     a.list_shown = {"4.15", "5.9", "6.6"};
     FakeRunner f;
-    f.figure["d"] = [](double i) { return (i + 1) * 40 * us; };  // 40, 80, 120us
-    const Margin m = find_margin(a, preempt_off_limit(100 * us), {"d"}, {}, f.runner(a.key));
+    f.figure["d"] = [](double i) { return (i + 1) * 40 * kUs; };  // 40, 80, 120us
+    const Margin m = find_margin(a, preempt_off_limit(100 * kUs), {"d"}, {}, f.runner(a.key));
     const Crossover &c = crossover(m, "d");
     EXPECT_EQ(c.method, "scan");
     ASSERT_EQ(c.changes.size(), 1u);
     EXPECT_EQ(c.changes[0].lo.shown, "5.9");
     EXPECT_EQ(c.changes[0].hi.shown, "6.6");
     EXPECT_EQ(f.ran.size(), 3u);
-    const Margin all = find_margin(a, preempt_off_limit(200 * us), {"d"}, {}, f.runner(a.key));
+    const Margin all = find_margin(a, preempt_off_limit(200 * kUs), {"d"}, {}, f.runner(a.key));
     EXPECT_EQ(crossover(all, "d").kind, Crossover::Kind::Meets);
     EXPECT_NE(format_margin(all).find("the pick is d over the whole range"), std::string::npos);
 }
