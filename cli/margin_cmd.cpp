@@ -7,11 +7,13 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <regex>
+#include <string_view>
 
 #include "analysis/margin.h"
 #include "analysis/results_file.h"
@@ -43,14 +45,26 @@ struct MarginArgs {
     bool wall_clock = true;
 };
 
+// The text without a leading '+' (std::from_chars reads no sign but '-').
+std::string_view unsigned_plus(const std::string &t) {
+    std::string_view v(t);
+    if (v.size() > 1 && v.front() == '+' && v[1] != '-') v.remove_prefix(1);
+    return v;
+}
+
 bool integer_text(const std::string &t) {
-    return std::regex_match(t, std::regex("[+-]?[0-9]+"));
+    const std::string_view v = unsigned_plus(t);
+    int64_t x = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    return ec == std::errc() && end == v.data() + v.size();
 }
 
 std::optional<double> real_text(const std::string &t) {
-    if (!std::regex_match(t, std::regex("[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?")))
-        return std::nullopt;
-    return std::stod(t);
+    const std::string_view v = unsigned_plus(t);
+    double x = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(x)) return std::nullopt;
+    return x;
 }
 
 // A --values entry as TOML: an integer or a boolean as written, a quoted string as that string,
