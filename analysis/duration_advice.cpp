@@ -21,13 +21,6 @@ int64_t round_up(double ns) {
     return static_cast<int64_t>(10 * step);
 }
 
-std::string duration_text(int64_t ns) {
-    if (ns % 1'000'000'000 == 0) return fmt::format("{}s", ns / 1'000'000'000);
-    if (ns % 1'000'000 == 0) return fmt::format("{}ms", ns / 1'000'000);
-    if (ns % 1000 == 0) return fmt::format("{}us", ns / 1000);
-    return fmt::format("{}ns", ns);
-}
-
 }  // namespace
 
 std::vector<std::string> duration_advice(const RunCounts &c) {
@@ -37,7 +30,7 @@ std::vector<std::string> duration_advice(const RunCounts &c) {
     auto advise = [&](double needed_measured_ns) {
         const int64_t d = round_up(static_cast<double>(c.warmup_ns) + needed_measured_ns);
         return fmt::format("run for at least {} (duration = \"{}\")", human_ns(d),
-                           duration_text(d));
+                           exact_duration(d));
     };
     const std::string span = human_ns(static_cast<int64_t>(measured));
     const double runs = static_cast<double>(std::max<size_t>(1, c.runs));

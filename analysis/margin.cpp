@@ -10,20 +10,13 @@
 #include "analysis/metrics.h"
 #include "analysis/table.h"
 #include "util/error.h"
+#include "util/name_table.h"
 
 namespace locksim::analysis {
 
 using nlohmann::json;
 
 namespace {
-
-// The duration in the largest unit that writes it exactly ("37500us").
-std::string exact_duration(int64_t ns) {
-    for (const auto &[size, unit] :
-         {std::pair<int64_t, const char *>{1'000'000'000, "s"}, {1'000'000, "ms"}, {1'000, "us"}})
-        if (ns % size == 0) return fmt::format("{}{}", ns / size, unit);
-    return fmt::format("{}ns", ns);
-}
 
 // `x` rounded to `digits` significant digits.
 double round_significant(double x, int digits) {
@@ -33,18 +26,12 @@ double round_significant(double x, int digits) {
     return std::round(x * scale) / scale;
 }
 
-const char *kind_name(KeyKind k) {
-    switch (k) {
-        case KeyKind::Integer:
-            return "integer";
-        case KeyKind::Real:
-            return "real";
-        case KeyKind::Duration:
-            return "duration";
-        case KeyKind::List:
-            return "list";
-    }
-    return "";
+std::string_view kind_name(KeyKind k) {
+    static const NameTable<KeyKind> names = {{KeyKind::Integer, "integer"},
+                                             {KeyKind::Real, "real"},
+                                             {KeyKind::Duration, "duration"},
+                                             {KeyKind::List, "list"}};
+    return names.name(k);
 }
 
 std::string limit_name(const std::string &path) {

@@ -3,11 +3,20 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include "analysis/metrics.h"
 #include "analysis/seeds.h"
 
 namespace locksim::analysis {
+
+std::string exact_duration(int64_t ns) {
+    for (const auto &[size, unit] :
+         {std::pair<int64_t, const char *>{1'000'000'000, "s"}, {1'000'000, "ms"}, {1'000, "us"}})
+        if (ns % size == 0) return fmt::format("{}{}", ns / size, unit);
+    return fmt::format("{}ns", ns);
+}
 
 std::string human_ns(int64_t ns) {
     if (ns < 1000) return fmt::format("{}ns", ns);

@@ -16,6 +16,9 @@ std::string format_worst_causes(const std::vector<RunSummary> &runs);
 std::string format_csv(const std::vector<RunSummary> &runs);
 // "1.21ms", "850ns", "-" for zero counts.
 std::string human_ns(int64_t ns);
+// A duration as a scenario file writes it, in the largest unit that writes it exactly: "2s",
+// "37500us", "850ns".
+std::string exact_duration(int64_t ns);
 std::string human_bytes(int64_t bytes);
 
 }  // namespace locksim::analysis
