@@ -10,16 +10,6 @@
 
 namespace locksim::kernel {
 
-size_t Histogram::bucket_of(int64_t value) {
-    if (value < 0) value = 0;
-    if (value > kMaxValue) value = kMaxValue;
-    if (value < kSub) return static_cast<size_t>(value);
-    // exponent e >= 1 such that value >> e lies in [kHalf, kSub)
-    int e = std::bit_width(static_cast<uint64_t>(value)) - kSubBits;
-    int64_t sub = value >> e;  // in [kHalf, kSub)
-    return static_cast<size_t>(kSub + (e - 1) * kHalf + (sub - kHalf));
-}
-
 int64_t Histogram::bucket_low(size_t index) {
     if (index < static_cast<size_t>(kSub)) return static_cast<int64_t>(index);
     size_t rel = index - kSub;
@@ -38,16 +28,8 @@ int64_t Histogram::bucket_mid(size_t index) {
     return bucket_low(index) + (bucket_high(index) - bucket_low(index)) / 2;
 }
 
-void Histogram::record(int64_t value, uint64_t count) {
-    if (count == 0) return;
-    if (value < 0) value = 0;
-    if (counts_.empty()) counts_.assign(kBuckets, 0);
-    counts_[bucket_of(value)] += count;
-    if (count_ == 0 || value < min_) min_ = value;
-    max_ = std::max(max_, value);
-    count_ += count;
-    sum_ += value * static_cast<int64_t>(count);
-    sum_sq_ += static_cast<double>(value) * static_cast<double>(value) * static_cast<double>(count);
+void Histogram::allocate() {
+    counts_.assign(kBuckets, 0);
 }
 
 void Histogram::merge(const Histogram &o) {

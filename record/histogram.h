@@ -6,6 +6,7 @@
 // exactly. Values above kMaxValue are clamped into the last bucket (max() stays exact).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -22,7 +23,18 @@ class Histogram {
     static constexpr int64_t kMaxValue = (int64_t{1} << (kSubBits + kMaxExponent)) - 1;
     static constexpr size_t kBuckets = kSub + kMaxExponent * kHalf;
 
-    void record(int64_t value, uint64_t count = 1);
+    void record(int64_t value, uint64_t count = 1) {  // inline: on every section's close
+        if (count == 0) return;
+        if (value < 0) value = 0;
+        if (counts_.empty()) allocate();
+        counts_[bucket_of(value)] += count;
+        if (count_ == 0 || value < min_) min_ = value;
+        if (value > max_) max_ = value;
+        count_ += count;
+        sum_ += value * static_cast<int64_t>(count);
+        const auto v = static_cast<double>(value);
+        sum_sq_ += v * v * static_cast<double>(count);
+    }
     void merge(const Histogram &other);
     void clear();
 
@@ -44,7 +56,15 @@ class Histogram {
     std::string percentile_table(double unit = 1.0, int ticks_per_half = 5) const;
 
     // Bucket arithmetic, public for tests.
-    static size_t bucket_of(int64_t value);
+    static size_t bucket_of(int64_t value) {
+        if (value < 0) value = 0;
+        if (value > kMaxValue) value = kMaxValue;
+        if (value < kSub) return static_cast<size_t>(value);
+        // exponent e >= 1 such that value >> e lies in [kHalf, kSub)
+        const int e = std::bit_width(static_cast<uint64_t>(value)) - kSubBits;
+        const int64_t sub = value >> e;  // in [kHalf, kSub)
+        return static_cast<size_t>(kSub + (e - 1) * kHalf + (sub - kHalf));
+    }
     static int64_t bucket_low(size_t index);
     static int64_t bucket_high(size_t index);  // inclusive
     static int64_t bucket_mid(size_t index);
@@ -57,6 +77,7 @@ class Histogram {
     friend void from_json(const nlohmann::json &j, Histogram &h);
 
   private:
+    void allocate();                // the counters, at the first record
     std::vector<uint64_t> counts_;  // empty until the first record, then kBuckets long
     uint64_t count_ = 0;
     int64_t min_ = 0;

@@ -18,9 +18,9 @@ namespace ctx = boost::context;
 
 void Engine::schedule(Time t, Handler fn, void *c, uint64_t arg) {
     uint32_t slot;
-    if (!free_slots_.empty()) {
-        slot = free_slots_.back();
-        free_slots_.pop_back();
+    if (free_head_ != kNoSlot) {
+        slot = free_head_;
+        free_head_ = static_cast<uint32_t>(slots_[slot].arg);
     } else {
         if (slots_.size() >= kMaxPending)
             throw std::length_error("too many pending simulation events");
@@ -39,7 +39,8 @@ Fiber *Engine::dispatch() {
         heap_.pop();
         auto slot = static_cast<uint32_t>(k.order & ((uint64_t{1} << kSlotBits) - 1));
         Event e = slots_[slot];
-        free_slots_.push_back(slot);
+        slots_[slot].arg = free_head_;  // the slot is free: it links to the next free one
+        free_head_ = slot;
         now_ = e.time;
         ++processed_;
         e.fn(e.ctx, e.arg);
@@ -74,7 +75,7 @@ void Engine::suspend_fiber(Fiber *self) {
 void Engine::clear() {
     heap_.clear();
     slots_.clear();
-    free_slots_.clear();
+    free_head_ = kNoSlot;
     next_fiber_ = nullptr;
     error_ = nullptr;
 }

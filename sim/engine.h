@@ -71,7 +71,9 @@ class Engine {
 
     EventQueue heap_;
     std::vector<Event> slots_;
-    std::vector<uint32_t> free_slots_;
+    // The free slots, as a list threaded through their `arg` (the last freed first).
+    static constexpr uint32_t kNoSlot = UINT32_MAX;
+    uint32_t free_head_ = kNoSlot;
     Time now_ = 0;
     Time until_ = INT64_MAX;
     uint64_t seq_ = 0;

@@ -1,5 +1,6 @@
 #include "ss/sidtab.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <iterator>
 #include <mutex>
@@ -255,14 +256,24 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
                 return sid;
             }
         }
-    for (uint32_t i = from; i < to; ++i) {
-        const Entry &e = at(i);
-        count_work(Work::HashProbe);
-        if (e.used.load(std::memory_order_acquire) && context_equal(e.context, c)) {
-            remember(e.sid);
-            return e.sid;
+    // One probe per entry looked at, counted once for the whole scan (nothing between the
+    // entries is charged). A context of fields (not a string) equals no entry of another type:
+    // the type is compared first, as the most selective field.
+    const bool by_fields = c.str.empty();
+    for (uint32_t i = from; i < to;) {
+        const Entry *chunk = chunks_[i >> kChunkBits].load(std::memory_order_acquire);
+        for (const uint32_t end = std::min(to, (i | (kChunk - 1)) + 1); i < end; ++i) {
+            const Entry &e = chunk[i & (kChunk - 1)];
+            if (!e.used.load(std::memory_order_acquire)) continue;
+            if (by_fields && e.context.type != c.type) continue;
+            if (context_equal(e.context, c)) {
+                count_work(Work::HashProbe, i - from + 1);
+                remember(e.sid);
+                return e.sid;
+            }
         }
     }
+    count_work(Work::HashProbe, to - from);
     return SECSID_NULL;
 }
 

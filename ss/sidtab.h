@@ -133,10 +133,12 @@ class Sidtab {
     struct Entry {
         uint32_t sid = 0;
         uint32_t hash = 0;
-        Context context;
+        // Before the context, so that a scan's look at an entry (is it used, which type) reads
+        // one host cache line.
         std::atomic<bool> used{false};  // an initial SID slot may be unset; set last
         bool cached = false;            // `cache` is valid
-        Entry *hnext = nullptr;         // reverse hash chain
+        Context context;
+        Entry *hnext = nullptr;  // reverse hash chain
         std::list<CacheItem>::iterator cache;
     };
 
