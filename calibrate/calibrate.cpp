@@ -894,6 +894,18 @@ Calibration calibrate(const CalibrateOptions &o) {
         mm.dram_ns, mem.llc_ns, mem.dram_ns);
     p.calibration["fit"] =
         fmt::format("worst model/host ratio {:.2f} or {:.2f}", std::exp(worst), std::exp(-worst));
+    // [uncertainty]: the work prices move together as far as the fit leaves some operation's
+    // modelled time from the host's; the other families are the base profile's.
+    p.uncertainty = o.base.uncertainty;
+    const auto work = static_cast<size_t>(sim::PriceFamily::Work);
+    p.uncertainty.factor[work] =
+        std::clamp(std::ceil(std::exp(worst) * 100) / 100, 1.05, sim::kMaxPriceFactor);
+    p.uncertainty.stated.fill(true);
+    p.uncertainty.why = fmt::format(
+        "work: the fit's worst model/host ratio over the {} operations timed ({:.2f}), at least "
+        "1.05 (each unit's own 95% interval is under [calibration] 'unit: ...'); memory, "
+        "primitive and grace_period as the base profile '{}' states them",
+        c.samples.size(), std::exp(worst), o.base.name);
     for (size_t k = 0; k < locksim::kWorkKinds; ++k)
         p.calibration[fmt::format("unit: {}", locksim::kWorkNames[k])] = price_text(c.prices[k]);
     for (const auto &ps : c.primitives)

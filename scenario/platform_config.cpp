@@ -49,6 +49,7 @@ sim::SimConfig sim_config(const Scenario &s, int64_t seed) {
     c.profile = point_profile(s);
     c.cost_model = s.cost_model;
     if (s.cost_model == sim::CostModel::Measured) c.profile.measured_scale = s.measured_scale;
+    c.profile = sim::with_prices(std::move(c.profile), s.prices);
     c.preempt = s.machine.preemption;
     c.preempt_rcu = s.machine.preempt_rcu;
     c.rt_mutex_pi = s.machine.rt_mutex_pi;

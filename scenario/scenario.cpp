@@ -640,6 +640,23 @@ void read_sweep(TableReader &r, const toml::table &t, Scenario &s) {
     }
 }
 
+// [prices]: a factor per price family (sim::kPriceFamilyNames) on the profile's prices.
+void read_prices(TableReader &r, sim::PriceFactors &prices) {
+    for (size_t i = 0; i < sim::kPriceFamilies; ++i) {
+        const std::string_view key = sim::kPriceFamilyNames[i];
+        auto v = r.get<double>(key);
+        if (!v) continue;
+        if (!(*v >= sim::kMinPriceFactor && *v <= sim::kMaxPriceFactor))
+            r.fail_at(
+                r.node(key)->source(),
+                fmt::format("'{}' must be a factor from {} to {} on the profile's {} prices, "
+                            "not {}",
+                            r.where(key), sim::kMinPriceFactor, sim::kMaxPriceFactor, key, *v));
+        prices[i] = *v;
+    }
+    r.finish();
+}
+
 Scenario scenario_from_table(const toml::table &t, const std::string &file) {
     Scenario s;
     s.file = file;
@@ -688,6 +705,10 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
             r.fail_at(r.node("measured_scale")->source(),
                       "'measured_scale' must be > 0 and at most 1000000");
         s.measured_scale = *v;
+    }
+    if (const toml::table *pr = r.get_table("prices")) {
+        TableReader prr(file, *pr, "prices");
+        read_prices(prr, s.prices);
     }
     if (const toml::table *m = r.get_table("machine")) {
         TableReader mr(file, *m, "machine");
@@ -950,6 +971,22 @@ Scenario scenario_at(const Scenario &s, const std::string &field, const std::str
     Scenario p = read_point(s, base_table(s), {{field, value_text}}, {at}, at, "point");
     restore_places(
         s, [&](std::string_view f) { return f == field ? at : std::string(); }, p);
+    return p;
+}
+
+Scenario scenario_at(const Scenario &s,
+                     const std::vector<std::pair<std::string, std::string>> &fields,
+                     const std::string &at) {
+    Scenario p = read_point(s, base_table(s), fields, std::vector<std::string>(fields.size(), at),
+                            at, "point");
+    restore_places(
+        s,
+        [&](std::string_view f) {
+            for (const auto &[field, value] : fields)
+                if (f == field) return at;
+            return std::string();
+        },
+        p);
     return p;
 }
 

@@ -14,6 +14,7 @@
 
 #include "scenario/core_settings.h"
 #include "sim/config.h"
+#include "sim/profile.h"
 #include "ss/policy_gen.h"
 #include "util/name_table.h"
 #include "util/params.h"
@@ -116,6 +117,9 @@ struct Scenario {
     sim::CostModel cost_model = sim::CostModel::Counted;
     double measured_scale = 1.0;
     MachineSpec machine;
+    // [prices]: factors on the profile's prices, per family (sim/profile.h); what `locksim
+    // robust` varies, and a sweep or margin may name (prices.work ...).
+    sim::PriceFactors prices = sim::kNominalPrices;
     PolicySpec policy;
     CoreVariants core;
     std::vector<StrategySpec> strategies;
@@ -138,6 +142,10 @@ std::vector<Scenario> expand_sweep(const Scenario &s);
 // ("machine.cpus", "4"): the fields a sweep axis names, checked as a sweep point is, with the same
 // messages; a mistake is reported at `at` (the option or place the value came from).
 Scenario scenario_at(const Scenario &s, const std::string &field, const std::string &value_text,
+                     const std::string &at);
+// The same with several fields set at once (field, TOML value), a mistake reported at `at`.
+Scenario scenario_at(const Scenario &s,
+                     const std::vector<std::pair<std::string, std::string>> &fields,
                      const std::string &at);
 // The point `run` and `compare` run for a scenario with a sweep: each axis at the value the
 // file's own tables give it (its default where they give none), e.g. "core.sidtab=legacy".

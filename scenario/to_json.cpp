@@ -72,6 +72,9 @@ json scenario_json(const Scenario &s) {
                                {"rules", syn.rules},       {"users", syn.users},
                                {"roles", syn.roles},       {"categories", syn.categories},
                                {"mls", syn.mls},           {"seed", syn.seed}};
+    json prices = json::object();
+    for (size_t i = 0; i < sim::kPriceFamilies; ++i)
+        prices[std::string(sim::kPriceFamilyNames[i])] = s.prices[i];
     json core = json::object();
     for (const auto &[key, value] : core_settings(s.core))
         core[key] = param_json(value);
@@ -85,6 +88,7 @@ json scenario_json(const Scenario &s) {
             {"cost_model", cost_model_names().name(s.cost_model)},
             {"measured_scale", s.measured_scale},
             {"machine", machine},
+            {"prices", prices},
             {"policy", policy},
             {"core", core},
             {"strategies", strategies},

@@ -193,7 +193,55 @@ void parse_clusters(const std::string &source, const toml::array &a, std::vector
     }
 }
 
+// [uncertainty]: a factor per price family (kPriceFamilyNames) and `why`.
+void parse_uncertainty(const std::string &source, const toml::table &t, PriceUncertainty &u) {
+    for (auto &&[k, v] : t) {
+        if (k.str() == "why") {
+            auto s = v.value<std::string>();
+            if (!s) fail(source, v.source(), "'why' must be a string");
+            u.why = *s;
+            continue;
+        }
+        auto it = std::find(kPriceFamilyNames.begin(), kPriceFamilyNames.end(), k.str());
+        if (it == kPriceFamilyNames.end())
+            fail(source, v.source(),
+                 fmt::format("unknown price family '{}' in [uncertainty] (known: work, memory, "
+                             "primitive, grace_period, and 'why')",
+                             k.str()));
+        const double f = number(source, v, k.str());
+        if (f < 1 || f > kMaxPriceFactor)
+            fail(source, v.source(),
+                 fmt::format("'{}' must be a factor from 1 (certain) to {:.0f}: the price is "
+                             "believed within [price / factor, price x factor]",
+                             k.str(), kMaxPriceFactor));
+        const auto i = static_cast<size_t>(it - kPriceFamilyNames.begin());
+        u.factor[i] = f;
+        u.stated[i] = true;
+    }
+}
+
 }  // namespace
+
+CpuProfile with_prices(CpuProfile p, const PriceFactors &f) {
+    auto scaled = [](int64_t v, double x) {
+        return x == 1.0 ? v : std::llround(static_cast<double>(v) * x);
+    };
+    const double work = f[static_cast<size_t>(PriceFamily::Work)];
+    for (int64_t &ps : p.work_ps)
+        ps = scaled(ps, work);
+    p.measured_scale *= work;
+    const double memory = f[static_cast<size_t>(PriceFamily::Memory)];
+    p.memory.llc_ns *= memory;
+    p.memory.dram_ns *= memory;
+    const double primitive = f[static_cast<size_t>(PriceFamily::Primitive)];
+    const double gp = f[static_cast<size_t>(PriceFamily::GracePeriod)];
+    for (const PrimField &pf : kPrimFields) {
+        const bool exp_gp = pf.field == &PrimitiveCosts::rcu_exp_setup ||
+                            pf.field == &PrimitiveCosts::rcu_exp_handler;
+        p.primitive.*(pf.field) = scaled(p.primitive.*(pf.field), exp_gp ? gp : primitive);
+    }
+    return p;
+}
 
 CpuProfile parse_profile(std::string_view body, const std::string &source) {
     toml::table root;
@@ -206,7 +254,7 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
     p.source = source;
     static const char *const kTop[] = {"name",         "description", "derivation",  "work_ns",
                                        "primitive_ns", "measured",    "calibration", "memory",
-                                       "cluster",      "published"};
+                                       "cluster",      "published",   "uncertainty"};
     for (auto &&[k, v] : root)
         if (std::find_if(std::begin(kTop), std::end(kTop),
                          [&](const char *s) { return k.str() == s; }) == std::end(kTop))
@@ -270,6 +318,10 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
         if (!pub->is_table()) fail(source, pub->source(), "'published' must be a table");
         for (auto &&[k, v] : *pub->as_table())
             p.published[std::string(k.str())] = number(source, v, k.str());
+    }
+    if (const toml::node *u = root.get("uncertainty")) {
+        if (!u->is_table()) fail(source, u->source(), "'uncertainty' must be a table");
+        parse_uncertainty(source, *u->as_table(), p.uncertainty);
     }
     if (const toml::table *c = root["calibration"].as_table()) {
         for (auto &&[k, v] : *c) {
@@ -350,6 +402,16 @@ std::string format_profile(const CpuProfile &p) {
         out += "\n[published]\n";
         for (const auto &[k, v] : p.published)
             out += fmt::format("{} = {}\n", k, v);
+    }
+    bool any_stated = false;
+    for (bool b : p.uncertainty.stated)
+        any_stated = any_stated || b;
+    if (any_stated || !p.uncertainty.why.empty()) {
+        out += "\n[uncertainty]\n";
+        for (size_t i = 0; i < kPriceFamilies; ++i)
+            if (p.uncertainty.stated[i])
+                out += fmt::format("{} = {}\n", kPriceFamilyNames[i], p.uncertainty.factor[i]);
+        if (!p.uncertainty.why.empty()) out += fmt::format("why = {}\n", quoted(p.uncertainty.why));
     }
     if (!p.calibration.empty()) {
         out += "\n[calibration]\n";

@@ -94,6 +94,39 @@ struct CpuCluster {
     int first_cpu = 0;
 };
 
+// The families a profile's prices fall into, for stating and exploring how uncertain they are
+// (`locksim robust`, a scenario's [prices]):
+//   work          every [work_ns] price (and the measured model's scale);
+//   memory        [memory]'s latencies beyond the private cache (llc_ns, dram_ns);
+//   primitive     every [primitive_ns] price but the expedited grace period's;
+//   grace_period  the expedited grace period's priced steps (rcu_exp_setup, rcu_exp_handler).
+// A normal grace period's length is not a price: it comes from the simulated quiescent states
+// and jiffy boundaries (sim/rcu.h), and no factor moves it.
+enum class PriceFamily : uint8_t { Work, Memory, Primitive, GracePeriod, Count };
+inline constexpr size_t kPriceFamilies = static_cast<size_t>(PriceFamily::Count);
+inline constexpr std::array<std::string_view, kPriceFamilies> kPriceFamilyNames = {
+    "work", "memory", "primitive", "grace_period"};
+// One factor per family; 1 everywhere: the profile's own prices.
+using PriceFactors = std::array<double, kPriceFamilies>;
+inline constexpr PriceFactors kNominalPrices = {1.0, 1.0, 1.0, 1.0};
+// A factor is within [kMinPriceFactor, kMaxPriceFactor].
+inline constexpr double kMinPriceFactor = 0.01;
+inline constexpr double kMaxPriceFactor = 100.0;
+
+// [uncertainty] of a profile: per family, the factor F >= 1 such that the true price is believed
+// to lie within [price / F, price x F]; a family the file does not state gets its default below.
+// The defaults: a hand-set profile's work prices are off by up to 1.5x on a host they were not
+// fitted on (validate's read-section ratio was 0.60-0.71 on this project's VM), memory latencies
+// by 1.5x (published load-to-use figures against a VM's), kernel primitives by 2x (typical
+// figures, not measured: an IPI or a context switch varies 2x between bare metal and a guest),
+// the expedited grace period's path by 3x (an estimate of a workqueue hop and a funnel lock).
+inline constexpr PriceFactors kDefaultUncertainty = {1.5, 1.5, 2.0, 3.0};
+struct PriceUncertainty {
+    PriceFactors factor = kDefaultUncertainty;
+    std::array<bool, kPriceFamilies> stated{};  // the file states it (not a default)
+    std::string why;                            // the file's justification, if any
+};
+
 struct CpuProfile {
     std::string name;
     std::string description;
@@ -109,6 +142,7 @@ struct CpuProfile {
     // [published]: the published figures the numbers were derived from (clock_ghz, l2_cycles,
     // ...), kept so that a test can check the derivation; not used by the model.
     std::map<std::string, double> published;
+    PriceUncertainty uncertainty;
 
     // Simulated nanoseconds for the counted work.
     Time cost(const WorkCounts &counts) const;
@@ -118,6 +152,10 @@ struct CpuProfile {
     const CpuCluster *find_cluster(std::string_view name) const;
     int cluster_cpus() const;  // CPUs the clusters hold together
 };
+
+// The profile with each family's prices multiplied by its factor (integer prices rounded to
+// the nearest; a factor of 1 leaves them exactly as they are).
+CpuProfile with_prices(CpuProfile p, const PriceFactors &f);
 
 // Parses a profile; errors are locksim::UserError naming `source`, line and column.
 CpuProfile parse_profile(std::string_view text, const std::string &source);

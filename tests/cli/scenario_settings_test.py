@@ -27,6 +27,8 @@ ima = true
 kind = "network"
 rate = 1000
 handler = "2us"
+[prices]
+work = 1.5
 [core]
 sidtab = "linear"
 avc_slots = 256
@@ -56,6 +58,7 @@ expect_top = {
     "name": "settings", "description": "", "file": scenario, "duration_ns": 12_000_000,
     "warmup_ns": 2_000_000, "drain_ns": 1_000_000_000, "seeds": [1], "cost_model": "counted",
     "measured_scale": 1.0, "sweep": {}, "complete": True,
+    "prices": {"work": 1.5, "memory": 1.0, "primitive": 1.0, "grace_period": 1.0},
     "output": {"dir": "results/settings", "formats": ["json", "csv"]},
 }
 for key, value in expect_top.items():

@@ -280,3 +280,27 @@ TEST(Scenario, CoreSettingsGiveBackEveryKeyAsWritten) {
         }
     }
 }
+
+// [prices] multiplies the profile's prices family by family; a sweep can name its factors.
+TEST(Scenario, PricesAreReadAndSwept) {
+    Scenario s = parse_scenario(R"(
+strategies = "all"
+[prices]
+work = 1.25
+[[workload]]
+kind = "probe"
+[sweep]
+"prices.primitive" = [0.5, 2.0]
+)",
+                                "prices.toml");
+    EXPECT_EQ(s.prices[0], 1.25);
+    EXPECT_EQ(s.prices[2], 1.0);
+    const auto points = expand_sweep(s);
+    ASSERT_EQ(points.size(), 2u);
+    EXPECT_EQ(points[0].prices[2], 0.5);
+    EXPECT_EQ(points[1].prices[2], 2.0);
+    EXPECT_EQ(points[1].prices[0], 1.25);
+    const Scenario two = scenario_at(s, {{"prices.work", "2"}, {"prices.memory", "0.5"}}, "--test");
+    EXPECT_EQ(two.prices[0], 2.0);
+    EXPECT_EQ(two.prices[1], 0.5);
+}

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <tuple>
 
 #include "util/error.h"
@@ -129,4 +130,59 @@ TEST(Profile, OverflowingNumbersAreRefused) {
     std::string slow = clusters;
     slow.replace(at, clusters.find('\n', at) - at, "speed = 1e-9");
     EXPECT_THROW((void)parse_profile(slow, "slow.toml"), UserError);
+}
+
+// Every shipped profile states how uncertain each price family is, and why; the file's
+// [uncertainty] round-trips, a family left out takes its default, and a mistake names the place.
+TEST(Profile, UncertaintyIsStatedAndChecked) {
+    for (const auto &n : list_profiles()) {
+        const CpuProfile p = find_profile(n);
+        for (size_t k = 0; k < kPriceFamilies; ++k) {
+            EXPECT_TRUE(p.uncertainty.stated[k]) << n << " " << kPriceFamilyNames[k];
+            EXPECT_GE(p.uncertainty.factor[k], 1.0) << n;
+        }
+        EXPECT_FALSE(p.uncertainty.why.empty()) << n;
+    }
+    const CpuProfile p = find_profile("x86-modern");
+    const CpuProfile back = parse_profile(format_profile(p), "roundtrip.toml");
+    EXPECT_EQ(back.uncertainty.factor, p.uncertainty.factor);
+    EXPECT_EQ(back.uncertainty.why, p.uncertainty.why);
+    std::string text = format_profile(p);
+    text.erase(text.find("[uncertainty]"));
+    const CpuProfile partial = parse_profile(text + "[uncertainty]\nwork = 1.2\n", "partial.toml");
+    EXPECT_EQ(partial.uncertainty.factor[0], 1.2);
+    EXPECT_TRUE(partial.uncertainty.stated[0]);
+    EXPECT_EQ(partial.uncertainty.factor[2], kDefaultUncertainty[2]);
+    EXPECT_FALSE(partial.uncertainty.stated[2]);
+    for (const auto &[line, why] : {std::pair{"cache = 2", "unknown price family 'cache'"},
+                                    std::pair{"work = 0.5", "'work' must be a factor from 1"}}) {
+        try {
+            (void)parse_profile(text + "[uncertainty]\n" + line + "\n", "u.toml");
+            FAIL() << "accepted " << line;
+        } catch (const UserError &e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("u.toml:"), std::string::npos) << e.what();
+        }
+    }
+}
+
+// A world's prices: each family multiplied by its factor, the others as they were.
+TEST(Profile, WithPricesScalesEachFamilyAlone) {
+    const CpuProfile p = find_profile("x86-server");
+    EXPECT_EQ(with_prices(p, kNominalPrices).work_ps, p.work_ps);
+    const CpuProfile w = with_prices(p, {2.0, 1.0, 1.0, 1.0});
+    for (size_t i = 0; i < kWorkKinds; ++i)
+        EXPECT_EQ(w.work_ps[i], 2 * p.work_ps[i]);
+    EXPECT_EQ(w.primitive.ipi, p.primitive.ipi);
+    EXPECT_EQ(w.memory.dram_ns, p.memory.dram_ns);
+    const CpuProfile m = with_prices(p, {1.0, 1.5, 1.0, 1.0});
+    EXPECT_DOUBLE_EQ(m.memory.dram_ns, 1.5 * p.memory.dram_ns);
+    EXPECT_DOUBLE_EQ(m.memory.llc_ns, 1.5 * p.memory.llc_ns);
+    EXPECT_EQ(m.work_ps, p.work_ps);
+    const CpuProfile g = with_prices(p, {1.0, 1.0, 3.0, 0.5});
+    EXPECT_EQ(g.primitive.context_switch, 3 * p.primitive.context_switch);
+    EXPECT_EQ(g.primitive.rcu_exp_setup,
+              std::llround(0.5 * static_cast<double>(p.primitive.rcu_exp_setup)));
+    EXPECT_EQ(g.primitive.rcu_exp_handler,
+              std::llround(0.5 * static_cast<double>(p.primitive.rcu_exp_handler)));
 }
