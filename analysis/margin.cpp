@@ -38,17 +38,6 @@ std::string limit_name(const std::string &path) {
     return find_metric(path)->pick.what;
 }
 
-std::string figure_text(const std::string &path, double figure) {
-    if (!std::isfinite(figure)) return "no figure";
-    const auto v = static_cast<int64_t>(std::llround(figure));
-    if (find_metric(path)->unit == Unit::Bytes) return human_bytes(v);
-    // Four digits: the two sides of a narrowed crossover differ in the last ones.
-    if (v < 1000) return fmt::format("{}ns", v);
-    if (v < 1'000'000) return fmt::format("{:.2f}us", figure / 1e3);
-    if (v < 1'000'000'000) return fmt::format("{:.3f}ms", figure / 1e6);
-    return fmt::format("{:.4f}s", figure / 1e9);
-}
-
 // The pick at a value, as the pick-change line names it.
 std::string pick_name(const std::string &pick) {
     return pick == "none" ? "none (no design meets every limit)" : pick;
@@ -347,7 +336,7 @@ std::string format_margin(const Margin &m) {
     out += fmt::format("{:<{}}  {:<{}}  where it stops meeting the limit\n", "design", wd, "limit",
                        wl);
     auto side = [&](const KeyValue &v, const std::string &path, double figure) {
-        return fmt::format("{} ({})", v.shown, figure_text(path, figure));
+        return fmt::format("{} ({})", v.shown, metric_figure_text(path, figure));
     };
     for (const Crossover &c : m.crossovers) {
         std::string text;

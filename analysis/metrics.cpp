@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 #include <type_traits>
 
+#include "analysis/table.h"
 #include "analysis/wakeup_cause.h"
 #include "record/op_names.h"
 
@@ -649,6 +651,17 @@ bool nothing_counted(const RunSummary &s, const Metric &m) {
     if (!count) return false;
     const Metric *open = is_censorable_worst(m) ? sibling(m, "open_at_end") : nullptr;
     return number(s, *count) == 0 && (!open || number(s, *open) == 0);
+}
+
+std::string metric_figure_text(const std::string &path, double figure) {
+    if (!std::isfinite(figure)) return "no figure";
+    const auto v = static_cast<int64_t>(std::llround(figure));
+    if (find_metric(path)->unit == Unit::Bytes) return human_bytes(v);
+    // Four digits: two figures close to each other differ in the last ones.
+    if (v < 1000) return fmt::format("{}ns", v);
+    if (v < 1'000'000) return fmt::format("{:.2f}us", figure / 1e3);
+    if (v < 1'000'000'000) return fmt::format("{:.3f}ms", figure / 1e6);
+    return fmt::format("{:.4f}s", figure / 1e9);
 }
 
 }  // namespace locksim::analysis

@@ -110,6 +110,9 @@ std::span<const Metric> metrics();
 const Metric *find_metric(std::string_view path);
 // A sibling in the same group (nullptr when there is none).
 const Metric *sibling(const Metric &m, std::string_view key);
+// A figure of the metric at `path` with four digits and its unit ("81.70us", "12.4 MiB");
+// "no figure" when it is not finite.
+std::string metric_figure_text(const std::string &path, double figure);
 
 Value get(const RunSummary &s, const Metric &m);
 void set(RunSummary &s, const Metric &m, const Value &v);

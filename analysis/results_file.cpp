@@ -175,6 +175,19 @@ Plan planned_runs(const ResultsFile &r) {
                 }
             plan.points = std::move(grown);
         }
+    // Points that are not a grid (robust's cost worlds): listed one by one, each a list of
+    // [field, value] pairs in the order a run's point has them.
+    if (auto it = sc.find("points"); it != sc.end() && it->is_array()) {
+        plan.points.clear();
+        for (const json &p : *it) {
+            if (!p.is_array()) continue;
+            plan.points.emplace_back();
+            for (const json &fv : p)
+                if (fv.is_array() && fv.size() == 2 && fv[0].is_string() && fv[1].is_string())
+                    plan.points.back().emplace_back(fv[0].get<std::string>(),
+                                                    fv[1].get<std::string>());
+        }
+    }
     return plan;
 }
 

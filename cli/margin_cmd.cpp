@@ -244,14 +244,7 @@ CommandRegistrar margin_registrar([](CLI::App &app) {
     add_limit_options(cmd, a->limits);
     cmd->add_option("-o,--out", a->out_dir,
                     "Write results.json (every run) and margin.json (the search) here");
-    cmd->add_option("-s,--strategy", a->choices.strategies, "Only these strategies (by label)");
-    cmd->add_option("--seed", a->choices.seeds, "Seeds to run instead of the scenario's");
-    cmd->add_option("--duration", a->choices.duration,
-                    "Simulated time of each run instead of the scenario's, e.g. 200ms");
-    cmd->add_option("-j,--threads", a->threads, "Runs in parallel (default: all cores)");
-    cmd->add_flag("!--no-wall-clock", a->wall_clock,
-                  "Leave wall-clock times out of the output and the files (byte-identical "
-                  "output for the same binary, scenario and seeds)");
+    add_run_choice_options(cmd, a->choices, a->threads, a->wall_clock, "scenario and seeds");
     cmd->footer(
         "A design meets a limit at a value as pick judges a sweep point: by its worst run over "
         "the seeds. A first scan runs every design at --steps values; where a design's verdict "

@@ -4,6 +4,8 @@
 
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -72,6 +74,22 @@ inline void apply_to_point(Scenario &p, const Scenario &scenario, const RunChoic
             throw UserError(fmt::format(
                 "--duration {}: workload '{}' ({}) starts at {}, when the run has ended",
                 c.duration, w.label, w.at, format_duration_ns(w.params.get_duration_ns("start"))));
+}
+
+// The options of a command that runs a scenario's designs at points it derives (margin, robust):
+// -s, --seed, --duration, -j and --no-wall-clock; `same` says what else the output is
+// byte-identical for ("scenario and seeds").
+inline void add_run_choice_options(CLI::App *cmd, RunChoices &c, int &threads, bool &wall_clock,
+                                   const std::string &same) {
+    cmd->add_option("-s,--strategy", c.strategies, "Only these strategies (by label)");
+    cmd->add_option("--seed", c.seeds, "Seeds to run instead of the scenario's");
+    cmd->add_option("--duration", c.duration,
+                    "Simulated time of each run instead of the scenario's, e.g. 200ms");
+    cmd->add_option("-j,--threads", threads, "Runs in parallel (default: all cores)");
+    cmd->add_flag("!--no-wall-clock", wall_clock,
+                  "Leave wall-clock times out of the output and the files (byte-identical "
+                  "output for the same binary, " +
+                      same + ")");
 }
 
 }  // namespace locksim::cli

@@ -24,27 +24,11 @@ import re
 import subprocess
 import sys
 
+from cli_check import expect, fail, run
+
 LIMIT_US = 50
 LABEL = "rwlock@5.9"
 KEY = "workload.containers.preload"
-
-
-def fail(msg):
-    print(msg)
-    sys.exit(1)
-
-
-def run(cmd, expect_rc=0):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != expect_rc:
-        fail(f"{' '.join(cmd)}: exit status {p.returncode}, expected {expect_rc}\n"
-             f"{p.stdout}{p.stderr}")
-    return p.stdout
-
-
-def expect(cond, what, text=""):
-    if not cond:
-        fail(f"{what}\n--- output ---\n{text}")
 
 
 def irqs_off_at(locksim, scenario, preload, out):

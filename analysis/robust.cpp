@@ -1,0 +1,436 @@
+#include "analysis/robust.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "analysis/metrics.h"
+#include "util/error.h"
+
+namespace locksim::analysis {
+
+using nlohmann::json;
+
+namespace {
+
+// A uniform draw in [0, 1) from the generator's top 53 bits.
+double unit_draw(std::mt19937_64 &g) {
+    return static_cast<double>(g() >> 11) * 0x1.0p-53;
+}
+
+// Least squares of y on the columns of x (each row one observation, an intercept included by
+// the caller): the coefficients, or nullopt when the normal equations are singular.
+std::optional<std::vector<double>> least_squares(const std::vector<std::vector<double>> &x,
+                                                 const std::vector<double> &y) {
+    const size_t p = x.front().size();
+    std::vector<std::vector<double>> a(p, std::vector<double>(p + 1, 0));
+    for (size_t r = 0; r < x.size(); ++r)
+        for (size_t i = 0; i < p; ++i) {
+            for (size_t j = 0; j < p; ++j)
+                a[i][j] += x[r][i] * x[r][j];
+            a[i][p] += x[r][i] * y[r];
+        }
+    for (size_t c = 0; c < p; ++c) {
+        size_t best = c;
+        for (size_t r = c + 1; r < p; ++r)
+            if (std::fabs(a[r][c]) > std::fabs(a[best][c])) best = r;
+        if (std::fabs(a[best][c]) < 1e-12) return std::nullopt;
+        std::swap(a[c], a[best]);
+        for (size_t r = 0; r < p; ++r) {
+            if (r == c) continue;
+            const double f = a[r][c] / a[c][c];
+            for (size_t j = c; j <= p; ++j)
+                a[r][j] -= f * a[c][j];
+        }
+    }
+    std::vector<double> b(p);
+    for (size_t i = 0; i < p; ++i)
+        b[i] = a[i][p] / a[i][i];
+    return b;
+}
+
+// An elasticity below this moves the figure by less than 0.1% across a 2x range: no flip.
+constexpr double kNoEffect = 0.0015;
+// A design and limit get a sensitivity line when some world's ratio lies within this factor
+// of the limit.
+constexpr double kNear = 1.5;
+// A family that moves the figure by less than this factor over its range is named in one line.
+constexpr double kMoves = 1.02;
+// A flip factor is printed within these bounds (the factors a scenario's [prices] accepts).
+constexpr double kMinFlip = 0.01, kMaxFlip = 100;
+
+std::optional<Sensitivity> fit_sensitivity(const Robust &r, size_t design, size_t limit) {
+    const PriceSpace &s = r.space;
+    std::vector<size_t> fam;  // the families that vary
+    for (size_t k = 0; k < s.families.size(); ++k)
+        if (s.range[k] > 1) fam.push_back(k);
+    std::vector<std::vector<double>> x;
+    std::vector<double> y;
+    for (size_t w = 0; w < r.worlds.size(); ++w) {
+        const WorldCell &c = r.cells[w][design];
+        if (!c.ran) continue;
+        const double f = c.figure.at(limit);
+        if (!std::isfinite(f) || f <= 0) continue;
+        std::vector<double> row{1.0};
+        for (size_t k : fam)
+            row.push_back(std::log(r.worlds[w][k]));
+        x.push_back(std::move(row));
+        y.push_back(std::log(f));
+    }
+    if (fam.empty() || x.size() < fam.size() + 2) return std::nullopt;
+    const auto b = least_squares(x, y);
+    if (!b) return std::nullopt;
+    Sensitivity out;
+    out.label = r.labels[design];
+    out.limit = std::next(r.limits.begin(), static_cast<std::ptrdiff_t>(limit))->first;
+    out.worlds = x.size();
+    out.nominal = std::exp((*b)[0]);
+    const double mean = std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(y.size());
+    double ss_res = 0, ss_tot = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+        double fit = 0;
+        for (size_t j = 0; j < b->size(); ++j)
+            fit += (*b)[j] * x[i][j];
+        ss_res += (y[i] - fit) * (y[i] - fit);
+        ss_tot += (y[i] - mean) * (y[i] - mean);
+    }
+    out.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
+    const double limit_value = static_cast<double>(
+        std::next(r.limits.begin(), static_cast<std::ptrdiff_t>(limit))->second.value);
+    for (size_t j = 0; j < fam.size(); ++j) {
+        const size_t k = fam[j];
+        FamilyEffect e;
+        e.family = s.families[k];
+        e.elasticity = (*b)[j + 1];
+        e.moves = std::pow(s.range[k], std::fabs(e.elasticity));
+        if (std::fabs(e.elasticity) >= kNoEffect) {
+            const double flip = std::pow(limit_value / out.nominal, 1 / e.elasticity);
+            if (std::isfinite(flip)) {
+                e.flip = flip;
+                e.flip_in_range = flip >= 1 / s.range[k] && flip <= s.range[k];
+            }
+        }
+        out.effects.push_back(e);
+    }
+    std::stable_sort(
+        out.effects.begin(), out.effects.end(),
+        [](const FamilyEffect &a, const FamilyEffect &b) { return a.moves > b.moves; });
+    return out;
+}
+
+std::string percent(size_t k, size_t n) {
+    return n ? fmt::format("{:.0f}%", 100.0 * static_cast<double>(k) / static_cast<double>(n))
+             : "-";
+}
+
+std::string share_text(size_t k, size_t n) {
+    const ShareInterval i = wilson_interval(k, n);
+    return fmt::format("{}/{} {} [{:.0f}-{:.0f}%]", k, n, percent(k, n), 100 * i.lo, 100 * i.hi);
+}
+
+std::string factor_text(double f) {
+    return f >= 100 || f < 0.01 ? fmt::format("x{:.3g}", f) : fmt::format("x{:.3f}", f);
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> latin_hypercube(const PriceSpace &space, size_t n, uint64_t seed) {
+    std::mt19937_64 g(seed);
+    const size_t families = space.families.size();
+    std::vector<std::vector<double>> worlds(n, std::vector<double>(families, 1.0));
+    for (size_t k = 0; k < families; ++k) {
+        std::vector<size_t> strata(n);
+        std::iota(strata.begin(), strata.end(), size_t{0});
+        // Fisher-Yates with the generator's own draws (std::shuffle's use of it is the
+        // library's, and may differ between libraries).
+        for (size_t i = n; i > 1; --i)
+            std::swap(strata[i - 1], strata[static_cast<size_t>(g() % i)]);
+        const double span = std::log(space.range[k]);
+        for (size_t w = 0; w < n; ++w) {
+            const double u =
+                (static_cast<double>(strata[w]) + unit_draw(g)) / static_cast<double>(n);
+            const double f = std::exp((2 * u - 1) * span);
+            worlds[w][k] = std::round(f * 1e4) / 1e4;
+        }
+    }
+    return worlds;
+}
+
+ShareInterval wilson_interval(size_t k, size_t n) {
+    if (n == 0) return {0, 1};
+    const double z = 1.959964, nn = static_cast<double>(n), p = static_cast<double>(k) / nn;
+    const double denom = 1 + z * z / nn;
+    const double centre = (p + z * z / (2 * nn)) / denom;
+    const double half = z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / denom;
+    return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+std::vector<std::pair<std::string, std::string>> world_point(const PriceSpace &space,
+                                                             const std::vector<double> &world) {
+    std::vector<std::pair<std::string, std::string>> point;
+    for (size_t k = 0; k < space.families.size(); ++k)
+        point.emplace_back("prices." + space.families[k], fmt::format("{:.4f}", world[k]));
+    return point;
+}
+
+Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<double>> &worlds,
+                    const Limits &limits, const std::vector<std::string> &labels,
+                    const std::vector<RunSummary> &runs, const TailSource &tails) {
+    if (limits.empty())
+        throw UserError(
+            "robust needs at least one limit (--max-preempt-off, --max-toggle ...): "
+            "the share of worlds meeting it is what it measures");
+    Robust r;
+    r.space = space;
+    r.limits = limits;
+    r.labels = labels;
+    r.worlds = worlds;
+    r.how.assign(worlds.size(), "full run");
+    r.runs = runs.size();
+    std::vector<uint64_t> seeds;
+    for (const RunSummary &s : runs)
+        seeds.push_back(s.seed);
+    std::sort(seeds.begin(), seeds.end());
+    r.seeds = static_cast<size_t>(std::unique(seeds.begin(), seeds.end()) - seeds.begin());
+    r.shares.resize(labels.size());
+    for (size_t d = 0; d < labels.size(); ++d) {
+        r.shares[d].label = labels[d];
+        r.shares[d].meets.assign(limits.size(), 0);
+    }
+    for (size_t w = 0; w < worlds.size(); ++w) {
+        PickScope scope;
+        scope.point = world_point(space, worlds[w]);
+        const Pick p = pick(runs, limits, tails, scope);
+        std::vector<WorldCell> row(labels.size());
+        for (const Verdict &v : p.ranked) {
+            const auto it = std::find(labels.begin(), labels.end(), v.label);
+            if (it == labels.end() || v.runs == 0) continue;
+            const auto d = static_cast<size_t>(it - labels.begin());
+            WorldCell &c = row[d];
+            c.ran = true;
+            c.meets_all = v.meets;
+            c.worst_ratio = v.worst_ratio;
+            size_t k = 0;
+            for (const auto &[path, limit] : limits) {
+                const LimitCheck &check = v.checks.at(k);
+                c.met.push_back(check.met);
+                c.figure.push_back(check.measured
+                                       ? std::round(check.ratio * static_cast<double>(limit.value))
+                                       : std::numeric_limits<double>::infinity());
+                if (r.limit_names.size() < limits.size()) r.limit_names.push_back(check.limit);
+                if (check.met) ++r.shares[d].meets[k];
+                ++k;
+            }
+            DesignShare &sh = r.shares[d];
+            ++sh.worlds;
+            if (v.meets) ++sh.meets_all;
+            sh.mean_worst_ratio += v.worst_ratio;
+        }
+        if (std::none_of(row.begin(), row.end(), [](const WorldCell &c) { return c.ran; }))
+            throw UserError(fmt::format("robust: world {} ({}) has no run", w + 1,
+                                        RunSummary{.point = scope.point}.point_text()));
+        r.cells.push_back(std::move(row));
+    }
+    for (DesignShare &sh : r.shares)
+        if (sh.worlds) sh.mean_worst_ratio /= static_cast<double>(sh.worlds);
+    // The robust pick.
+    const DesignShare *best = nullptr;
+    for (const DesignShare &sh : r.shares) {
+        if (sh.meets_all == 0) continue;
+        const double share = static_cast<double>(sh.meets_all) / static_cast<double>(sh.worlds);
+        if (!best) {
+            best = &sh;
+            continue;
+        }
+        const double best_share =
+            static_cast<double>(best->meets_all) / static_cast<double>(best->worlds);
+        if (share > best_share ||
+            (share == best_share && sh.mean_worst_ratio < best->mean_worst_ratio))
+            best = &sh;
+    }
+    if (best) r.pick = best->label;
+    // Sensitivity where a design comes near a limit.
+    for (size_t d = 0; d < labels.size(); ++d)
+        for (size_t k = 0; k < limits.size(); ++k) {
+            const double limit_value = static_cast<double>(
+                std::next(limits.begin(), static_cast<std::ptrdiff_t>(k))->second.value);
+            bool near = false;
+            for (size_t w = 0; w < worlds.size(); ++w) {
+                const WorldCell &c = r.cells[w][d];
+                if (!c.ran || !std::isfinite(c.figure[k])) continue;
+                const double ratio = c.figure[k] / limit_value;
+                near = near || (ratio >= 1 / kNear && ratio <= kNear);
+            }
+            if (!near) continue;
+            if (auto s = fit_sensitivity(r, d, k)) r.sensitivity.push_back(std::move(*s));
+        }
+    return r;
+}
+
+std::string format_robust(const Robust &r) {
+    std::string out;
+    const PriceSpace &s = r.space;
+    out += fmt::format("robust: {} cost worlds, Latin hypercube over the price families ({})\n",
+                       r.worlds.size(), s.source);
+    std::string ranges;
+    for (size_t k = 0; k < s.families.size(); ++k)
+        ranges += s.range[k] == 1 ? fmt::format("{}{} x1 (not drawn)", k ? ", " : "", s.families[k])
+                                  : fmt::format("{}{} x{:.3g}-x{:.3g}", k ? ", " : "",
+                                                s.families[k], 1 / s.range[k], s.range[k]);
+    out += fmt::format("  factors: {}\n", ranges);
+    out += fmt::format("limits: {}\n", limits_text(r.limits));
+    size_t wd = 6;
+    for (const std::string &l : r.labels)
+        wd = std::max(wd, l.size());
+    constexpr size_t kCol = 22;
+    auto line = [&](const std::string &first, const std::vector<std::string> &cells) {
+        std::string l = fmt::format("{:<{}}", first, wd);
+        for (const std::string &c : cells)
+            l += fmt::format("  {:<{}}", c, kCol);
+        while (!l.empty() && l.back() == ' ')
+            l.pop_back();
+        return l + "\n";
+    };
+    std::vector<std::string> heads{"every limit"};
+    heads.insert(heads.end(), r.limit_names.begin(), r.limit_names.end());
+    out += line("design", heads);
+    for (const DesignShare &sh : r.shares) {
+        std::vector<std::string> cells{share_text(sh.meets_all, sh.worlds)};
+        for (size_t k = 0; k < sh.meets.size(); ++k)
+            cells.push_back(share_text(sh.meets[k], sh.worlds));
+        out += line(sh.label, cells);
+    }
+    out += "(worlds meeting it of the worlds run, share, 95% Wilson interval)\n";
+    if (r.pick.empty()) {
+        out += "robust pick: none: no design meets every limit in any world\n";
+    } else {
+        const DesignShare &sh =
+            *std::find_if(r.shares.begin(), r.shares.end(),
+                          [&](const DesignShare &x) { return x.label == r.pick; });
+        const ShareInterval i = wilson_interval(sh.meets_all, sh.worlds);
+        out += fmt::format(
+            "robust pick: {}, meets every limit in {} of {} worlds ({}, 95% interval "
+            "{:.0f}-{:.0f}%)\n",
+            r.pick, sh.meets_all, sh.worlds, percent(sh.meets_all, sh.worlds), 100 * i.lo,
+            100 * i.hi);
+    }
+    if (r.sensitivity.empty()) {
+        out += fmt::format("sensitivity: no design comes within {:.1f}x of a limit in any world\n",
+                           kNear);
+    } else {
+        out += fmt::format(
+            "sensitivity (designs within {:.1f}x of a limit in some world; fit ln figure = a + "
+            "sum b ln factor over the worlds):\n",
+            kNear);
+        for (const Sensitivity &se : r.sensitivity) {
+            out += fmt::format("  {} {}: {} at the profile's prices (fit R^2 {:.2f}, {} worlds)\n",
+                               se.label, find_metric(se.limit)->pick.what,
+                               metric_figure_text(se.limit, se.nominal), se.r2, se.worlds);
+            std::string small;
+            for (const FamilyEffect &e : se.effects) {
+                if (e.moves < kMoves) {
+                    small += (small.empty() ? "" : ", ") + e.family;
+                    continue;
+                }
+                std::string flip = "its verdict flips only beyond x0.01-x100";
+                if (e.flip && *e.flip >= kMinFlip && *e.flip <= kMaxFlip)
+                    flip =
+                        fmt::format("its verdict flips at {} {} {}", e.family, factor_text(*e.flip),
+                                    e.flip_in_range ? "(within the range)" : "(outside the range)");
+                out += fmt::format(
+                    "    {:<13} elasticity {:+.2f}, moves it up to x{:.3f} over "
+                    "the range; {}\n",
+                    e.family, e.elasticity, e.moves, flip);
+            }
+            if (!small.empty())
+                out +=
+                    fmt::format("    {} move{} it by less than {:.0f}% over {} range{}\n", small,
+                                small.find(',') == std::string::npos ? "s" : "", (kMoves - 1) * 100,
+                                small.find(',') == std::string::npos ? "its" : "their",
+                                small.find(',') == std::string::npos ? "" : "s");
+        }
+    }
+    out += fmt::format("runs: {} ({} worlds, {} design{}, {} seed{} each)\n", r.runs,
+                       r.worlds.size(), r.labels.size(), r.labels.size() == 1 ? "" : "s", r.seeds,
+                       r.seeds == 1 ? "" : "s");
+    return out;
+}
+
+json robust_json(const Robust &r, const std::string &results_name) {
+    json space = {
+        {"families", r.space.families}, {"range", r.space.range}, {"source", r.space.source}};
+    json limits = json::object();
+    for (const auto &[path, l] : r.limits)
+        limits[path] = l.value;
+    json worlds = json::array();
+    for (size_t w = 0; w < r.worlds.size(); ++w) {
+        json prices = json::object();
+        for (size_t k = 0; k < r.space.families.size(); ++k)
+            prices[r.space.families[k]] = r.worlds[w][k];
+        json designs = json::object();
+        for (size_t d = 0; d < r.labels.size(); ++d) {
+            const WorldCell &c = r.cells[w][d];
+            if (!c.ran) continue;
+            json figures = json::object(), met = json::object();
+            size_t k = 0;
+            for (const auto &[path, l] : r.limits) {
+                figures[path] = std::isfinite(c.figure[k]) ? json(c.figure[k]) : json(nullptr);
+                met[path] = static_cast<bool>(c.met[k]);
+                ++k;
+            }
+            designs[r.labels[d]] = {{"meets_all", c.meets_all},
+                                    {"met", met},
+                                    {"figure", figures},
+                                    {"worst_ratio", c.worst_ratio}};
+        }
+        worlds.push_back({{"prices", prices}, {"how", r.how[w]}, {"designs", designs}});
+    }
+    json shares = json::array();
+    for (const DesignShare &sh : r.shares) {
+        const ShareInterval all = wilson_interval(sh.meets_all, sh.worlds);
+        json per = json::object();
+        size_t k = 0;
+        for (const auto &[path, l] : r.limits) {
+            const ShareInterval i = wilson_interval(sh.meets[k], sh.worlds);
+            per[path] = {{"meets", sh.meets[k]}, {"interval", {i.lo, i.hi}}};
+            ++k;
+        }
+        shares.push_back({{"label", sh.label},
+                          {"worlds", sh.worlds},
+                          {"meets_all", sh.meets_all},
+                          {"interval", {all.lo, all.hi}},
+                          {"mean_worst_ratio", sh.mean_worst_ratio},
+                          {"limits", per}});
+    }
+    json sens = json::array();
+    for (const Sensitivity &se : r.sensitivity) {
+        json effects = json::array();
+        for (const FamilyEffect &e : se.effects)
+            effects.push_back({{"family", e.family},
+                               {"elasticity", e.elasticity},
+                               {"moves", e.moves},
+                               {"flip", e.flip ? json(*e.flip) : json(nullptr)},
+                               {"flip_in_range", e.flip_in_range}});
+        sens.push_back({{"label", se.label},
+                        {"limit", se.limit},
+                        {"nominal", se.nominal},
+                        {"r2", se.r2},
+                        {"worlds", se.worlds},
+                        {"effects", effects}});
+    }
+    return {{"schema", "locksim/robust/1"},
+            {"results", results_name},
+            {"space", space},
+            {"limits", limits},
+            {"worlds", worlds},
+            {"shares", shares},
+            {"pick", r.pick.empty() ? json(nullptr) : json(r.pick)},
+            {"sensitivity", sens},
+            {"runs", r.runs},
+            {"seeds", r.seeds}};
+}
+
+}  // namespace locksim::analysis

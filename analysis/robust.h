@@ -1,0 +1,120 @@
+// `locksim robust`: the verdict across the cost model's uncertainty.
+//
+// A profile states, per price family, a factor F such that the true prices are believed to lie
+// within [price / F, price x F] (sim/profile.h, [uncertainty]). A cost world is one factor per
+// family; `robust` draws N worlds by Latin hypercube sampling in the logarithm of the factor
+// (each family's range cut into N equal strata, one world in each, the strata of the families
+// paired by independent permutations), runs every design in each with the scenario's seeds (the
+// same seeds in every world: common random numbers), and judges each (world, design) as pick
+// judges a sweep point. This file holds the sampling, the judgement and its report; running the
+// worlds is the caller's.
+//
+// Per design and limit: the share of worlds in which it meets the limit, with a Wilson 95%
+// interval (the worlds are a sample of the region of prices; the interval is of the share of
+// that region). The robust pick is the design that meets every limit in the largest share of
+// worlds (ties: the lower mean of its worst value/limit ratio).
+//
+// Sensitivity: for a design and a limit whose value/limit ratio comes within [2/3, 3/2] in some
+// world, a least-squares fit over the worlds of
+//     ln figure = a + sum_k b_k ln factor_k
+// gives each family's elasticity b_k (a 1% dearer family moves the figure by about b_k %); the
+// families are ranked by how far their whole range moves the figure (F_k^|b_k|), and for each
+// the factor at which the verdict flips with the other families at their profile's prices:
+// (limit / e^a)^(1 / b_k). The fit's R^2 says how well a power law describes the worlds (what
+// interleavings and thresholds do not follow prices smoothly lowers it).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/pick.h"
+#include "analysis/results_file.h"
+
+namespace locksim::analysis {
+
+// The families explored and their ranges (F >= 1 each: factors within [1/F, F]).
+struct PriceSpace {
+    std::vector<std::string> families;  // "work", "memory", ...
+    std::vector<double> range;          // F per family
+    std::string source;                 // where the ranges came from (the profile, options)
+};
+
+// `n` worlds (each one factor per family) drawn from `seed` by Latin hypercube sampling, each
+// factor rounded to 4 decimals (the value then written in the world's scenario).
+std::vector<std::vector<double>> latin_hypercube(const PriceSpace &space, size_t n, uint64_t seed);
+
+// The Wilson score interval of a share of `k` in `n` at 95%.
+struct ShareInterval {
+    double lo = 0, hi = 0;
+};
+ShareInterval wilson_interval(size_t k, size_t n);
+
+// A world's point: (prices.<family>, factor text) pairs, as a run's point names them.
+std::vector<std::pair<std::string, std::string>> world_point(const PriceSpace &space,
+                                                             const std::vector<double> &world);
+
+struct FamilyEffect {
+    std::string family;
+    double elasticity = 0;
+    double moves = 1;            // the figure's factor across the family's range: F^|b|
+    std::optional<double> flip;  // the family's factor where the verdict flips (others at 1)
+    bool flip_in_range = false;  // within [1/F, F]
+};
+
+struct Sensitivity {
+    std::string label;
+    std::string limit;   // the metric's path
+    double nominal = 0;  // the fitted figure at the profile's prices (e^a)
+    double r2 = 0;
+    size_t worlds = 0;                  // worlds in the fit
+    std::vector<FamilyEffect> effects;  // ranked, largest `moves` first
+};
+
+// A design's judgement in one world.
+struct WorldCell {
+    bool ran = false;
+    bool meets_all = false;
+    std::vector<bool> met;       // per limit, in the order of Limits
+    std::vector<double> figure;  // per limit (ns or bytes; infinite: none to compare)
+    double worst_ratio = 0;
+};
+
+struct DesignShare {
+    std::string label;
+    size_t worlds = 0;          // worlds it ran in
+    size_t meets_all = 0;       // worlds where it meets every limit
+    std::vector<size_t> meets;  // per limit
+    double mean_worst_ratio = 0;
+};
+
+struct Robust {
+    PriceSpace space;
+    Limits limits;
+    std::vector<std::string> limit_names;       // per limit, as pick names it
+    std::vector<std::string> labels;            // the designs
+    std::vector<std::vector<double>> worlds;    // factors per world
+    std::vector<std::string> how;               // per world: how its figures were obtained
+    std::vector<std::vector<WorldCell>> cells;  // [world][design]
+    std::vector<DesignShare> shares;            // per design, in `labels` order
+    std::string pick;                           // the robust pick ("" when none meets anywhere)
+    std::vector<Sensitivity> sensitivity;
+    size_t runs = 0, seeds = 0;
+};
+
+// Judges `runs` (summaries of every design in every world, each run's point naming the world's
+// factors as world_point does) against `limits`; `tails` as for pick. UserError when no limit is
+// given or a world has no run.
+Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<double>> &worlds,
+                    const Limits &limits, const std::vector<std::string> &labels,
+                    const std::vector<RunSummary> &runs, const TailSource &tails);
+
+std::string format_robust(const Robust &r);
+// robust.json: the space, every world's factors and how its figures were obtained, the cells,
+// the shares with their intervals, the pick and the sensitivity; `results_name` names the
+// results file that holds the runs.
+nlohmann::json robust_json(const Robust &r, const std::string &results_name);
+
+}  // namespace locksim::analysis

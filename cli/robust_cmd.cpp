@@ -1,0 +1,257 @@
+// `locksim robust SCENARIO|RESULTS.json [--worlds N] [--max-...] [-o DIR]`: the verdict across the
+// uncertainty of the CPU profile's prices (analysis/robust.h). From a scenario: draws the cost
+// worlds, runs every design in each (the scenario's seeds in every world) and judges them; -o DIR
+// writes results.json (every run, each world's factors in its point and the draw in the
+// scenario's "robust") and robust.json. From a results file `robust` wrote (or a merge of its
+// shards): judges it again, with other limits.
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "analysis/results_file.h"
+#include "analysis/robust.h"
+#include "cli/command.h"
+#include "cli/limit_options.h"
+#include "cli/paths.h"
+#include "cli/run_choices.h"
+#include "runner/runner.h"
+#include "scenario/platform_config.h"
+#include "scenario/to_json.h"
+#include "util/error.h"
+#include "util/read_file.h"
+
+namespace locksim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct RobustArgs {
+    std::string input;
+    int worlds = 16;
+    std::optional<uint64_t> world_seed;
+    std::vector<std::string> ranges;  // FAMILY=F
+    LimitArgs limits;
+    std::string out_dir;
+    RunChoices choices;
+    int threads = 0;
+    bool wall_clock = true;
+};
+
+// The space: the profile's [uncertainty], with --range FAMILY=F over it.
+analysis::PriceSpace price_space(const Scenario &s, const std::vector<std::string> &ranges) {
+    const sim::CpuProfile profile = point_profile(s);
+    analysis::PriceSpace space;
+    std::string stated, defaulted;
+    for (size_t k = 0; k < sim::kPriceFamilies; ++k) {
+        space.families.emplace_back(sim::kPriceFamilyNames[k]);
+        space.range.push_back(profile.uncertainty.factor[k]);
+        std::string &list = profile.uncertainty.stated[k] ? stated : defaulted;
+        list += (list.empty() ? "" : ", ") + space.families.back();
+    }
+    space.source = fmt::format("profile {}: {}{}{}", profile.name,
+                               stated.empty() ? "" : "stated for " + stated,
+                               !stated.empty() && !defaulted.empty() ? "; " : "",
+                               defaulted.empty() ? "" : "defaults for " + defaulted);
+    std::string given;
+    for (const std::string &r : ranges) {
+        const size_t eq = r.find('=');
+        const std::string family = r.substr(0, eq);
+        auto it = std::find(space.families.begin(), space.families.end(), family);
+        if (eq == std::string::npos || it == space.families.end())
+            throw UserError(fmt::format(
+                "--range {}: expected FAMILY=FACTOR with FAMILY one of work, memory, primitive, "
+                "grace_period (e.g. work=1.3)",
+                r));
+        double f = 0;
+        try {
+            size_t used = 0;
+            f = std::stod(r.substr(eq + 1), &used);
+            if (used != r.size() - eq - 1) f = 0;
+        } catch (const std::exception &) {
+            f = 0;
+        }
+        if (!(f >= 1 && f <= sim::kMaxPriceFactor))
+            throw UserError(
+                fmt::format("--range {}: the factor must be a number from 1 (the "
+                            "profile's prices, certain) to {:.0f}",
+                            r, sim::kMaxPriceFactor));
+        space.range[static_cast<size_t>(it - space.families.begin())] = f;
+        given += (given.empty() ? "" : ", ") + r;
+    }
+    if (!given.empty()) space.source += "; --range " + given;
+    // Without [memory] the profile prices no miss: the family moves nothing, and is not drawn.
+    if (profile.memory.private_kib <= 0) {
+        const size_t m = static_cast<size_t>(sim::PriceFamily::Memory);
+        if (space.range[m] != 1) space.source += "; memory not drawn (the profile has no [memory])";
+        space.range[m] = 1;
+    }
+    return space;
+}
+
+// The draw recorded in a results file's scenario ("robust"), and back.
+json draw_json(const analysis::PriceSpace &space, uint64_t seed,
+               const std::vector<std::vector<double>> &worlds) {
+    return {{"families", space.families},
+            {"range", space.range},
+            {"source", space.source},
+            {"seed", seed},
+            {"worlds", worlds}};
+}
+
+struct Draw {
+    analysis::PriceSpace space;
+    std::vector<std::vector<double>> worlds;
+};
+
+Draw draw_from(const json &scenario, const std::string &file) {
+    const auto it = scenario.find("robust");
+    if (it == scenario.end())
+        throw UserError(
+            fmt::format("{}: not a results file `locksim robust` wrote (its scenario "
+                        "has no \"robust\": the worlds drawn)",
+                        file));
+    try {
+        Draw d;
+        d.space.families = it->at("families").get<std::vector<std::string>>();
+        d.space.range = it->at("range").get<std::vector<double>>();
+        d.space.source = it->at("source").get<std::string>();
+        d.worlds = it->at("worlds").get<std::vector<std::vector<double>>>();
+        for (const auto &w : d.worlds)
+            if (w.size() != d.space.families.size()) throw std::invalid_argument("world size");
+        if (d.space.range.size() != d.space.families.size() || d.worlds.empty())
+            throw std::invalid_argument("ranges");
+        return d;
+    } catch (const std::exception &e) {
+        throw UserError(fmt::format("{}: its \"robust\" record is malformed ({})", file, e.what()));
+    }
+}
+
+std::vector<std::string> scenario_labels(const json &scenario) {
+    std::vector<std::string> labels;
+    if (auto it = scenario.find("strategies"); it != scenario.end() && it->is_array())
+        for (const json &l : *it)
+            if (l.is_string()) labels.push_back(l.get<std::string>());
+    return labels;
+}
+
+void print_and_write(const analysis::ResultsFile &results, const Draw &d,
+                     const analysis::Limits &limits, const RobustArgs &a, const fs::path &dir) {
+    const std::vector<analysis::RunSummary> runs = results.summaries("robust");
+    const analysis::Robust r =
+        analysis::judge_robust(d.space, d.worlds, limits, scenario_labels(results.scenario), runs,
+                               analysis::tail_source(results));
+    fmt::print("{}", analysis::format_robust(r));
+    if (dir.empty()) return;
+    if (fs::path(a.input).extension() != ".json")
+        analysis::save_results(results, (dir / "results.json").string());
+    const std::string results_name =
+        fs::path(a.input).extension() == ".json" ? a.input : "results.json";
+    write_whole_file((dir / "robust.json").string(),
+                     analysis::robust_json(r, results_name).dump(1) + "\n");
+    fmt::print("results: {}{}\n", (dir / "robust.json").string(),
+               fs::path(a.input).extension() == ".json"
+                   ? ""
+                   : fmt::format(" and {}", (dir / "results.json").string()));
+}
+
+void run_robust(const RobustArgs &a) {
+    const auto start = std::chrono::steady_clock::now();
+    const analysis::Limits limits = parse_limits(a.limits);
+    if (limits.empty())
+        throw UserError(
+            "robust needs at least one limit (--max-preempt-off, --max-toggle ...): "
+            "the share of worlds meeting it is what it measures");
+    fs::path dir;
+    if (!a.out_dir.empty()) {
+        dir = a.out_dir;
+        make_output_dir(dir, "-o");
+    }
+    if (fs::path(a.input).extension() == ".json") {
+        const analysis::ResultsFile results = analysis::load_results(a.input);
+        print_and_write(results, draw_from(results.scenario, a.input), limits, a, dir);
+        return;
+    }
+    if (a.worlds < 2 || a.worlds > 10000)
+        throw UserError(fmt::format("--worlds {}: from 2 to 10000", a.worlds));
+    Scenario scenario = load_scenario(a.input);
+    apply_run_choices(scenario, a.choices, false);
+    if (scenario.prices != sim::kNominalPrices)
+        throw UserError(fmt::format(
+            "{}: the scenario sets [prices]; robust draws the prices itself (around the "
+            "profile's): leave [prices] out",
+            a.input));
+    if (!scenario.sweep.empty())
+        fmt::print(stderr, "note: {} has a [sweep]; robust runs its base point, {}\n", a.input,
+                   base_point_text(scenario));
+    Draw d;
+    d.space = price_space(scenario, a.ranges);
+    const uint64_t seed = a.world_seed.value_or(static_cast<uint64_t>(scenario.seeds.front()));
+    d.worlds = analysis::latin_hypercube(d.space, static_cast<size_t>(a.worlds), seed);
+    // Every world is set before anything runs: a mistake costs no run.
+    std::vector<Scenario> points;
+    json point_list = json::array();
+    for (size_t w = 0; w < d.worlds.size(); ++w) {
+        const auto fields = analysis::world_point(d.space, d.worlds[w]);
+        Scenario p = scenario_at(scenario, fields, fmt::format("world {}", w + 1));
+        apply_to_point(p, scenario, a.choices);
+        points.push_back(std::move(p));
+        json pj = json::array();
+        for (const auto &[f, v] : fields)
+            pj.push_back({f, v});
+        point_list.push_back(pj);
+    }
+    RunOptions options;
+    options.threads = a.threads;
+    options.wall_clock = a.wall_clock;
+    analysis::ResultsFile results = run_jobs(scenario, plan_runs(points), options);
+    Scenario record = scenario;
+    record.sweep.clear();
+    results.scenario = scenario_json(record);
+    results.scenario["points"] = point_list;
+    results.scenario["robust"] = draw_json(d.space, seed, d.worlds);
+    results.scenario["complete"] = true;
+    print_and_write(results, d, limits, a, dir);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (a.wall_clock) fmt::print("wall clock: {:.1f} s\n", seconds);
+}
+
+CommandRegistrar robust_registrar([](CLI::App &app) {
+    auto a = std::make_shared<RobustArgs>();
+    auto *cmd = app.add_subcommand(
+        "robust",
+        "How sure the verdict is: every design across cost worlds drawn around the "
+        "profile's prices");
+    cmd->add_option("input", a->input,
+                    "Scenario FILE (TOML), or a RESULTS file robust wrote (judged again)")
+        ->required();
+    cmd->add_option("--worlds", a->worlds, "Cost worlds to draw (Latin hypercube)")
+        ->capture_default_str();
+    cmd->add_option("--world-seed", a->world_seed,
+                    "Seed of the draw (default: the scenario's first seed)");
+    cmd->add_option("--range", a->ranges,
+                    "FAMILY=F: prices of the family within [price/F, price x F] instead of the "
+                    "profile's [uncertainty] (work, memory, primitive, grace_period)");
+    add_limit_options(cmd, a->limits);
+    cmd->add_option("-o,--out", a->out_dir,
+                    "Write results.json (every run) and robust.json (the worlds, shares and "
+                    "sensitivity) here");
+    add_run_choice_options(cmd, a->choices, a->threads, a->wall_clock,
+                           "scenario, seeds and worlds");
+    cmd->footer(
+        "Each world multiplies the profile's prices family by family (a scenario's [prices]); "
+        "every design runs in every world with the same seeds, and is judged there as pick "
+        "judges a sweep point. The table gives, per design, the worlds in which it meets every "
+        "limit and each limit, with a 95% Wilson interval; the robust pick meets every limit "
+        "in the most worlds. The sensitivity lines fit each near-limit figure to the factors "
+        "(a power law) and name the factor at which the verdict flips.\n"
+        "Exit status: 0 when the worlds were judged, 2 on bad input.");
+    cmd->callback([a] { run_robust(*a); });
+});
+
+}  // namespace
+}  // namespace locksim::cli

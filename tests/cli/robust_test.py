@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""locksim robust from real runs.
+
+usage: robust_test.py LOCKSIM SCENARIO OUTDIR
+
+SCENARIO (tests/scenarios/margin_sidtab.toml): one design whose worst IRQs-off section is a
+policy reload's SID table conversion. Its figure F is measured with `locksim run`.
+1. A limit 3% above F: the design meets it in well under all the worlds, and the sensitivity
+   names the family that moves the figure most. Its flip factor is checked with two plain runs
+   with [prices] set to that family's factor a little beyond and a little short of it: over the
+   limit beyond, within it short of it.
+2. A limit 10x above F: met in every world (16 of 16), no sensitivity line.
+3. Byte-identical files and table for the same seed and worlds (--no-wall-clock, -j 1 against
+   the default), and the same table when robust judges its own results.json again.
+4. robust.json: every world's prices and how its figures were obtained; the shares agree with
+   the table.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+from cli_check import expect, fail, run
+
+LABEL = "rwlock@5.9"
+WORLDS = 16
+
+
+def irqs_off(locksim, scenario, out, prices=None):
+    """The worst IRQs-off section (ns) of a plain run, with [prices] set as given."""
+    with open(scenario) as f:
+        text = f.read()
+    name = "nominal" if not prices else "-".join(f"{k}{v}" for k, v in prices.items())
+    path = os.path.join(out, f"{name}.toml")
+    with open(path, "w") as f:
+        f.write(text)
+        if prices:
+            f.write("\n[prices]\n" + "".join(f"{k} = {v}\n" for k, v in prices.items()))
+    run([locksim, "run", path, "-q", "-o", os.path.join(out, f"run-{name}")])
+    with open(os.path.join(out, f"run-{name}", "results.json")) as f:
+        return max(r["irqs_off"]["max_ns"] for r in json.load(f)["runs"])
+
+
+def share_of(text, label):
+    """(met, of) for every limit together, from the design's table line."""
+    m = re.search(rf"^{re.escape(label)}\s+(\d+)/(\d+) ", text, re.M)
+    expect(m, f"no table line for {label}", text)
+    return int(m.group(1)), int(m.group(2))
+
+
+def main():
+    locksim, scenario, out = sys.argv[1:4]
+    os.makedirs(out, exist_ok=True)
+    nominal = irqs_off(locksim, scenario, out)
+    expect(nominal > 0, "no IRQs-off section in the nominal run")
+
+    # 1. A few percent under the limit.
+    limit_ns = int(nominal * 1.03)
+    base = [locksim, "robust", scenario, "--worlds", str(WORLDS), "--no-wall-clock",
+            "--max-irqs-off", f"{limit_ns}ns"]
+    text = run(base + ["-o", os.path.join(out, "near")])
+    met, of = share_of(text, LABEL)
+    expect(of == WORLDS, f"{of} worlds judged, {WORLDS} drawn", text)
+    expect(0 < met <= WORLDS * 3 // 4,
+           f"a design 3% under its limit meets it in {met} of {of} worlds", text)
+    m = re.search(rf"^  {re.escape(LABEL)} irqs-off: .*\n    (\w+)\s+elasticity ([+-][\d.]+), "
+                  r"moves it up to x([\d.]+) over the range; its verdict flips at \w+ x([\d.]+)",
+                  text, re.M)
+    expect(m, "no sensitivity line naming the deciding family and its flip factor", text)
+    family, elasticity, flip = m.group(1), float(m.group(2)), float(m.group(4))
+    expect(elasticity > 0.3, f"the deciding family {family} has elasticity {elasticity}", text)
+    # The flip factor, checked by running the scenario with the family's prices either side.
+    beyond = irqs_off(locksim, scenario, out, {family: round(flip * 1.08, 4)})
+    short = irqs_off(locksim, scenario, out, {family: round(flip * 0.92, 4)})
+    expect(beyond > limit_ns, f"{family} x{flip * 1.08:.3f}: {beyond} ns, within the limit "
+           f"{limit_ns} ns although past the flip factor x{flip}", text)
+    expect(short <= limit_ns, f"{family} x{flip * 0.92:.3f}: {short} ns, over the limit "
+           f"{limit_ns} ns although short of the flip factor x{flip}", text)
+
+    # 4. robust.json.
+    with open(os.path.join(out, "near", "robust.json")) as f:
+        rj = json.load(f)
+    expect(len(rj["worlds"]) == WORLDS, "robust.json does not hold every world")
+    for w in rj["worlds"]:
+        expect(set(w["prices"]) == {"work", "memory", "primitive", "grace_period"},
+               f"a world's prices lack a family: {w['prices']}")
+        expect(w["how"] == "full run", f"a world obtained as {w['how']!r}")
+    share = [s for s in rj["shares"] if s["label"] == LABEL][0]
+    expect(share["meets_all"] == met and share["worlds"] == of,
+           f"robust.json's share {share['meets_all']}/{share['worlds']} is not the table's")
+    lo, hi = share["interval"]
+    expect(lo <= met / of <= hi and hi - lo > 0.1, f"interval {lo}-{hi} around {met}/{of}")
+    # Every world's figure is the one its run gave.
+    with open(os.path.join(out, "near", "results.json")) as f:
+        runs = json.load(f)["runs"]
+    expect(len(runs) == WORLDS, f"{len(runs)} runs for {WORLDS} worlds of one design, one seed")
+    for w in rj["worlds"]:
+        want = [r["irqs_off"]["max_ns"] for r in runs
+                if dict(r["point"]) == {f"prices.{k}": f"{v:.4f}" for k, v in w["prices"].items()}]
+        expect(len(want) == 1, f"world {w['prices']} has {len(want)} runs")
+        expect(w["designs"][LABEL]["figure"]["irqs_off.max_ns"] == want[0],
+               f"world {w['prices']}: robust.json says {w['designs'][LABEL]['figure']}, "
+               f"its run {want[0]}")
+
+    # 2. Far from the limit.
+    far = run([locksim, "robust", scenario, "--worlds", str(WORLDS), "--no-wall-clock",
+               "--max-irqs-off", f"{nominal * 10}ns"])
+    expect(share_of(far, LABEL) == (WORLDS, WORLDS), "a design 10x under its limit", far)
+    expect("sensitivity: no design comes within" in far, "a sensitivity line far from the limit",
+           far)
+
+    # 3. Byte-identical.
+    again = run(base + ["-j", "1", "-o", os.path.join(out, "near-j1")])
+    expect(again == text.replace(os.path.join(out, "near"), os.path.join(out, "near-j1")),
+           "the table differs with -j 1", again)
+    for name in ("results.json", "robust.json"):
+        with open(os.path.join(out, "near", name)) as a, \
+                open(os.path.join(out, "near-j1", name)) as b:
+            expect(a.read() == b.read(), f"{name} differs between two runs of the same worlds")
+    rejudged = run([locksim, "robust", os.path.join(out, "near", "results.json"),
+                    "--max-irqs-off", f"{limit_ns}ns"])
+    strip = lambda t: [l for l in t.splitlines() if not l.startswith("results:")]
+    expect(strip(rejudged) == strip(text), "judging results.json again gives another table",
+           rejudged)
+    # 5. A results file robust did not write, and a scenario that sets [prices] itself.
+    p = subprocess.run([locksim, "robust", os.path.join(out, "run-nominal", "results.json"),
+                        "--max-irqs-off", "50us"], capture_output=True, text=True)
+    expect(p.returncode == 2 and "not a results file `locksim robust` wrote" in p.stderr,
+           "robust on a plain run's results", p.stdout + p.stderr)
+    p = subprocess.run([locksim, "robust", os.path.join(out, f"{family}{round(flip * 1.08, 4)}.toml"),
+                        "--max-irqs-off", "50us"], capture_output=True, text=True)
+    expect(p.returncode == 2 and "the scenario sets [prices]" in p.stderr,
+           "robust on a scenario with [prices]", p.stdout + p.stderr)
+    print(f"robust: {met}/{of} worlds under a limit 3% above {nominal} ns; {family} decides "
+          f"(elasticity {elasticity:+.2f}, flips at x{flip}: {short} ns short of it, {beyond} ns "
+          "beyond)")
+
+
+if __name__ == "__main__":
+    main()
