@@ -31,6 +31,7 @@ json summary_to_json(const RunSummary &s) {
         kinds[k] = n;
     json j = {{"strategy", s.strategy}, {"label", s.label}, {"platform", s.platform},
               {"seed", s.seed},         {"point", point},   {"violation_kinds", kinds}};
+    if (!s.early_stop.empty()) j["early_stop"] = s.early_stop;
     for (const Metric &m : metrics()) {
         json &at = m.group ? j[m.group] : j;
         at[m.key] = std::visit([](const auto &v) { return json(v); }, get(s, m));
@@ -85,6 +86,11 @@ RunSummary summary_from_json(const json &j, const std::string &where) {
         if (!v.is_string())
             throw UserError(fmt::format("{}: 'point.{}' must be a string", where, f));
         s.point.emplace_back(f, v.get<std::string>());
+    }
+    if (auto it = j.find("early_stop"); it != j.end()) {
+        if (!it->is_string())
+            throw UserError(fmt::format("{}: 'early_stop' must be a metric's path", where));
+        s.early_stop = it->get<std::string>();
     }
     const json kinds = r.get<json>("violation_kinds");
     for (const auto &[k, v] : kinds.items()) {

@@ -65,6 +65,9 @@ struct RunSummary {
     int64_t irq_ns = 0, softirq_ns = 0;  // interrupt load's work, over every CPU
     uint64_t violations = 0;
     std::vector<std::pair<std::string, uint64_t>> violation_kinds;
+    // The metric whose figure passed its limit and ended the run early (detail.early_stop), or
+    // empty: the figures are of part of the run, the stopping one over its limit.
+    std::string early_stop;
 
     // "machine.cpus=8 workload.toggle.period=10ms" (empty for a plain run)
     std::string point_text() const;

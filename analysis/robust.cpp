@@ -56,7 +56,7 @@ std::optional<std::vector<double>> least_squares(const std::vector<std::vector<d
 constexpr double kNoEffect = 0.0015;
 // A design and limit get a sensitivity line when some world's ratio lies within this factor
 // of the limit.
-constexpr double kNear = 1.5;
+constexpr double kNear = kStopFactor;
 // A family that moves the figure by less than this factor over its range is named in one line.
 constexpr double kMoves = 1.02;
 // A flip factor is printed within these bounds (the factors a scenario's [prices] accepts).
@@ -71,7 +71,8 @@ std::optional<Sensitivity> fit_sensitivity(const Robust &r, size_t design, size_
     std::vector<double> y;
     for (size_t w = 0; w < r.worlds.size(); ++w) {
         const WorldCell &c = r.cells[w][design];
-        if (!c.ran) continue;
+        // A run stopped early has a lower bound of its figure (or none of the others).
+        if (!c.ran || !c.early_stop.empty()) continue;
         const double f = c.figure.at(limit);
         if (!std::isfinite(f) || f <= 0) continue;
         std::vector<double> row{1.0};
@@ -80,13 +81,23 @@ std::optional<Sensitivity> fit_sensitivity(const Robust &r, size_t design, size_
         x.push_back(std::move(row));
         y.push_back(std::log(f));
     }
-    if (fam.empty() || x.size() < fam.size() + 2) return std::nullopt;
-    const auto b = least_squares(x, y);
-    if (!b) return std::nullopt;
     Sensitivity out;
     out.label = r.labels[design];
     out.limit = std::next(r.limits.begin(), static_cast<std::ptrdiff_t>(limit))->first;
     out.worlds = x.size();
+    if (fam.empty()) return std::nullopt;
+    if (x.size() < fam.size() + 2) {
+        out.note = fmt::format(
+            "{} world{} ran in full (the others stopped early), too few to fit {} families: "
+            "--full-runs runs them all",
+            x.size(), x.size() == 1 ? "" : "s", fam.size());
+        return out;
+    }
+    const auto b = least_squares(x, y);
+    if (!b) {
+        out.note = "the worlds' factors do not tell the families apart (a singular fit)";
+        return out;
+    }
     out.nominal = std::exp((*b)[0]);
     const double mean = std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(y.size());
     double ss_res = 0, ss_tot = 0;
@@ -127,6 +138,7 @@ std::string percent(size_t k, size_t n) {
 }
 
 std::string share_text(size_t k, size_t n) {
+    if (n == 0) return "not judged";
     const ShareInterval i = wilson_interval(k, n);
     return fmt::format("{}/{} {} [{:.0f}-{:.0f}%]", k, n, percent(k, n), 100 * i.lo, 100 * i.hi);
 }
@@ -173,6 +185,8 @@ std::vector<std::pair<std::string, std::string>> world_point(const PriceSpace &s
     std::vector<std::pair<std::string, std::string>> point;
     for (size_t k = 0; k < space.families.size(); ++k)
         point.emplace_back("prices." + space.families[k], fmt::format("{:.4f}", world[k]));
+    // In the order a results file gives a run's point back (its keys sorted).
+    std::sort(point.begin(), point.end());
     return point;
 }
 
@@ -188,7 +202,7 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
     r.limits = limits;
     r.labels = labels;
     r.worlds = worlds;
-    r.how.assign(worlds.size(), "full run");
+    r.how.assign(worlds.size(), "full runs");
     r.runs = runs.size();
     std::vector<uint64_t> seeds;
     for (const RunSummary &s : runs)
@@ -199,6 +213,7 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
     for (size_t d = 0; d < labels.size(); ++d) {
         r.shares[d].label = labels[d];
         r.shares[d].meets.assign(limits.size(), 0);
+        r.shares[d].judged.assign(limits.size(), 0);
     }
     for (size_t w = 0; w < worlds.size(); ++w) {
         PickScope scope;
@@ -213,22 +228,40 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
             c.ran = true;
             c.meets_all = v.meets;
             c.worst_ratio = v.worst_ratio;
+            for (const RunSummary &run : runs)
+                if (run.label == v.label && run.point == scope.point && !run.early_stop.empty())
+                    c.early_stop = run.early_stop;
+            DesignShare &sh = r.shares[d];
             size_t k = 0;
             for (const auto &[path, limit] : limits) {
                 const LimitCheck &check = v.checks.at(k);
-                c.met.push_back(check.met);
+                const bool judged = c.judged(path);
+                c.met.push_back(judged && check.met);
                 c.figure.push_back(check.measured
                                        ? std::round(check.ratio * static_cast<double>(limit.value))
                                        : std::numeric_limits<double>::infinity());
                 if (r.limit_names.size() < limits.size()) r.limit_names.push_back(check.limit);
-                if (check.met) ++r.shares[d].meets[k];
+                if (judged) ++sh.judged[k];
+                if (judged && check.met) ++sh.meets[k];
                 ++k;
             }
-            DesignShare &sh = r.shares[d];
+            if (!c.early_stop.empty()) {
+                c.meets_all = false;
+                ++sh.stopped_early;
+            }
+            if (v.violations > 0) ++sh.broken;
             ++sh.worlds;
             if (v.meets) ++sh.meets_all;
             sh.mean_worst_ratio += v.worst_ratio;
         }
+        std::string stopped;
+        for (size_t d = 0; d < labels.size(); ++d)
+            if (!row[d].early_stop.empty())
+                stopped += fmt::format("{}{} ({})", stopped.empty() ? "" : ", ", labels[d],
+                                       row[d].early_stop);
+        if (!stopped.empty())
+            r.how[w] = fmt::format("full runs, but stopped early once over {}x a limit: {}",
+                                   kStopFactor, stopped);
         if (std::none_of(row.begin(), row.end(), [](const WorldCell &c) { return c.ran; }))
             throw UserError(fmt::format("robust: world {} ({}) has no run", w + 1,
                                         RunSummary{.point = scope.point}.point_text()));
@@ -260,7 +293,7 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
             bool near = false;
             for (size_t w = 0; w < worlds.size(); ++w) {
                 const WorldCell &c = r.cells[w][d];
-                if (!c.ran || !std::isfinite(c.figure[k])) continue;
+                if (!c.ran || !c.early_stop.empty() || !std::isfinite(c.figure[k])) continue;
                 const double ratio = c.figure[k] / limit_value;
                 near = near || (ratio >= 1 / kNear && ratio <= kNear);
             }
@@ -300,10 +333,29 @@ std::string format_robust(const Robust &r) {
     for (const DesignShare &sh : r.shares) {
         std::vector<std::string> cells{share_text(sh.meets_all, sh.worlds)};
         for (size_t k = 0; k < sh.meets.size(); ++k)
-            cells.push_back(share_text(sh.meets[k], sh.worlds));
+            cells.push_back(share_text(sh.meets[k], sh.judged[k]));
         out += line(sh.label, cells);
     }
-    out += "(worlds meeting it of the worlds run, share, 95% Wilson interval)\n";
+    out += "(worlds meeting it of the worlds judged, share, 95% Wilson interval)\n";
+    std::string stopped;
+    for (const DesignShare &sh : r.shares)
+        if (sh.stopped_early)
+            stopped +=
+                fmt::format("{}{} in {}", stopped.empty() ? "" : ", ", sh.label, sh.stopped_early);
+    if (!stopped.empty())
+        out += fmt::format(
+            "stopped early once a figure passed {}x its limit (over that limit; the others not "
+            "judged in that world): {}\n",
+            kStopFactor, stopped);
+    std::string broken;
+    for (const DesignShare &sh : r.shares)
+        if (sh.broken)
+            broken += fmt::format("{}{} in {}", broken.empty() ? "" : ", ", sh.label, sh.broken);
+    if (!broken.empty())
+        out += fmt::format(
+            "broken (self-check violations: meets no limit whatever its figures; `pick` on the "
+            "results names them): {}\n",
+            broken);
     if (r.pick.empty()) {
         out += "robust pick: none: no design meets every limit in any world\n";
     } else {
@@ -326,6 +378,11 @@ std::string format_robust(const Robust &r) {
             "sum b ln factor over the worlds):\n",
             kNear);
         for (const Sensitivity &se : r.sensitivity) {
+            if (!se.note.empty()) {
+                out += fmt::format("  {} {}: not fitted: {}\n", se.label,
+                                   find_metric(se.limit)->pick.what, se.note);
+                continue;
+            }
             out += fmt::format("  {} {}: {} at the profile's prices (fit R^2 {:.2f}, {} worlds)\n",
                                se.label, find_metric(se.limit)->pick.what,
                                metric_figure_text(se.limit, se.nominal), se.r2, se.worlds);
@@ -381,10 +438,12 @@ json robust_json(const Robust &r, const std::string &results_name) {
                 met[path] = static_cast<bool>(c.met[k]);
                 ++k;
             }
-            designs[r.labels[d]] = {{"meets_all", c.meets_all},
-                                    {"met", met},
-                                    {"figure", figures},
-                                    {"worst_ratio", c.worst_ratio}};
+            designs[r.labels[d]] = {
+                {"meets_all", c.meets_all},
+                {"early_stop", c.early_stop.empty() ? json(nullptr) : json(c.early_stop)},
+                {"met", met},
+                {"figure", figures},
+                {"worst_ratio", c.worst_ratio}};
         }
         worlds.push_back({{"prices", prices}, {"how", r.how[w]}, {"designs", designs}});
     }
@@ -394,13 +453,16 @@ json robust_json(const Robust &r, const std::string &results_name) {
         json per = json::object();
         size_t k = 0;
         for (const auto &[path, l] : r.limits) {
-            const ShareInterval i = wilson_interval(sh.meets[k], sh.worlds);
-            per[path] = {{"meets", sh.meets[k]}, {"interval", {i.lo, i.hi}}};
+            const ShareInterval i = wilson_interval(sh.meets[k], sh.judged[k]);
+            per[path] = {
+                {"meets", sh.meets[k]}, {"judged", sh.judged[k]}, {"interval", {i.lo, i.hi}}};
             ++k;
         }
         shares.push_back({{"label", sh.label},
                           {"worlds", sh.worlds},
                           {"meets_all", sh.meets_all},
+                          {"stopped_early", sh.stopped_early},
+                          {"broken", sh.broken},
                           {"interval", {all.lo, all.hi}},
                           {"mean_worst_ratio", sh.mean_worst_ratio},
                           {"limits", per}});
@@ -415,6 +477,7 @@ json robust_json(const Robust &r, const std::string &results_name) {
                                {"flip", e.flip ? json(*e.flip) : json(nullptr)},
                                {"flip_in_range", e.flip_in_range}});
         sens.push_back({{"label", se.label},
+                        {"note", se.note.empty() ? json(nullptr) : json(se.note)},
                         {"limit", se.limit},
                         {"nominal", se.nominal},
                         {"r2", se.r2},

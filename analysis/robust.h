@@ -52,7 +52,8 @@ struct ShareInterval {
 };
 ShareInterval wilson_interval(size_t k, size_t n);
 
-// A world's point: (prices.<family>, factor text) pairs, as a run's point names them.
+// A world's point: (prices.<family>, factor text) pairs, as a run's point names them (sorted by
+// field, as a results file reads them back).
 std::vector<std::pair<std::string, std::string>> world_point(const PriceSpace &space,
                                                              const std::vector<double> &world);
 
@@ -71,6 +72,7 @@ struct Sensitivity {
     double r2 = 0;
     size_t worlds = 0;                  // worlds in the fit
     std::vector<FamilyEffect> effects;  // ranked, largest `moves` first
+    std::string note;  // why there is no fit (effects empty): too few worlds ran in full
 };
 
 // A design's judgement in one world.
@@ -80,13 +82,27 @@ struct WorldCell {
     std::vector<bool> met;       // per limit, in the order of Limits
     std::vector<double> figure;  // per limit (ns or bytes; infinite: none to compare)
     double worst_ratio = 0;
+    // A run stopped once a figure passed kStopFactor x its limit (RunSummary::early_stop): that
+    // limit is not met (its figure a lower bound), the others are not judged in this world.
+    std::string early_stop;  // the metric, or empty
+    bool judged(const std::string &path) const {
+        return ran && (early_stop.empty() || early_stop == path);
+    }
 };
+
+// robust stops a run once a figure passes this many times its limit: the design is then over
+// the limit in that world, and too far from it for the sensitivity fit.
+inline constexpr double kStopFactor = 1.5;
 
 struct DesignShare {
     std::string label;
-    size_t worlds = 0;          // worlds it ran in
-    size_t meets_all = 0;       // worlds where it meets every limit
-    std::vector<size_t> meets;  // per limit
+    size_t worlds = 0;           // worlds it ran in
+    size_t meets_all = 0;        // worlds where it meets every limit
+    std::vector<size_t> meets;   // per limit
+    std::vector<size_t> judged;  // per limit: worlds where it was judged (not stopped early on
+                                 // another limit)
+    size_t stopped_early = 0;    // worlds whose run stopped early
+    size_t broken = 0;           // worlds where it had self-check violations (meets nothing)
     double mean_worst_ratio = 0;
 };
 

@@ -39,7 +39,25 @@ struct RobustArgs {
     RunChoices choices;
     int threads = 0;
     bool wall_clock = true;
+    bool full_runs = false;
 };
+
+// A run stops once a figure passes kStopFactor x its limit (sim/config.h): the limits of the
+// maxima the simulator sees as they happen; a tail limit (DURATION@P) or another figure never
+// stops a run.
+sim::SimConfig::StopOver stop_over(const analysis::Limits &limits) {
+    sim::SimConfig::StopOver s;
+    for (const auto &[path, l] : limits) {
+        if (l.probability) continue;
+        const auto at = static_cast<sim::Time>(
+            std::llround(static_cast<double>(l.value) * analysis::kStopFactor));
+        if (path == "preempt_off.max_ns") s.preempt_off = at;
+        if (path == "irqs_off.max_ns") s.irqs_off = at;
+        if (path == "toggle.max_ns") s.commit = at;
+        if (path == "probe_wakeup.max_ns") s.wakeup = at;
+    }
+    return s;
+}
 
 // The space: the profile's [uncertainty], with --range FAMILY=F over it.
 analysis::PriceSpace price_space(const Scenario &s, const std::vector<std::string> &ranges) {
@@ -207,7 +225,11 @@ void run_robust(const RobustArgs &a) {
     RunOptions options;
     options.threads = a.threads;
     options.wall_clock = a.wall_clock;
-    analysis::ResultsFile results = run_jobs(scenario, plan_runs(points), options);
+    std::vector<RunJob> jobs = plan_runs(points);
+    if (!a.full_runs)
+        for (RunJob &j : jobs)
+            j.stop_over = stop_over(limits);
+    analysis::ResultsFile results = run_jobs(scenario, jobs, options);
     Scenario record = scenario;
     record.sweep.clear();
     results.scenario = scenario_json(record);
@@ -237,6 +259,9 @@ CommandRegistrar robust_registrar([](CLI::App &app) {
                     "FAMILY=F: prices of the family within [price/F, price x F] instead of the "
                     "profile's [uncertainty] (work, memory, primitive, grace_period)");
     add_limit_options(cmd, a->limits);
+    cmd->add_flag("--full-runs", a->full_runs,
+                  "Run every world to its end (by default a run stops once a figure passes 1.5x "
+                  "its limit)");
     cmd->add_option("-o,--out", a->out_dir,
                     "Write results.json (every run) and robust.json (the worlds, shares and "
                     "sensitivity) here");

@@ -252,6 +252,11 @@ void to_json(nlohmann::json &j, const RunResults &v) {
         j["wakeup_worst_absent"] = v.wakeup_causes_absent;
     if (!v.memory_stall.empty()) j["memory_stall"] = v.memory_stall;
     if (!v.workload_notes.empty()) j["workload_notes"] = v.workload_notes;
+    if (!v.early_stop.metric.empty())
+        j["early_stop"] = {{"metric", v.early_stop.metric},
+                           {"value_ns", v.early_stop.value},
+                           {"limit_ns", v.early_stop.limit},
+                           {"at_ns", v.early_stop.at_ns}};
 }
 
 }  // namespace locksim::kernel

@@ -233,6 +233,13 @@ struct RunResults {
     // file as `workload_notes` (only when there are some) and printed as warnings, with the
     // run's sweep point.
     std::vector<std::string> workload_notes;
+    // A run ended early because a figure passed its limit (sim::SimConfig::stop_over): the
+    // metric's path ("preempt_off.max_ns"), the figure, the limit and when. Empty `metric`: ran
+    // to its end.
+    struct EarlyStop {
+        std::string metric;
+        Time value = 0, limit = 0, at_ns = 0;
+    } early_stop;
 
     // Violations of one kind.
     size_t count_violations(std::string_view kind) const;

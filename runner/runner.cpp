@@ -94,12 +94,17 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
     s.platform = r.platform;
     s.seed = static_cast<uint64_t>(seed);
     s.point = point.point;
-    const double seconds = static_cast<double>(point.duration_ns - point.warmup_ns) / 1e9;
+    // A run stopped early measured until the stop.
+    const double seconds =
+        static_cast<double>(r.early_stop.metric.empty() ? point.duration_ns - point.warmup_ns
+                                                        : r.duration_ns) /
+        1e9;
     analysis::extract_metrics(s, {r, is_reader_op, seconds});
     std::map<std::string, uint64_t> kinds;
     for (const auto &v : r.violations)
         ++kinds[v.kind];
     s.violation_kinds.assign(kinds.begin(), kinds.end());
+    s.early_stop = r.early_stop.metric;
     return s;
 }
 
@@ -173,7 +178,9 @@ json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunRe
         results = run_on(
             *platform, [&] { return platform->run(); }, job, image);
     } else {
-        sim::SimPlatform platform(sim_config(point, job.seed));
+        sim::SimConfig config = sim_config(point, job.seed);
+        config.stop_over = job.stop_over;
+        sim::SimPlatform platform(std::move(config));
         std::unique_ptr<sim::ChromeTraceRecorder> recorder;
         if (trace && !trace->trace_path.empty())
             recorder = sim::enable_chrome_trace(platform, trace->trace);

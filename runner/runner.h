@@ -36,6 +36,8 @@ struct RunJob {
     const Scenario *point = nullptr;
     const StrategySpec *strategy = nullptr;
     int64_t seed = 1;
+    // End the run as soon as a figure passes its limit (simulator only; sim/config.h).
+    sim::SimConfig::StopOver stop_over;
 };
 
 std::vector<RunJob> plan_runs(const std::vector<Scenario> &points);

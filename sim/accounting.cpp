@@ -6,6 +6,7 @@
 #include <limits>
 #include <new>
 
+#include "record/op_names.h"
 #include "sim/sim_platform.h"
 #include "util/work_meter.h"
 
@@ -46,6 +47,9 @@ void SimPlatform::op_end(Label label) {
         kernel::OpStats &s = op_stats(label);
         ++s.completed;
         s.latency.record(engine_.now() - f.start);
+        static const Label commit(kernel::op::kSetBools);
+        if (label == commit)
+            stop_if_over("toggle.max_ns", engine_.now() - f.start, cfg_.stop_over.commit);
         s.peak_live_bytes = std::max(s.peak_live_bytes, peak_live_since(f));
         s += f.parts;
     }
@@ -64,6 +68,17 @@ void SimPlatform::close_section(Task *t, Section &s, bool irq, const Site &end) 
     const bool on_frame = charge_section_to_frame(t, s, irq, len);
     if (!recording()) return;
     record_section(t, s, irq, len, &end, on_frame);
+    if (irq)
+        stop_if_over("irqs_off.max_ns", len, cfg_.stop_over.irqs_off);
+    else
+        stop_if_over("preempt_off.max_ns", len, cfg_.stop_over.preempt_off);
+}
+
+void SimPlatform::stop_if_over(const char *path, Time value, Time limit) {
+    if (limit <= 0 || value <= limit || !warm_ || !early_stop_.metric.empty()) return;
+    early_stop_ = {path, value, limit, engine_.now()};
+    trace_event("stop: {} {} ns over its limit {} ns", path, value, limit);
+    engine_.stop();
 }
 
 // The operation's part: on its frame while it is open (it counts if the operation ends in the
@@ -280,7 +295,10 @@ void SimPlatform::reset_stats() {
 kernel::RunResults SimPlatform::collect() {
     kernel::RunResults r;
     r.platform = "sim";
-    r.duration_ns = cfg_.duration - stats_since_;
+    // Stopped early: what was measured is the time until the stop.
+    r.duration_ns =
+        (early_stop_.metric.empty() ? cfg_.duration : std::min(cfg_.duration, early_stop_.at_ns)) -
+        stats_since_;
     r.seed = cfg_.seed;
     r.events = engine_.events_processed();
     r.config = {{"cpus", std::to_string(cfg_.cpus)},
@@ -319,6 +337,7 @@ kernel::RunResults SimPlatform::collect() {
                      });
     r.preempt_off = preempt_off_;
     r.irqs_off = irqs_off_;
+    r.early_stop = early_stop_;
     locks_.collect(r.locks);
     r.rcu = rcu_.stats();
     r.memory = mem_;

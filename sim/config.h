@@ -102,6 +102,15 @@ struct SimConfig {
     // full for up to this long. What is still open then is censored ("at least" its elapsed
     // part); a task still running outside any operation then is reported as task_stuck.
     Time drain_limit = kernel::kSec;
+    // Ends the run as soon as, after the warm-up, a preempt-off or IRQs-off section, a boolean
+    // commit or a probe wake-up passes its limit here (0: none): a design over a limit needs no
+    // more of its run to be judged over it (`locksim robust`). What was measured until then is
+    // kept, and RunResults::early_stop says when and why.
+    struct StopOver {
+        Time preempt_off = 0, irqs_off = 0, commit = 0, wakeup = 0;
+        bool any() const { return preempt_off > 0 || irqs_off > 0 || commit > 0 || wakeup > 0; }
+    };
+    StopOver stop_over;
     size_t keep_longest = 20;
     size_t stack_size = 256 * 1024;
     bool trace = false;  // keep an event trace (golden tests, debugging)

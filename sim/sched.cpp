@@ -513,6 +513,7 @@ void SimPlatform::sleep_until(Time t_abs, Site site) {
         wakeup_[t->params.name].record(late);
         trace_event("{} woke {} ns late", t->params.name, late);
         finish_wakeup(t, expected, late, false);
+        stop_if_over("probe_wakeup.max_ns", late, cfg_.stop_over.wakeup);
     }
     t->delays.clear();
 }

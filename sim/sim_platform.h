@@ -279,6 +279,9 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void close_section(Task *t, Section &s, bool irq, const Site &end);
     bool charge_section_to_frame(Task *t, const Section &s, bool irq, Time len);
     // `end`: the site that closed the section, or nullptr for a section open at the end.
+    // SimConfig::stop_over: ends the run now when, after the warm-up, `value` of the metric at
+    // `path` passes `limit` (> 0).
+    void stop_if_over(const char *path, Time value, Time limit);
     void record_section(Task *t, const Section &s, bool irq, Time len, const Site *end,
                         bool on_frame);
     // At the end of the drain (`end`): every section, operation, lock wait and probe wake-up
@@ -298,8 +301,9 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     Task *cur_ = nullptr;
     int live_ = 0;
     bool started_ = false;
-    bool stop_ = false;     // the duration is over: no new work
-    bool drained_ = false;  // the drain is over: nothing more is recorded
+    bool stop_ = false;                         // the duration is over: no new work
+    bool drained_ = false;                      // the drain is over: nothing more is recorded
+    kernel::RunResults::EarlyStop early_stop_;  // stop_over ended the run (metric not empty)
     bool teardown_ = false;
     int64_t head_key_ = 0;
     int64_t tail_key_ = 0;

@@ -85,7 +85,7 @@ def main():
     for w in rj["worlds"]:
         expect(set(w["prices"]) == {"work", "memory", "primitive", "grace_period"},
                f"a world's prices lack a family: {w['prices']}")
-        expect(w["how"] == "full run", f"a world obtained as {w['how']!r}")
+        expect(w["how"].startswith("full runs"), f"a world obtained as {w['how']!r}")
     share = [s for s in rj["shares"] if s["label"] == LABEL][0]
     expect(share["meets_all"] == met and share["worlds"] == of,
            f"robust.json's share {share['meets_all']}/{share['worlds']} is not the table's")
@@ -102,6 +102,27 @@ def main():
         expect(w["designs"][LABEL]["figure"]["irqs_off.max_ns"] == want[0],
                f"world {w['prices']}: robust.json says {w['designs'][LABEL]['figure']}, "
                f"its run {want[0]}")
+
+    # Early stop: a run over 1.5x the limit stopped there, and running every world to its end
+    # (--full-runs) judges every world the same.
+    full = run(base + ["--full-runs", "-o", os.path.join(out, "near-full")])
+    expect(share_of(full, LABEL) == (met, of), "--full-runs judges the worlds otherwise", full)
+    with open(os.path.join(out, "near-full", "robust.json")) as f:
+        rfull = json.load(f)
+    stopped = 0
+    for w, wf in zip(rj["worlds"], rfull["worlds"]):
+        cell, cell_full = w["designs"][LABEL], wf["designs"][LABEL]
+        expect(cell["meets_all"] == cell_full["meets_all"], f"world {w['prices']}: verdicts differ")
+        expect(cell_full["early_stop"] is None, "a run stopped early with --full-runs")
+        figure, figure_full = (c["figure"]["irqs_off.max_ns"] for c in (cell, cell_full))
+        if cell["early_stop"]:
+            stopped += 1
+            expect(cell["early_stop"] == "irqs_off.max_ns" and limit_ns * 1.5 < figure <= figure_full,
+                   f"world {w['prices']}: stopped at {figure} ns, in full {figure_full} ns")
+        else:
+            expect(figure == figure_full, f"world {w['prices']}: {figure} ns, in full {figure_full}")
+    expect(stopped > 0, "no world stopped early, although some are far over the limit", text)
+    expect("stopped early once a figure passed 1.5x its limit" in text, "no early-stop line", text)
 
     # 2. Far from the limit.
     far = run([locksim, "robust", scenario, "--worlds", str(WORLDS), "--no-wall-clock",
@@ -134,7 +155,7 @@ def main():
            "robust on a scenario with [prices]", p.stdout + p.stderr)
     print(f"robust: {met}/{of} worlds under a limit 3% above {nominal} ns; {family} decides "
           f"(elasticity {elasticity:+.2f}, flips at x{flip}: {short} ns short of it, {beyond} ns "
-          "beyond)")
+          f"beyond); {stopped} worlds stopped early")
 
 
 if __name__ == "__main__":
