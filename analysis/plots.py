@@ -320,12 +320,75 @@ def margin(spec):
     return fig
 
 
+def grid(spec):
+    """A figure with a panel per spec panel, two columns at most; returns it and the axes."""
+    panels = spec["panels"]
+    cols = min(2, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    fig, axes = new_figure(spec, rows, cols)
+    for j in range(len(panels), rows * cols):
+        axes[j // cols][j % cols].set_visible(False)
+    return fig, [axes[i // cols][i % cols] for i in range(len(panels))]
+
+
+def shares(spec):
+    """robust's shares: per panel (a limit), a horizontal bar per design, 0-100%, with its
+    interval; each bar's SVG id is share-<panel>-<design index>."""
+    fig, axes = grid(spec)
+    for i, (ax, panel) in enumerate(zip(axes, spec["panels"])):
+        names = [b["name"] for b in panel["bars"]]
+        for k, bar in enumerate(panel["bars"]):
+            if not bar["judged"]:
+                ax.text(1, k, "not judged", va="center", fontsize=7, color=LIMIT)
+                continue
+            patch = ax.barh([k], [bar["share"]], color=BARS, height=0.6)[0]
+            patch.set_gid(f"share-{i}-{k}")
+            ax.errorbar([bar["share"]], [k],
+                        xerr=[[bar["share"] - bar["lo"]], [bar["hi"] - bar["share"]]],
+                        color=LIMIT, capsize=3, linewidth=1)
+            ax.text(101, k, bar["text"], va="center", fontsize=7)
+        ax.set_yticks(range(len(names)))
+        ax.set_yticklabels(names, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 112)
+        ax.set_xlabel("worlds meeting it (%)")
+        ax.set_title(panel["title"], fontsize=9)
+    return fig
+
+
+def tornado(spec):
+    """robust's sensitivity: per panel (a design's figure), a horizontal bar per price family
+    from the figure at its lowest factor to its highest, the nominal figure as a dot and the
+    limit dashed; each bar's SVG id is tornado-<panel>-<family index>."""
+    fig, axes = grid(spec)
+    for i, (ax, panel) in enumerate(zip(axes, spec["panels"])):
+        names = [b["name"] for b in panel["bars"]]
+        for k, bar in enumerate(panel["bars"]):
+            lo, hi = sorted((bar["low"], bar["high"]))
+            patch = ax.barh([k], [hi - lo], left=[lo], color=BARS, height=0.6)[0]
+            patch.set_gid(f"tornado-{i}-{k}")
+        ax.plot([panel["nominal"]] * len(names), range(len(names)), "o", color=WORST,
+                markersize=4, label="at the profile's prices")
+        limit_lines(ax, panel, vertical=True)
+        ax.margins(x=0.08)  # a limit at the end of a bar stays in sight
+        ax.set_yticks(range(len(names)))
+        ax.set_yticklabels(names, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel(panel["xlabel"])
+        ax.set_title(panel["title"], fontsize=9)
+        if i == 0:
+            legend(ax, fontsize=7)
+    return fig
+
+
 KINDS = {
     "histogram": histogram,
     "spectrum": spectrum,
     "bars": bars,
     "scaling": scaling,
     "margin": margin,
+    "shares": shares,
+    "tornado": tornado,
 }
 
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "analysis/metrics.h"
 #include "analysis/table.h"
@@ -642,6 +643,104 @@ json scaling_figures(const std::vector<RunSummary> &sums) {
     return figures;
 }
 
+// `robust`'s judgement (robust.json, analysis/robust.h) as two figures: the shares of worlds
+// meeting each limit (one panel per limit and one for every limit together, a bar per design
+// with its Wilson interval), and the sensitivity as tornado charts (one panel per fitted figure,
+// a bar per family from the figure at the family's lowest factor to its highest, the others at
+// the profile's prices; the limit dashed).
+std::vector<json> robust_figures(const json &robust) {
+    std::vector<json> figures;
+    const json &limits = robust.at("limits");
+    json share_panels = json::array();
+    auto share_panel = [&](const std::string &title, auto &&share_of) {
+        json bars = json::array();
+        for (const json &sh : robust.at("shares")) {
+            const auto [meets, of, lo, hi] = share_of(sh);
+            bars.push_back({{"name", sh.at("label")},
+                            {"share", of ? 100.0 * meets / of : 0.0},
+                            {"lo", 100.0 * lo},
+                            {"hi", 100.0 * hi},
+                            {"judged", of > 0},
+                            {"text", of ? fmt::format("{}/{}", meets, of) : "not judged"}});
+        }
+        share_panels.push_back({{"title", title}, {"bars", std::move(bars)}});
+    };
+    share_panel("every limit", [](const json &sh) {
+        return std::tuple{sh.at("meets_all").get<double>(), sh.at("worlds").get<double>(),
+                          sh.at("interval").at(0).get<double>(),
+                          sh.at("interval").at(1).get<double>()};
+    });
+    for (const auto &[path, value] : limits.items()) {
+        const Metric *m = find_metric(path);
+        if (!m) throw UserError(fmt::format("robust.json: unknown limit '{}'", path));
+        share_panel(fmt::format("{} <= {}", m->pick.what,
+                                m->unit == Unit::Bytes ? human_bytes(value) : human_ns(value)),
+                    [&, p = path](const json &sh) {
+                        const json &l = sh.at("limits").at(p);
+                        return std::tuple{l.at("meets").get<double>(), l.at("judged").get<double>(),
+                                          l.at("interval").at(0).get<double>(),
+                                          l.at("interval").at(1).get<double>()};
+                    });
+    }
+    figures.push_back(
+        {{"kind", "shares"},
+         {"file", "robust-shares"},
+         {"title", fmt::format("Designs across {} cost worlds", robust.at("worlds").size())},
+         {"caption",
+          "The share of cost worlds (prices drawn within the profile's stated uncertainty) in "
+          "which each design meets the limit, with its 95% Wilson interval; \"not judged\" where "
+          "every world's run stopped early on another limit."},
+         {"width", kScaleW},
+         {"height", kScaleH},
+         {"panels", std::move(share_panels)}});
+    json tornado_panels = json::array();
+    const json &space = robust.at("space");
+    for (const json &se : robust.at("sensitivity")) {
+        if (!se.at("note").is_null()) continue;
+        const std::string path = se.at("limit");
+        const Metric *m = find_metric(path);
+        if (!m) throw UserError(fmt::format("robust.json: unknown limit '{}'", path));
+        const bool bytes = m->unit == Unit::Bytes;
+        auto ypos = [&](double v) { return bytes ? v / 1e6 : v / 1e3; };
+        const double nominal = se.at("nominal");
+        json bars = json::array();
+        for (const json &e : se.at("effects")) {
+            const auto fam =
+                std::find(space.at("families").begin(), space.at("families").end(), e.at("family"));
+            const double range =
+                space.at("range").at(static_cast<size_t>(fam - space.at("families").begin()));
+            const double b = e.at("elasticity");
+            bars.push_back({{"name", e.at("family")},
+                            {"low", ypos(nominal * std::pow(1 / range, b))},
+                            {"high", ypos(nominal * std::pow(range, b))}});
+        }
+        const int64_t limit = limits.at(path);
+        tornado_panels.push_back(
+            {{"title", fmt::format("{} {}", se.at("label").get<std::string>(), m->pick.what)},
+             {"xlabel", bytes ? "MB" : "µs"},
+             {"nominal", ypos(nominal)},
+             {"bars", std::move(bars)},
+             {"limits",
+              json::array({{{"value", ypos(static_cast<double>(limit))},
+                            {"label", fmt::format("limit {}", bytes ? human_bytes(limit)
+                                                                    : human_ns(limit))}}})}});
+    }
+    if (!tornado_panels.empty())
+        figures.push_back(
+            {{"kind", "tornado"},
+             {"file", "robust-sensitivity"},
+             {"title", "What moves each figure near a limit"},
+             {"caption",
+              "For each figure within 1.5x of a limit in some world: the fitted figure at the "
+              "profile's prices (the dot) and, per price family, the figure at the family's lowest "
+              "and highest factor with the others at the profile's prices (the bar, from the "
+              "power-law fit over the worlds); the dashed line is the limit."},
+             {"width", kScaleW},
+             {"height", kScaleH},
+             {"panels", std::move(tornado_panels)}});
+    return figures;
+}
+
 // `margin`'s search (margin.json, analysis/margin.h) as one figure: a panel per limit, the judged
 // figure against the key, one line per design, the limit as a dashed line and each crossover as
 // a dotted vertical line in its design's colour, between the two values around it.
@@ -1016,6 +1115,9 @@ json report_figures(const ResultsFile &r, const std::string &where, const Report
     for (json &f : scaling_figures(sums))
         figs.push_back(std::move(f));
     if (!o.margin.is_null()) figs.push_back(margin_figure(o.margin));
+    if (!o.robust.is_null())
+        for (json &f : robust_figures(o.robust))
+            figs.push_back(std::move(f));
     // A sweep gets one histogram figure per point and histogram (its designs side by side),
     // each run its own only when asked: a figure per run would be most of a sweep's report.
     if (is_sweep(sums))
@@ -1065,6 +1167,8 @@ std::string report_html(const ResultsFile &r, const std::string &where, const js
         "<nav><a href=\"#comparison\">Comparison</a><a href=\"#verdict\">Verdict</a>"
         "<a href=\"#toggle\">Boolean commits</a><a href=\"#spectra\">Percentiles</a>"
         "<a href=\"#scaling\">Scaling</a>";
+    if (!o.margin.is_null()) html += "<a href=\"#margin\">Margin</a>";
+    if (!o.robust.is_null()) html += "<a href=\"#robust\">Cost worlds</a>";
     if (is_sweep(sums)) html += "<a href=\"#histograms\">Histograms</a>";
     html += "<a href=\"#runs\">Runs</a></nav>\n";
     html += "<h2 id=\"comparison\">Comparison</h2>\n<pre id=\"table\">" +
@@ -1097,6 +1201,11 @@ std::string report_html(const ResultsFile &r, const std::string &where, const js
             "No operation latencies in these runs.");
     if (!o.margin.is_null())
         section("margin", "Margin", kind("margin"), "No margin search in these results.");
+    if (!o.robust.is_null())
+        section(
+            "robust", "Across the cost worlds",
+            [](const json &f) { return f.at("kind") == "shares" || f.at("kind") == "tornado"; },
+            "No robust judgement in these results.");
     section("scaling", "Scaling", kind("scaling"), "Not a sweep: nothing to scale against.");
     const bool sweep = is_sweep(sums);
     if (sweep)

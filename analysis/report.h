@@ -21,6 +21,10 @@
 //   toggle-alloc[-<k>]                   per sweep point: bytes a boolean commit allocates
 //   margin-<key>                         with a margin.json: each limited figure against the key,
 //                                        one line per design, the limit and the crossovers
+//   robust-shares                        with a robust.json: per limit (and every limit), each
+//                                        design's share of worlds meeting it, with its interval
+//   robust-sensitivity                   with a robust.json: a tornado per fitted figure, each
+//                                        family's range moving it, the limit and its flip factor
 //   scaling-<axis>                       per swept axis: worst preempt-off, worst toggle, reader
 //                                        p99 and throughput against the axis, one line per design
 #pragma once
@@ -44,6 +48,7 @@ struct ReportOptions {
     bool per_run = false;      // a sweep: each run's histograms too, not only each point's
     int threads = 0;           // plotting processes at once; 0: one per core
     nlohmann::json margin;     // margin.json of `locksim margin` (null: none): its figure
+    nlohmann::json robust;     // robust.json of `locksim robust` (null: none): its figures
 };
 
 // Operations on the write side of the policy; never chosen as the read-side operation.

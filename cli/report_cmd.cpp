@@ -34,8 +34,9 @@ CommandRegistrar report_registrar([](CLI::App &app) {
     auto *cmd = app.add_subcommand(
         "report", "Plots of a results file and an index.html with the table and the verdict");
     cmd->add_option("results", a->results,
-                    "results.json from run, compare or sweep, or margin.json from margin (its "
-                    "figure, with the results.json beside it)")
+                    "results.json from run, compare or sweep, margin.json from margin or "
+                    "robust.json from robust (their figures too, with the results file they "
+                    "name)")
         ->required();
     cmd->add_option("-o,--out", a->out, "Directory to write the report into")->required();
     add_limit_options(cmd, a->limits);
@@ -80,6 +81,23 @@ CommandRegistrar report_registrar([](CLI::App &app) {
             results = (fs::path(results).parent_path() /
                        a->options.margin.at("results").get<std::string>())
                           .string();
+        }
+        if (fs::path(results).filename() == "robust.json") {
+            // robust's judgement: its figures, over the results file it names, judged by its
+            // own limits unless others are given.
+            a->options.robust =
+                nlohmann::json::parse(read_whole_file(results, "robust file"), nullptr, false);
+            if (!a->options.robust.is_object() ||
+                a->options.robust.value("schema", "") != "locksim/robust/1" ||
+                !a->options.robust.contains("results"))
+                throw UserError(
+                    fmt::format("{}: not a robust.json written by locksim robust", results));
+            if (a->options.limits.empty())
+                for (const auto &[path, l] : a->options.robust.at("limits").items())
+                    a->options.limits[path].value = l.get<int64_t>();
+            const fs::path named = a->options.robust.at("results").get<std::string>();
+            results =
+                (named.is_absolute() ? named : fs::path(results).parent_path() / named).string();
         }
         analysis::ResultsFile file = analysis::load_results(results);
         add_measured(file, a->measured);

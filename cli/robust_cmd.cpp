@@ -166,8 +166,9 @@ void print_and_write(const analysis::ResultsFile &results, const Draw &d,
     if (dir.empty()) return;
     if (fs::path(a.input).extension() != ".json")
         analysis::save_results(results, (dir / "results.json").string());
+    // The results file robust.json names: the one written beside it, or the one judged again.
     const std::string results_name =
-        fs::path(a.input).extension() == ".json" ? a.input : "results.json";
+        fs::path(a.input).extension() == ".json" ? fs::absolute(a.input).string() : "results.json";
     write_whole_file((dir / "robust.json").string(),
                      analysis::robust_json(r, results_name).dump(1) + "\n");
     fmt::print("results: {}{}\n", (dir / "robust.json").string(),

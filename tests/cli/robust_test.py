@@ -144,6 +144,27 @@ def main():
     strip = lambda t: [l for l in t.splitlines() if not l.startswith("results:")]
     expect(strip(rejudged) == strip(text), "judging results.json again gives another table",
            rejudged)
+    # The report draws robust.json: a share bar per design and limit, a tornado bar per family
+    # of the fitted figure, the limit in both; also from a robust.json judged again elsewhere.
+    run([locksim, "report", os.path.join(out, "near", "robust.json"), "-o",
+         os.path.join(out, "report")])
+    with open(os.path.join(out, "report", "robust-shares.svg")) as f:
+        svg = f.read()
+    expect('id="share-0-0"' in svg and 'id="share-1-0"' in svg,
+           "robust-shares.svg lacks the design's bars (every limit, irqs-off)")
+    with open(os.path.join(out, "report", "robust-sensitivity.svg")) as f:
+        svg = f.read()
+    expect('id="tornado-0-0"' in svg and 'id="limit-line-0"' in svg,
+           "robust-sensitivity.svg lacks the deciding family's bar or the limit")
+    with open(os.path.join(out, "report", "index.html")) as f:
+        expect("robust-shares.png" in f.read(), "index.html does not show robust-shares")
+    run([locksim, "robust", os.path.join(out, "near", "results.json"), "--max-irqs-off",
+         f"{limit_ns}ns", "-o", os.path.join(out, "again")])
+    run([locksim, "report", os.path.join(out, "again", "robust.json"), "-o",
+         os.path.join(out, "report-again")])
+    expect(os.path.exists(os.path.join(out, "report-again", "robust-shares.svg")),
+           "no report from a robust.json judged again")
+
     # 5. A results file robust did not write, and a scenario that sets [prices] itself.
     p = subprocess.run([locksim, "robust", os.path.join(out, "run-nominal", "results.json"),
                         "--max-irqs-off", "50us"], capture_output=True, text=True)
