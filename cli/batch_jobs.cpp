@@ -213,9 +213,10 @@ void slurm_submit(const SlurmArgs &slurm, const SweepCommand &sweep) {
     array += fmt::format("#SBATCH --array=0-{}{}\n", shards - 1,
                          slurm.max_parallel > 0 ? fmt::format("%{}", slurm.max_parallel) : "");
     array += fmt::format("#SBATCH --output={}\n", (jobs / "shard-%a.log").string());
-    array += "# One slice of the sweep per array task; --shard auto reads SLURM_ARRAY_TASK_*.\n";
-    array += fmt::format("exec {} sweep {} --shard auto -q -o {}\"$SLURM_ARRAY_TASK_ID\"", exe,
-                         shell_quote(sweep.scenario), shell_quote((dir / "shards").string() + "/"));
+    array += "# One slice of the runs per array task; --shard auto reads SLURM_ARRAY_TASK_*.\n";
+    array += fmt::format("exec {} {} {} --shard auto -q -o {}\"$SLURM_ARRAY_TASK_ID\"", exe,
+                         sweep.command, shell_quote(sweep.scenario),
+                         shell_quote((dir / "shards").string() + "/"));
     for (const auto &a : sweep.pass_args)
         array += " " + shell_quote(a);
     array += "\n";
@@ -224,9 +225,15 @@ void slurm_submit(const SlurmArgs &slurm, const SweepCommand &sweep) {
     merge += fmt::format("#SBATCH --job-name=locksim-{}-merge\n", sweep.name);
     merge += fmt::format("#SBATCH --output={}\n", (jobs / "merge.log").string());
     merge += "# Runs after every shard succeeded; merge checks that every shard is there, once.\n";
-    merge += fmt::format("exec {} merge {}", exe, shell_quote((dir / "results.json").string()));
+    merge += fmt::format("{}{} merge {}", sweep.after_merge.empty() ? "exec " : "", exe,
+                         shell_quote((dir / "results.json").string()));
     for (size_t i = 0; i < shards; ++i)
         merge += " " + shell_quote((dir / "shards" / std::to_string(i) / "results.json").string());
+    if (!sweep.after_merge.empty()) {
+        merge += " &&\n  exec " + exe;
+        for (const auto &a : sweep.after_merge)
+            merge += " " + shell_quote(a);
+    }
     merge += "\n";
 
     const fs::path array_path = jobs / "sweep.sbatch", merge_path = jobs / "merge.sbatch";

@@ -49,11 +49,15 @@ inline constexpr size_t kMaxSlurmShards = 1000;  // Slurm's default MaxArraySize
 
 // What the shards run: the scenario and the options that choose its runs, passed on as given.
 struct SweepCommand {
+    std::string command = "sweep";       // the subcommand each shard runs (sweep, robust)
     std::string scenario;                // absolute path
     std::vector<std::string> pass_args;  // --seed, --strategy, -j, --no-wall-clock ...
     std::string out_dir;                 // absolute
     std::string name;                    // the scenario's name (job names)
     size_t runs = 0;                     // runs in the whole sweep
+    // After the merge, this subcommand with these arguments on the merged file (robust judges
+    // it); empty: none.
+    std::vector<std::string> after_merge;
 };
 
 // --slurm, --partition, --time, --max-parallel, --shards, --dry-run (each needs --slurm).

@@ -6,6 +6,7 @@
 // shards): judges it again, with other limits.
 #include <fmt/core.h>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "analysis/results_file.h"
 #include "analysis/robust.h"
+#include "cli/batch_jobs.h"
 #include "cli/command.h"
 #include "cli/limit_options.h"
 #include "cli/paths.h"
@@ -40,6 +42,9 @@ struct RobustArgs {
     int threads = 0;
     bool wall_clock = true;
     bool full_runs = false;
+    bool quiet = false;
+    std::string shard;
+    SlurmArgs slurm;
 };
 
 // A run stops once a figure passes kStopFactor x its limit (sim/config.h): the limits of the
@@ -162,7 +167,7 @@ void print_and_write(const analysis::ResultsFile &results, const Draw &d,
     const analysis::Robust r =
         analysis::judge_robust(d.space, d.worlds, limits, scenario_labels(results.scenario), runs,
                                analysis::tail_source(results));
-    fmt::print("{}", analysis::format_robust(r));
+    if (!a.quiet) fmt::print("{}", analysis::format_robust(r));
     if (dir.empty()) return;
     if (fs::path(a.input).extension() != ".json")
         analysis::save_results(results, (dir / "results.json").string());
@@ -175,6 +180,55 @@ void print_and_write(const analysis::ResultsFile &results, const Draw &d,
                fs::path(a.input).extension() == ".json"
                    ? ""
                    : fmt::format(" and {}", (dir / "results.json").string()));
+}
+
+// The options a shard or the judgement after the merge is given, as given here.
+std::vector<std::string> pass_args(const RobustArgs &a) {
+    std::vector<std::string> out = {"--worlds", std::to_string(a.worlds)};
+    if (a.world_seed) out.insert(out.end(), {"--world-seed", std::to_string(*a.world_seed)});
+    for (const auto &r : a.ranges)
+        out.insert(out.end(), {"--range", r});
+    if (a.full_runs) out.push_back("--full-runs");
+    for (const auto &s : a.choices.strategies)
+        out.insert(out.end(), {"--strategy", s});
+    for (int64_t seed : a.choices.seeds)
+        out.insert(out.end(), {"--seed", std::to_string(seed)});
+    if (!a.choices.duration.empty()) out.insert(out.end(), {"--duration", a.choices.duration});
+    if (!a.wall_clock) out.push_back("--no-wall-clock");
+    return out;
+}
+
+std::vector<std::string> limit_args(const RobustArgs &a) {
+    std::vector<std::string> out;
+    for (const analysis::Metric &m : analysis::metrics())
+        if (m.pick.option)
+            if (auto it = a.limits.find(m.path()); it != a.limits.end() && !it->second.empty())
+                out.insert(out.end(), {m.pick.option, it->second});
+    return out;
+}
+
+// `robust --slurm`: an array job of shards (each with the limits, which decide the early
+// stops), and after the merge robust judging the merged file into the output directory.
+void submit_robust(const RobustArgs &a, const Scenario &scenario, const fs::path &dir,
+                   size_t runs) {
+    if (!a.shard.empty()) throw UserError("--slurm chooses the shards itself; drop --shard");
+    if (dir.empty()) throw UserError("--slurm needs -o DIR (the shards' and the merged results)");
+    SweepCommand sweep;
+    sweep.command = "robust";
+    sweep.scenario = fs::absolute(a.input).string();
+    sweep.out_dir = fs::absolute(dir).lexically_normal().string();
+    for (char c : scenario.name)  // in the jobs' names
+        sweep.name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+    sweep.runs = runs;
+    sweep.pass_args = pass_args(a);
+    const std::vector<std::string> limits = limit_args(a);
+    sweep.pass_args.insert(sweep.pass_args.end(), limits.begin(), limits.end());
+    if (a.threads > 0)
+        sweep.pass_args.insert(sweep.pass_args.end(), {"-j", std::to_string(a.threads)});
+    sweep.after_merge = {"robust", (fs::path(sweep.out_dir) / "results.json").string(), "-o",
+                         sweep.out_dir};
+    sweep.after_merge.insert(sweep.after_merge.end(), limits.begin(), limits.end());
+    slurm_submit(a.slurm, sweep);
 }
 
 void run_robust(const RobustArgs &a) {
@@ -230,6 +284,13 @@ void run_robust(const RobustArgs &a) {
     if (!a.full_runs)
         for (RunJob &j : jobs)
             j.stop_over = stop_over(limits);
+    if (a.slurm.enabled) return submit_robust(a, scenario, dir, jobs.size());
+    std::string shard_text;
+    if (!a.shard.empty()) {
+        const Shard shard = resolve_shard(a.shard, process_environment());
+        std::erase_if(jobs, [&](const RunJob &j) { return j.index % shard.count != shard.index; });
+        shard_text = shard.text();
+    }
     analysis::ResultsFile results = run_jobs(scenario, jobs, options);
     Scenario record = scenario;
     record.sweep.clear();
@@ -237,6 +298,15 @@ void run_robust(const RobustArgs &a) {
     results.scenario["points"] = point_list;
     results.scenario["robust"] = draw_json(d.space, seed, d.worlds);
     results.scenario["complete"] = true;
+    if (!shard_text.empty()) {
+        // A shard is judged once merged with the others (`locksim merge`, then robust on it).
+        results.scenario["shard"] = shard_text;
+        if (dir.empty()) throw UserError("--shard needs -o DIR (the shard's results.json)");
+        analysis::save_results(results, (dir / "results.json").string());
+        fmt::print("shard {}: {} runs in {}\n", shard_text, results.runs.size(),
+                   (dir / "results.json").string());
+        return;
+    }
     print_and_write(results, d, limits, a, dir);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -266,6 +336,12 @@ CommandRegistrar robust_registrar([](CLI::App &app) {
     cmd->add_option("-o,--out", a->out_dir,
                     "Write results.json (every run) and robust.json (the worlds, shares and "
                     "sensitivity) here");
+    cmd->add_flag("-q,--quiet", a->quiet, "Print no table (the files only)");
+    cmd->add_option("--shard", a->shard,
+                    "I/N, auto or auto/N: run only the runs whose index is I mod N, into -o "
+                    "DIR/results.json, to be joined by `locksim merge` and judged by robust on "
+                    "the merged file");
+    add_slurm_options(cmd, a->slurm);
     add_run_choice_options(cmd, a->choices, a->threads, a->wall_clock,
                            "scenario, seeds and worlds");
     cmd->footer(

@@ -165,6 +165,25 @@ def main():
     expect(os.path.exists(os.path.join(out, "report-again", "robust-shares.svg")),
            "no report from a robust.json judged again")
 
+    # Shards: three slices merged are the whole file byte for byte, judged the same; --slurm
+    # writes an array job of robust shards and a merge job that judges the merged file.
+    shard_files = []
+    for i in range(3):
+        d = os.path.join(out, f"shard{i}")
+        run(base + ["--shard", f"{i}/3", "-o", d])
+        shard_files.append(os.path.join(d, "results.json"))
+    merged = os.path.join(out, "merged.json")
+    run([locksim, "merge", merged] + shard_files)
+    with open(merged) as a, open(os.path.join(out, "near", "results.json")) as b:
+        expect(a.read() == b.read(), "three shards merged differ from the whole robust run")
+    expect(strip(run([locksim, "robust", merged, "--max-irqs-off", f"{limit_ns}ns"])) == strip(text),
+           "the merged shards are judged otherwise")
+    dry = run(base + ["--slurm", "--shards", "4", "--dry-run", "-o", os.path.join(out, "slurm")])
+    expect(" robust " in dry.split("--shard auto -q")[0] and "--array=0-3" in dry
+           and re.search(r"merge .*&&\n  exec .* 'robust' .*results.json' '-o' .*'--max-irqs-off'",
+                         dry),
+           "robust --slurm does not write robust shards and a merge job that judges", dry)
+
     # 5. A results file robust did not write, and a scenario that sets [prices] itself.
     p = subprocess.run([locksim, "robust", os.path.join(out, "run-nominal", "results.json"),
                         "--max-irqs-off", "50us"], capture_output=True, text=True)
