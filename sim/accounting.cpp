@@ -78,7 +78,14 @@ void SimPlatform::stop_if_over(const char *path, Time value, Time limit) {
     if (limit <= 0 || value <= limit || !warm_ || !early_stop_.metric.empty()) return;
     early_stop_ = {path, value, limit, engine_.now()};
     trace_event("stop: {} {} ns over its limit {} ns", path, value, limit);
-    engine_.stop();
+    // What is open now is censored here and nothing after is recorded; then the run ends as at
+    // its duration: no new work starts, and the work in flight drains, unrecorded, so that what
+    // it holds is released as in any run.
+    close_open_at_end(engine_.now());
+    drained_ = true;
+    stop_ = true;
+    rcu_.kick_callback_task();
+    stop_if_done();
 }
 
 // The operation's part: on its frame while it is open (it counts if the operation ends in the

@@ -118,16 +118,13 @@ kernel::RunResults SimPlatform::run() {
     }
     // The drain is over: what is still open was cut off by its limit (tasks still alive) and is
     // censored there.
-    // Stopped early (stop_over): what is open is censored at the stop, and the tasks were cut
-    // off in their stride, not stuck.
-    const bool early = !early_stop_.metric.empty();
-    close_open_at_end(early || live_ == 0
-                          ? engine_.now()
-                          : std::max(engine_.now(), cfg_.duration + cfg_.drain_limit));
+    // Stopped early (stop_over): what was open was censored at the stop (stop_if_over).
+    if (early_stop_.metric.empty())
+        close_open_at_end(live_ > 0 ? std::max(engine_.now(), cfg_.duration + cfg_.drain_limit)
+                                    : engine_.now());
     drained_ = true;
     if (recorder_) recorder_->finish(engine_.now());
     for (auto &t : tasks_) {
-        if (early) break;
         // Censored, not stuck: a task inside an operation (its work in flight outlasted the
         // drain), one asleep until a time (it wakes by itself), the RCU callback task waiting
         // for a grace period, an interrupt's kernel thread (it lives as long as the machine).
