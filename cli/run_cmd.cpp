@@ -241,6 +241,13 @@ void run_command(Mode mode, const RunArgs &a) {
                    "warning: {}: [[machine.irq]] is simulated interrupt load; on --platform real "
                    "the threads get only the host's own interrupts\n",
                    scenario.file);
+    if (options.platform == PlatformKind::Real &&
+        std::any_of(points.begin(), points.end(),
+                    [](const Scenario &p) { return p.prices != sim::kNominalPrices; }))
+        fmt::print(stderr,
+                   "warning: {}: [prices] multiplies the simulator's prices; on --platform real "
+                   "the threads take the host's own time\n",
+                   scenario.file);
     if (options.platform == PlatformKind::Real) warn_host_cpus(scenario.file, points);
     options.interrupted = &g_interrupted;
     options.wall_clock = a.wall_clock;
