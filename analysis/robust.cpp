@@ -232,10 +232,14 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
                 if (run.label == v.label && run.point == scope.point && !run.early_stop.empty())
                     c.early_stop = run.early_stop;
             DesignShare &sh = r.shares[d];
+            bool every_judged = true, one_failed = false;
             size_t k = 0;
             for (const auto &[path, limit] : limits) {
                 const LimitCheck &check = v.checks.at(k);
-                const bool judged = c.judged(path);
+                // The figure that stopped a run is a lower bound: it says the design is over a
+                // limit below it, and nothing of a higher one (results judged again with other
+                // limits than the ones that stopped it).
+                const bool judged = c.judged(path) && !(c.early_stop == path && check.met);
                 c.met.push_back(judged && check.met);
                 c.figure.push_back(check.measured
                                        ? std::round(check.ratio * static_cast<double>(limit.value))
@@ -243,15 +247,18 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
                 if (r.limit_names.size() < limits.size()) r.limit_names.push_back(check.limit);
                 if (judged) ++sh.judged[k];
                 if (judged && check.met) ++sh.meets[k];
+                every_judged = every_judged && judged;
+                one_failed = one_failed || (judged && !check.met);
                 ++k;
             }
-            if (!c.early_stop.empty()) {
-                c.meets_all = false;
-                ++sh.stopped_early;
-            }
+            if (!c.early_stop.empty()) ++sh.stopped_early;
             if (v.violations > 0) ++sh.broken;
+            // Every limit together: met when each is judged and met; failed when one judged
+            // fails (or the design is broken); else not judged in this world.
+            c.meets_all = v.meets && every_judged;
             ++sh.worlds;
-            if (v.meets) ++sh.meets_all;
+            if (every_judged || one_failed || v.violations > 0) ++sh.all_judged;
+            if (c.meets_all) ++sh.meets_all;
             sh.mean_worst_ratio += v.worst_ratio;
         }
         std::string stopped;
@@ -273,13 +280,13 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
     const DesignShare *best = nullptr;
     for (const DesignShare &sh : r.shares) {
         if (sh.meets_all == 0) continue;
-        const double share = static_cast<double>(sh.meets_all) / static_cast<double>(sh.worlds);
+        const double share = static_cast<double>(sh.meets_all) / static_cast<double>(sh.all_judged);
         if (!best) {
             best = &sh;
             continue;
         }
         const double best_share =
-            static_cast<double>(best->meets_all) / static_cast<double>(best->worlds);
+            static_cast<double>(best->meets_all) / static_cast<double>(best->all_judged);
         if (share > best_share ||
             (share == best_share && sh.mean_worst_ratio < best->mean_worst_ratio))
             best = &sh;
@@ -331,7 +338,7 @@ std::string format_robust(const Robust &r) {
     heads.insert(heads.end(), r.limit_names.begin(), r.limit_names.end());
     out += line("design", heads);
     for (const DesignShare &sh : r.shares) {
-        std::vector<std::string> cells{share_text(sh.meets_all, sh.worlds)};
+        std::vector<std::string> cells{share_text(sh.meets_all, sh.all_judged)};
         for (size_t k = 0; k < sh.meets.size(); ++k)
             cells.push_back(share_text(sh.meets[k], sh.judged[k]));
         out += line(sh.label, cells);
@@ -362,11 +369,11 @@ std::string format_robust(const Robust &r) {
         const DesignShare &sh =
             *std::find_if(r.shares.begin(), r.shares.end(),
                           [&](const DesignShare &x) { return x.label == r.pick; });
-        const ShareInterval i = wilson_interval(sh.meets_all, sh.worlds);
+        const ShareInterval i = wilson_interval(sh.meets_all, sh.all_judged);
         out += fmt::format(
             "robust pick: {}, meets every limit in {} of {} worlds ({}, 95% interval "
             "{:.0f}-{:.0f}%)\n",
-            r.pick, sh.meets_all, sh.worlds, percent(sh.meets_all, sh.worlds), 100 * i.lo,
+            r.pick, sh.meets_all, sh.all_judged, percent(sh.meets_all, sh.all_judged), 100 * i.lo,
             100 * i.hi);
     }
     if (r.sensitivity.empty()) {
@@ -449,7 +456,7 @@ json robust_json(const Robust &r, const std::string &results_name) {
     }
     json shares = json::array();
     for (const DesignShare &sh : r.shares) {
-        const ShareInterval all = wilson_interval(sh.meets_all, sh.worlds);
+        const ShareInterval all = wilson_interval(sh.meets_all, sh.all_judged);
         json per = json::object();
         size_t k = 0;
         for (const auto &[path, l] : r.limits) {
@@ -461,6 +468,7 @@ json robust_json(const Robust &r, const std::string &results_name) {
         shares.push_back({{"label", sh.label},
                           {"worlds", sh.worlds},
                           {"meets_all", sh.meets_all},
+                          {"all_judged", sh.all_judged},
                           {"stopped_early", sh.stopped_early},
                           {"broken", sh.broken},
                           {"interval", {all.lo, all.hi}},

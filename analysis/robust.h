@@ -98,6 +98,8 @@ struct DesignShare {
     std::string label;
     size_t worlds = 0;           // worlds it ran in
     size_t meets_all = 0;        // worlds where it meets every limit
+    size_t all_judged = 0;       // worlds where every limit together was judged (one judged
+                                 // limit failed, or each was judged)
     std::vector<size_t> meets;   // per limit
     std::vector<size_t> judged;  // per limit: worlds where it was judged (not stopped early on
                                  // another limit)

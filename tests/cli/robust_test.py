@@ -122,6 +122,12 @@ def main():
         else:
             expect(figure == figure_full, f"world {w['prices']}: {figure} ns, in full {figure_full}")
     expect(stopped > 0, "no world stopped early, although some are far over the limit", text)
+    # Judged again with a limit above the figures that stopped runs: those worlds say nothing
+    # of it (a stopped figure is a lower bound), the others are judged.
+    higher = run([locksim, "robust", os.path.join(out, "near", "results.json"), "--max-irqs-off",
+                  f"{nominal * 10}ns"])
+    expect(share_of(higher, LABEL) == (of - stopped, of - stopped),
+           f"judged again 10x above: {stopped} stopped worlds should be left out", higher)
     expect("stopped early once a figure passed 1.5x its limit" in text, "no early-stop line", text)
 
     # 2. Far from the limit.
