@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <random>
 
@@ -215,6 +216,11 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
         r.shares[d].meets.assign(limits.size(), 0);
         r.shares[d].judged.assign(limits.size(), 0);
     }
+    // The runs stopped early, by design and world (any seed's stop marks the world's cell).
+    std::map<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>, std::string>
+        stopped_early;
+    for (const RunSummary &run : runs)
+        if (!run.early_stop.empty()) stopped_early[{run.label, run.point}] = run.early_stop;
     for (size_t w = 0; w < worlds.size(); ++w) {
         PickScope scope;
         scope.point = world_point(space, worlds[w]);
@@ -228,9 +234,8 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
             c.ran = true;
             c.meets_all = v.meets;
             c.worst_ratio = v.worst_ratio;
-            for (const RunSummary &run : runs)
-                if (run.label == v.label && run.point == scope.point && !run.early_stop.empty())
-                    c.early_stop = run.early_stop;
+            if (auto e = stopped_early.find({v.label, scope.point}); e != stopped_early.end())
+                c.early_stop = e->second;
             DesignShare &sh = r.shares[d];
             bool every_judged = true, one_failed = false;
             size_t k = 0;

@@ -161,6 +161,11 @@ std::vector<std::string> scenario_labels(const json &scenario) {
     return labels;
 }
 
+// The input is a results file robust wrote (judged again), not a scenario.
+bool judged_again(const RobustArgs &a) {
+    return fs::path(a.input).extension() == ".json";
+}
+
 void print_and_write(const analysis::ResultsFile &results, const Draw &d,
                      const analysis::Limits &limits, const RobustArgs &a, const fs::path &dir) {
     const std::vector<analysis::RunSummary> runs = results.summaries("robust");
@@ -169,17 +174,14 @@ void print_and_write(const analysis::ResultsFile &results, const Draw &d,
                                analysis::tail_source(results));
     if (!a.quiet) fmt::print("{}", analysis::format_robust(r));
     if (dir.empty()) return;
-    if (fs::path(a.input).extension() != ".json")
-        analysis::save_results(results, (dir / "results.json").string());
     // The results file robust.json names: the one written beside it, or the one judged again.
-    const std::string results_name =
-        fs::path(a.input).extension() == ".json" ? fs::absolute(a.input).string() : "results.json";
+    const bool again = judged_again(a);
+    if (!again) analysis::save_results(results, (dir / "results.json").string());
+    const std::string results_name = again ? fs::absolute(a.input).string() : "results.json";
     write_whole_file((dir / "robust.json").string(),
                      analysis::robust_json(r, results_name).dump(1) + "\n");
     fmt::print("results: {}{}\n", (dir / "robust.json").string(),
-               fs::path(a.input).extension() == ".json"
-                   ? ""
-                   : fmt::format(" and {}", (dir / "results.json").string()));
+               again ? "" : fmt::format(" and {}", (dir / "results.json").string()));
 }
 
 // The options a shard or the judgement after the merge is given, as given here.
@@ -243,7 +245,7 @@ void run_robust(const RobustArgs &a) {
         dir = a.out_dir;
         make_output_dir(dir, "-o");
     }
-    if (fs::path(a.input).extension() == ".json") {
+    if (judged_again(a)) {
         const analysis::ResultsFile results = analysis::load_results(a.input);
         print_and_write(results, draw_from(results.scenario, a.input), limits, a, dir);
         return;
