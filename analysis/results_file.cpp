@@ -22,6 +22,70 @@ std::string RunSummary::point_text() const {
     return out;
 }
 
+namespace {
+
+// "priced": {"families": [...], "preempt_off": {"count": N, "items": [[len, work, memory,
+// primitive, grace_period], ...]}, "irqs_off": ..., "toggle": ...}
+constexpr std::array<std::pair<const char *, kernel::PricedTop kernel::PricedRecord::*>, 3>
+    kPricedLists = {{{"preempt_off", &kernel::PricedRecord::preempt_off},
+                     {"irqs_off", &kernel::PricedRecord::irqs_off},
+                     {"toggle", &kernel::PricedRecord::toggle}}};
+
+json priced_to_json(const kernel::PricedRecord &r) {
+    json j = {{"families", kernel::kPricedFamilies}};
+    for (const auto &[name, list] : kPricedLists) {
+        json items = json::array();
+        for (const kernel::PricedItem &i : (r.*list).items) {
+            json row = {i.len};
+            for (int64_t f : i.family)
+                row.push_back(f);
+            items.push_back(std::move(row));
+        }
+        j[name] = {{"count", (r.*list).count}, {"items", std::move(items)}};
+    }
+    return j;
+}
+
+kernel::PricedRecord priced_from_json(const json &j, const std::string &where) {
+    auto bad = [&](const std::string &why) {
+        return UserError(fmt::format("{}: 'priced' {}", where, why));
+    };
+    if (!j.is_object() || j.value("families", json()) != json(kernel::kPricedFamilies))
+        throw bad(fmt::format("must name the families {}", json(kernel::kPricedFamilies).dump()));
+    kernel::PricedRecord r;
+    for (const auto &[name, list] : kPricedLists) {
+        const json &l = j.value(name, json());
+        const json count = l.is_object() ? l.value("count", json()) : json();
+        if (!count.is_number_integer() || count.get<int64_t>() < 0 ||
+            !l.value("items", json()).is_array())
+            throw bad(fmt::format("'{}' needs a count and items", name));
+        kernel::PricedTop &top = r.*list;
+        top.count = count.get<uint64_t>();
+        for (const json &row : l["items"]) {
+            if (!row.is_array() || row.size() != 1 + kernel::kPricedFamilies.size())
+                throw bad(fmt::format("'{}': an item is [length, one time per family]", name));
+            kernel::PricedItem item;
+            int64_t sum = 0;
+            for (size_t k = 0; k < row.size(); ++k) {
+                if (!row[k].is_number_integer() || row[k].get<int64_t>() < 0)
+                    throw bad(fmt::format("'{}': times are non-negative integers", name));
+                (k == 0 ? item.len : item.family[k - 1]) = row[k].get<int64_t>();
+                if (k > 0) sum += item.family[k - 1];
+            }
+            if (sum > item.len)
+                throw bad(fmt::format("'{}': an item's families exceed its length", name));
+            if (!top.items.empty() && item.len > top.items.back().len)
+                throw bad(fmt::format("'{}': items must be longest first", name));
+            top.items.push_back(item);
+        }
+        if (top.items.size() > top.count)
+            throw bad(fmt::format("'{}': more items than its count", name));
+    }
+    return r;
+}
+
+}  // namespace
+
 json summary_to_json(const RunSummary &s) {
     json point = json::object();
     for (const auto &[f, v] : s.point)
@@ -32,6 +96,7 @@ json summary_to_json(const RunSummary &s) {
     json j = {{"strategy", s.strategy}, {"label", s.label}, {"platform", s.platform},
               {"seed", s.seed},         {"point", point},   {"violation_kinds", kinds}};
     if (!s.early_stop.empty()) j["early_stop"] = s.early_stop;
+    if (!s.priced.empty()) j["priced"] = priced_to_json(s.priced);
     for (const Metric &m : metrics()) {
         json &at = m.group ? j[m.group] : j;
         at[m.key] = std::visit([](const auto &v) { return json(v); }, get(s, m));
@@ -92,6 +157,7 @@ RunSummary summary_from_json(const json &j, const std::string &where) {
             throw UserError(fmt::format("{}: 'early_stop' must be a metric's path", where));
         s.early_stop = it->get<std::string>();
     }
+    if (auto it = j.find("priced"); it != j.end()) s.priced = priced_from_json(*it, where);
     const json kinds = r.get<json>("violation_kinds");
     for (const auto &[k, v] : kinds.items()) {
         if (!v.is_number_unsigned())

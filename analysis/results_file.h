@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "record/run_results.h"
+
 namespace locksim::analysis {
 
 inline constexpr const char *kResultsSchema = "locksim/results/3";
@@ -68,6 +70,9 @@ struct RunSummary {
     // The metric whose figure passed its limit and ended the run early (detail.early_stop), or
     // empty: the figures are of part of the run, the stopping one over its limit.
     std::string early_stop;
+    // The longest sections and commits with their time by price family (simulated runs under the
+    // counted cost model; empty otherwise): what re-pricing the run needs (analysis/reprice.h).
+    kernel::PricedRecord priced;
 
     // "machine.cpus=8 workload.toggle.period=10ms" (empty for a plain run)
     std::string point_text() const;

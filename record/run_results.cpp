@@ -37,6 +37,23 @@ void IntervalStats::record_open(Time len, const std::function<AtomicInterval()> 
     record(len, describe);
 }
 
+const PricedTop *PricedRecord::of(std::string_view metric_path) const {
+    if (metric_path == "preempt_off.max_ns") return &preempt_off;
+    if (metric_path == "irqs_off.max_ns") return &irqs_off;
+    if (metric_path == "toggle.max_ns") return &toggle;
+    return nullptr;
+}
+
+void PricedTop::add(const PricedItem &item) {
+    ++count;
+    if (items.size() == kKeep && item.len <= items.back().len) return;
+    // Longest first; among equals the earlier stays ahead.
+    auto at = std::upper_bound(items.begin(), items.end(), item.len,
+                               [](Time len, const PricedItem &i) { return len > i.len; });
+    items.insert(at, item);
+    if (items.size() > kKeep) items.pop_back();
+}
+
 namespace {
 void append(std::vector<Time> &into, const std::vector<Time> &part) {
     into.insert(into.end(), part.begin(), part.end());

@@ -3,11 +3,13 @@
 // byte-identical file). analysis/ reads these; it never looks inside an engine.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "record/histogram.h"
@@ -200,6 +202,30 @@ struct MemoryStall {
     Time stall_ns = 0;
 };
 
+// The longest items of one kind (preempt-off sections, irqs-off sections, boolean commits) with
+// their time split by price family (sim/profile.h's PriceFamily: work, memory, primitive,
+// grace_period; what is left of `len` followed no price: waiting, spinning, interrupts, jiffies).
+// Enough to price the run's worst item again under other prices without running it again
+// (analysis/reprice.h): every item not kept is no longer than the shortest kept.
+struct PricedItem {
+    Time len = 0;
+    std::array<Time, 4> family{};
+};
+struct PricedTop {
+    static constexpr size_t kKeep = 16;
+    std::vector<PricedItem> items;  // the longest, longest first
+    uint64_t count = 0;             // items seen, kept or not
+    void add(const PricedItem &item);
+};
+inline constexpr std::array<const char *, 4> kPricedFamilies = {"work", "memory", "primitive",
+                                                                "grace_period"};
+struct PricedRecord {
+    PricedTop preempt_off, irqs_off, toggle;
+    bool empty() const { return !preempt_off.count && !irqs_off.count && !toggle.count; }
+    // The list whose longest item is the metric's worst value (nullptr: none is recorded).
+    const PricedTop *of(std::string_view metric_path) const;
+};
+
 struct RunResults {
     int schema_version = kResultsSchemaVersion;
     std::string platform;                       // "sim" or "real"
@@ -240,6 +266,8 @@ struct RunResults {
         std::string metric;
         Time value = 0, limit = 0, at_ns = 0;
     } early_stop;
+    // Under the counted cost model: the longest sections and commits by price family.
+    PricedRecord priced;
 
     // Violations of one kind.
     size_t count_violations(std::string_view kind) const;

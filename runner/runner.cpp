@@ -105,6 +105,7 @@ analysis::RunSummary summarize(const kernel::RunResults &r, const StrategySpec &
         ++kinds[v.kind];
     s.violation_kinds.assign(kinds.begin(), kinds.end());
     s.early_stop = r.early_stop.metric;
+    s.priced = r.priced;
     return s;
 }
 

@@ -28,8 +28,35 @@ kernel::OpStats &SimPlatform::op_stats(Label l) {
 }
 
 void SimPlatform::op_begin(Label label) {
-    if (Task *t = cur_) t->ops.push_back(OpFrame{label, engine_.now(), mem_.live_bytes, live_seq_});
+    if (Task *t = cur_)
+        t->ops.push_back(OpFrame{label, engine_.now(), mem_.live_bytes, live_seq_, {}, t->priced});
 }
+
+namespace {
+
+static_assert(std::tuple_size_v<PricedNs> == kPriceFamilies);
+static_assert([] {
+    for (size_t k = 0; k < kPriceFamilies; ++k)
+        if (std::string_view(kernel::kPricedFamilies[k]) != kPriceFamilyNames[k]) return false;
+    return true;
+}());
+const Label kCommitOp(kernel::op::kSetBools);
+
+// An item of `len` over which the task's priced time went from `at` to `now`. A span is charged
+// when it starts: an item cut short (open at the end) may hold more than its length, and is then
+// scaled down to it.
+kernel::PricedItem priced_item(Time len, const PricedNs &now, const PricedNs &at) {
+    kernel::PricedItem item{len, {}};
+    Time sum = 0;
+    for (size_t k = 0; k < kPriceFamilies; ++k)
+        sum += item.family[k] = now[k] - at[k];
+    if (sum > len && sum > 0)
+        for (Time &f : item.family)
+            f = static_cast<Time>(static_cast<__int128>(f) * len / sum);
+    return item;
+}
+
+}  // namespace
 
 void SimPlatform::op_end(Label label) {
     Task *t = cur_;
@@ -47,9 +74,10 @@ void SimPlatform::op_end(Label label) {
         kernel::OpStats &s = op_stats(label);
         ++s.completed;
         s.latency.record(engine_.now() - f.start);
-        static const Label commit(kernel::op::kSetBools);
-        if (label == commit)
+        if (label == kCommitOp) {
+            priced_.toggle.add(priced_item(engine_.now() - f.start, t->priced, f.priced_at));
             stop_if_over("toggle.max_ns", engine_.now() - f.start, cfg_.stop_over.commit);
+        }
         s.peak_live_bytes = std::max(s.peak_live_bytes, peak_live_since(f));
         s += f.parts;
     }
@@ -103,6 +131,7 @@ void SimPlatform::record_section(Task *t, const Section &s, bool irq, Time len, 
     Cpu &c = cpu_of(t);
     kernel::IntervalStats &stats = irq ? irqs_off_ : preempt_off_;
     (irq ? c.stats.irqs_off_ns : c.stats.preempt_off_ns) += len;
+    (irq ? priced_.irqs_off : priced_.preempt_off).add(priced_item(len, t->priced, s.priced_at));
     if (!s.label.empty() && !on_frame) {
         kernel::OpStats &o = op_stats(s.label);
         (irq ? o.irqs_off_ns : o.preempt_off_ns) += len;
@@ -151,6 +180,8 @@ void SimPlatform::close_open_at_end(Time now) {
             kernel::OpStats &s = op_stats(f.label);
             s.latency.record(now - f.start);
             s.open_at_end.push_back(now - f.start);
+            if (f.label == kCommitOp)
+                priced_.toggle.add(priced_item(now - f.start, t->priced, f.priced_at));
         }
         if (t->params.probe && t->probe_due >= 0 && t->probe_due <= cfg_.duration) {
             wakeup_[t->params.name].record(now - t->probe_due);
@@ -285,6 +316,7 @@ void SimPlatform::reset_stats() {
     wakeup_worst_.clear();
     preempt_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
     irqs_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
+    priced_ = {};
     locks_.reset_stats();
     rcu_.reset_stats();
     const int64_t live = mem_.live_bytes;
@@ -345,6 +377,7 @@ kernel::RunResults SimPlatform::collect() {
     r.preempt_off = preempt_off_;
     r.irqs_off = irqs_off_;
     r.early_stop = early_stop_;
+    if (cfg_.cost_model == CostModel::Counted) r.priced = priced_;
     locks_.collect(r.locks);
     r.rcu = rcu_.stats();
     r.memory = mem_;
@@ -370,18 +403,23 @@ kernel::RunResults SimPlatform::collect() {
 // ---------------------------------------------------------------- cost of work
 
 void SimPlatform::charge(Label label, const locksim::WorkCounts &counts, Time host_ns) {
+    constexpr size_t kWork = static_cast<size_t>(PriceFamily::Work);
+    constexpr size_t kMemory = static_cast<size_t>(PriceFamily::Memory);
     if (cfg_.cost_model != CostModel::Counted) {
-        ndelay(static_cast<Time>(static_cast<double>(host_ns) * cfg_.profile.measured_scale),
-               label);
+        const auto ns =
+            static_cast<Time>(static_cast<double>(host_ns) * cfg_.profile.measured_scale);
+        if (cur_ && ns > 0) cur_->priced[kWork] += ns;
+        spend(ns, label);
         return;
     }
     const int cpu = cur_ ? cur_->cpu : 0;
     int64_t ps = cfg_.profile.cost_ps(counts);
     if (const int64_t speed = speed_ppm_[static_cast<size_t>(cpu)]; speed != 1'000'000)
         ps = static_cast<int64_t>(static_cast<__int128>(ps) * 1'000'000 / speed);
+    int64_t stall = 0;
     if (caches_ && counts.line_touches > 0) {
         MemoryTally t;
-        const int64_t stall = caches_->price_sampled(cpu, counts.lines, counts.line_touches, t);
+        stall = caches_->price_sampled(cpu, counts.lines, counts.line_touches, t);
         ps += stall;
         if (recording()) {
             if (label.id() >= stall_.size()) stall_.resize(label.id() + 1);
@@ -392,10 +430,22 @@ void SimPlatform::charge(Label label, const locksim::WorkCounts &counts, Time ho
             s.stall_ps += t.stall_ps;
         }
     }
-    ndelay((ps + 500) / 1000, label);
+    const Time ns = (ps + 500) / 1000;
+    if (cur_ && ns > 0) {
+        const Time stall_ns = std::min(ns, (stall + 500) / 1000);
+        cur_->priced[kWork] += ns - stall_ns;
+        cur_->priced[kMemory] += stall_ns;
+    }
+    spend(ns, label);
 }
 
+// Busy work of a known length that follows no price (a kernel's cpu_relax loop, a workload's).
 void SimPlatform::ndelay(Time ns, Label label) {
+    spend(ns, label);
+}
+
+// Time on the current task under a compute label; what it is priced by is charged already.
+void SimPlatform::spend(Time ns, Label label) {
     Task *t = cur_;
     if (!t || ns <= 0) return;
     if (recording()) {
@@ -403,7 +453,7 @@ void SimPlatform::ndelay(Time ns, Label label) {
         compute_ns_[label.id()] += ns;
     }
     if (OpFrame *f = frame(t)) f->parts.compute_ns += ns;
-    advance(ns);
+    advance(ns, kUnpriced);
 }
 
 }  // namespace locksim::sim

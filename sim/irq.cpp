@@ -15,6 +15,7 @@ namespace locksim::sim {
 void SimPlatform::preempt_inc(Task *t, const Site &site) {
     if (t->preempt_count++ == 0) {
         t->poff.start = engine_.now();
+        t->poff.priced_at = t->priced;
         t->poff.site = site;
         t->poff.label = current_label(t);
     }
@@ -37,6 +38,7 @@ void SimPlatform::irq_off(Task *t, const Site &site) {
     if (t->irqs_off) return;
     t->irqs_off = true;
     t->ioff.start = engine_.now();
+    t->ioff.priced_at = t->priced;
     t->ioff.site = site;
     t->ioff.label = current_label(t);
 }
@@ -323,7 +325,7 @@ void SimPlatform::irq_thread_wait() {
 // One interrupt's softirq work: its time, then its code.
 void SimPlatform::softirq_work(Cpu &c, const IrqSource &src) {
     if (recording()) c.stats.softirq_ns += src.softirq;
-    advance(src.softirq);
+    advance(src.softirq, kUnpriced);
     if (src.work) src.work();
 }
 
@@ -338,7 +340,7 @@ void SimPlatform::irq_thread_body(Cpu &c, size_t source) {
         --c.thread_raised[source];
         local_bh_disable(bh);
         if (recording()) c.stats.irq_ns += src.handler;
-        advance(src.handler);
+        advance(src.handler, kUnpriced);
         softirq_work(c, src);
         local_bh_enable(bh);
     }

@@ -106,6 +106,8 @@ enum class PriceFamily : uint8_t { Work, Memory, Primitive, GracePeriod, Count }
 inline constexpr size_t kPriceFamilies = static_cast<size_t>(PriceFamily::Count);
 inline constexpr std::array<std::string_view, kPriceFamilies> kPriceFamilyNames = {
     "work", "memory", "primitive", "grace_period"};
+// Time that follows no price (waiting, spinning, a scenario's interrupt handler): no family.
+inline constexpr PriceFamily kUnpriced = PriceFamily::Count;
 // One factor per family; 1 everywhere: the profile's own prices.
 using PriceFactors = std::array<double, kPriceFamilies>;
 inline constexpr PriceFactors kNominalPrices = {1.0, 1.0, 1.0, 1.0};

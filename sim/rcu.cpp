@@ -254,9 +254,19 @@ void RcuState::synchronize(bool expedited, const Site &site) {
     }
     GracePeriod *g = request_gp(expedited);
     g->waiters.push_back(t);
+    const bool exp = g->expedited;
     Time start = engine_.now();
     ops_.trace_event("{} waits for gp{}", t->params.name, g->id);
     ops_.block_current();
+    if (exp) {
+        // The wait's priced steps, as far as it lasted: the setup, the IPI and one handler (the
+        // rest is waiting for the CPUs to answer, which follows no price).
+        const PrimitiveCosts &pc = cfg_.profile.primitive;
+        Time left = ops_.now() - start;
+        const Time gp = std::min(left, pc.rcu_exp_setup + pc.rcu_exp_handler);
+        t->priced[static_cast<size_t>(PriceFamily::GracePeriod)] += gp;
+        t->priced[static_cast<size_t>(PriceFamily::Primitive)] += std::min(left - gp, pc.ipi);
+    }
     if (TraceRecorder *rec = ops_.recorder())
         rec->gp_wait(t->id, t->params.name, start, engine_.now());
     if (OpFrame *f = frame(t)) {

@@ -75,6 +75,7 @@ void SimPlatform::spin_current() {
 
 void SimPlatform::end_spin(Task *t, Time cost) {
     Cpu &c = cpu_of(t);
+    t->priced[static_cast<size_t>(PriceFamily::Primitive)] += cost;
     if (c.interrupted == t) {  // granted while softirq work runs on top of it (irq.cpp)
         c.interrupted_spinning = false;
         t->remaining += cost;

@@ -450,13 +450,20 @@ void SimPlatform::block_current() {
     schedule(c);
     suspend_current();
     Time now = engine_.now();
-    if (t->preempt_count > 0) t->poff.start = now;
-    if (t->irqs_off) t->ioff.start = now;
+    if (t->preempt_count > 0) {
+        t->poff.start = now;
+        t->poff.priced_at = t->priced;
+    }
+    if (t->irqs_off) {
+        t->ioff.start = now;
+        t->ioff.priced_at = t->priced;
+    }
 }
 
-void SimPlatform::advance(Time ns) {
+void SimPlatform::advance(Time ns, PriceFamily family) {
     maybe_preempt();
     if (ns <= 0 || teardown_) return;
+    if (family != kUnpriced) cur_->priced[static_cast<size_t>(family)] += ns;
     Time end = engine_.now() + ns;
     if (engine_.next_time() > end && cpu_of(cur_).irq_until <= engine_.now()) {
         engine_.advance_to(end);  // nothing can happen meanwhile: no event, no switch

@@ -29,7 +29,8 @@ class SchedOps {
     virtual Task *current() = 0;  // nullptr outside a task (setup)
     virtual Time now() = 0;
     // Time passes on the current task: preemptible as its preempt count and interrupt state say.
-    virtual void advance(Time ns) = 0;
+    // It is charged to the task's time in `family` (a primitive's cost unless said).
+    virtual void advance(Time ns, PriceFamily family = PriceFamily::Primitive) = 0;
     // The current task sleeps until wake(); it leaves its CPU to the next one.
     virtual void block_current() = 0;
     // Makes a sleeping task runnable, woken from `from_cpu` (-1: not from a CPU), paying `extra`

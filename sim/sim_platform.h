@@ -142,7 +142,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     // SchedOps (sched_ops.h): what locks_ and rcu_ may ask; now(), should_stop() and
     // cond_resched() are kernel::Platform's above.
     Task *current() override { return cur_; }
-    void advance(Time ns) override;
+    void advance(Time ns, PriceFamily family = PriceFamily::Primitive) override;
     void block_current() override;
     void wake(Task *t, int from_cpu, Time extra) override;
     void spin_current() override;
@@ -278,6 +278,8 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     // --- accounting and checks (accounting.cpp) ---
     void close_section(Task *t, Section &s, bool irq, const Site &end);
     bool charge_section_to_frame(Task *t, const Section &s, bool irq, Time len);
+    // `ns` of time on the current task under a compute label (its price family charged already).
+    void spend(Time ns, Label label);
     // `end`: the site that closed the section, or nullptr for a section open at the end.
     // SimConfig::stop_over: ends the run now when, after the warm-up, `value` of the metric at
     // `path` passes `limit` (> 0).
@@ -303,6 +305,7 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     bool started_ = false;
     bool stop_ = false;                         // the duration is over: no new work
     bool drained_ = false;                      // the drain is over: nothing more is recorded
+    kernel::PricedRecord priced_;               // the longest sections and commits by price family
     kernel::RunResults::EarlyStop early_stop_;  // stop_over ended the run (metric not empty)
     bool teardown_ = false;
     int64_t head_key_ = 0;

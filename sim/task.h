@@ -47,17 +47,23 @@ struct HeldLock {
 // An open operation of a task, with what happens inside it so far. Its parts reach the
 // operation's statistics when it ends inside the recorded window, as its latency does, so a part
 // never counts time of an operation the statistics do not count.
+// A task's time so far by price family (work, memory, primitive, grace_period: sim/profile.h),
+// as charged; a section or an operation keeps it at its start, and its own is the difference.
+using PricedNs = decltype(kernel::PricedItem::family);
+
 struct OpFrame {
     Label label;
     Time start;
     int64_t peak_live;  // live bytes at the start; later peaks come from the platform's record
     uint64_t live_seq;  // the platform's live-bytes sequence number at the start
     kernel::OpParts parts;
+    PricedNs priced_at{};
 };
 
 // An open atomic section (preemption or interrupts off) of a task.
 struct Section {
     Time start = 0;
+    PricedNs priced_at{};
     Site site;
     Label label;
 };
@@ -126,6 +132,7 @@ struct Task {
     int preempt_count = 0;
     bool irqs_off = false;
     Section poff, ioff;
+    PricedNs priced{};  // charged so far, by price family
     // The latest closed sections and when they ended (-1: none yet), for wake-up causes.
     Section last_poff, last_ioff;
     Time last_poff_end = -1, last_ioff_end = -1;
