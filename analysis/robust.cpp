@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include "analysis/metrics.h"
 #include "util/error.h"
@@ -70,10 +71,13 @@ std::optional<Sensitivity> fit_sensitivity(const Robust &r, size_t design, size_
         if (s.range[k] > 1) fam.push_back(k);
     std::vector<std::vector<double>> x;
     std::vector<double> y;
+    const std::string &path =
+        std::next(r.limits.begin(), static_cast<std::ptrdiff_t>(limit))->first;
     for (size_t w = 0; w < r.worlds.size(); ++w) {
         const WorldCell &c = r.cells[w][design];
-        // A run stopped early has a lower bound of its figure (or none of the others).
-        if (!c.ran || !c.early_stop.empty()) continue;
+        // A run stopped early has a lower bound of its figure (or none of the others); a
+        // re-priced cell has only the figures re-pricing estimates.
+        if (!c.ran || !c.early_stop.empty() || !c.judged(path)) continue;
         const double f = c.figure.at(limit);
         if (!std::isfinite(f) || f <= 0) continue;
         std::vector<double> row{1.0};
@@ -131,6 +135,71 @@ std::optional<Sensitivity> fit_sensitivity(const Robust &r, size_t design, size_
         out.effects.begin(), out.effects.end(),
         [](const FamilyEffect &a, const FamilyEffect &b) { return a.moves > b.moves; });
     return out;
+}
+
+// A world's factors in re-pricing's family order (a family the space does not hold: 1).
+Factors world_factors(const PriceSpace &space, const std::vector<double> &world) {
+    Factors f;
+    f.fill(1.0);
+    for (size_t k = 0; k < space.families.size(); ++k)
+        for (size_t j = 0; j < f.size(); ++j)
+            if (space.families[k] == kernel::kPricedFamilies[j]) f[j] = world[k];
+    return f;
+}
+
+using Point = std::vector<std::pair<std::string, std::string>>;
+
+// Each design's nominal runs (at nominal_point), by label.
+std::map<std::string, std::vector<const RunSummary *>> nominal_runs(
+    const PriceSpace &space, const std::vector<RunSummary> &runs) {
+    const Point nominal = nominal_point(space);
+    std::map<std::string, std::vector<const RunSummary *>> out;
+    for (const RunSummary &s : runs)
+        if (s.point == nominal && s.early_stop.empty()) out[s.label].push_back(&s);
+    return out;
+}
+
+// A design's nominal runs re-priced in one world: the summaries (one per seed), the limits the
+// estimate leaves open (not repriceable, or its worst over the seeds within kRepriceError of the
+// limit), and whether it decides the world without a full run: every limit clear, one clearly
+// over (the design then fails there, the open ones not judged, as after an early stop), or a
+// broken design (self-check violations: it meets nothing whatever its figures; its violations
+// are what its code does at any price). nullopt: none of its runs recorded priced items.
+struct CellEstimate {
+    std::vector<RunSummary> runs;
+    std::vector<std::string> open;
+    bool decides = false;
+};
+std::optional<CellEstimate> estimate_cell(const std::vector<const RunSummary *> &base,
+                                          const Factors &f, const Limits &limits,
+                                          const Point &point) {
+    CellEstimate c;
+    bool broken = false;
+    for (const RunSummary *b : base) {
+        auto s = repriced(*b, f, point);
+        if (!s) return std::nullopt;
+        broken = broken || s->violations > 0;
+        c.runs.push_back(std::move(*s));
+    }
+    if (c.runs.empty()) return std::nullopt;
+    bool over = false;
+    for (const auto &[path, limit] : limits) {
+        std::optional<Estimate> worst;
+        if (repriceable(path, limit))
+            for (const RunSummary *b : base) {
+                const auto e = reprice(*b, path, f);
+                if (!e) continue;
+                if (!worst) worst = Estimate{0, 0};
+                worst->lo = std::max(worst->lo, e->lo);
+                worst->hi = std::max(worst->hi, e->hi);
+            }
+        const Side side =
+            worst ? estimate_side(*worst, static_cast<double>(limit.value)) : Side::Near;
+        if (side == Side::Near) c.open.push_back(path);
+        over = over || side == Side::Over;
+    }
+    c.decides = broken || over || c.open.empty();
+    return c;
 }
 
 std::string percent(size_t k, size_t n) {
@@ -191,9 +260,30 @@ std::vector<std::pair<std::string, std::string>> world_point(const PriceSpace &s
     return point;
 }
 
+std::vector<std::pair<std::string, std::string>> nominal_point(const PriceSpace &space) {
+    return world_point(space, std::vector<double>(space.families.size(), 1.0));
+}
+
+std::vector<std::vector<std::string>> full_runs_needed(
+    const PriceSpace &space, const std::vector<std::vector<double>> &worlds, const Limits &limits,
+    const std::vector<std::string> &labels, const std::vector<RunSummary> &runs) {
+    const auto base = nominal_runs(space, runs);
+    std::vector<std::vector<std::string>> out(worlds.size());
+    for (size_t w = 0; w < worlds.size(); ++w)
+        for (const std::string &label : labels) {
+            const auto b = base.find(label);
+            const auto c = b == base.end()
+                               ? std::nullopt
+                               : estimate_cell(b->second, world_factors(space, worlds[w]), limits,
+                                               world_point(space, worlds[w]));
+            if (!c || !c->decides) out[w].push_back(label);
+        }
+    return out;
+}
+
 Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<double>> &worlds,
                     const Limits &limits, const std::vector<std::string> &labels,
-                    const std::vector<RunSummary> &runs, const TailSource &tails) {
+                    const std::vector<RunSummary> &given_runs, const TailSource &given_tails) {
     if (limits.empty())
         throw UserError(
             "robust needs at least one limit (--max-preempt-off, --max-toggle ...): "
@@ -204,9 +294,9 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
     r.labels = labels;
     r.worlds = worlds;
     r.how.assign(worlds.size(), "full runs");
-    r.runs = runs.size();
+    r.runs = given_runs.size();
     std::vector<uint64_t> seeds;
-    for (const RunSummary &s : runs)
+    for (const RunSummary &s : given_runs)
         seeds.push_back(s.seed);
     std::sort(seeds.begin(), seeds.end());
     r.seeds = static_cast<size_t>(std::unique(seeds.begin(), seeds.end()) - seeds.begin());
@@ -216,11 +306,84 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
         r.shares[d].meets.assign(limits.size(), 0);
         r.shares[d].judged.assign(limits.size(), 0);
     }
-    // The runs stopped early, by design and world (any seed's stop marks the world's cell).
-    std::map<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>, std::string>
-        stopped_early;
-    for (const RunSummary &run : runs)
+    // The runs stopped early, by design and world (any seed's stop marks the world's cell), and
+    // the designs that ran in each world.
+    std::map<std::pair<std::string, Point>, std::string> stopped_early;
+    std::set<std::pair<std::string, Point>> ran;
+    for (const RunSummary &run : given_runs) {
         if (!run.early_stop.empty()) stopped_early[{run.label, run.point}] = run.early_stop;
+        ran.insert({run.label, run.point});
+    }
+    // A design with no run in a world: its nominal runs re-priced there, after the given runs (a
+    // tail asked of one is its nominal run's; its tail limits are not judged).
+    const auto base = nominal_runs(space, given_runs);
+    for (const auto &[label, b] : base)
+        r.nominal_runs += b.size();
+    std::vector<RunSummary> runs = given_runs;
+    std::vector<size_t> tail_index(given_runs.size());
+    std::iota(tail_index.begin(), tail_index.end(), size_t{0});
+    std::map<std::pair<std::string, Point>, std::vector<std::string>> estimated;  // open limits
+    std::set<std::pair<std::string, Point>> near;
+    for (size_t w = 0; w < worlds.size(); ++w) {
+        const Point point = world_point(space, worlds[w]);
+        const Factors f = world_factors(space, worlds[w]);
+        for (const std::string &label : labels) {
+            const auto b = base.find(label);
+            if (b == base.end()) continue;
+            if (ran.count({label, point})) {
+                // Both: how far the estimate lies from the full runs (unless one stopped early:
+                // its figures are of part of the run), per limit the worst over the seeds.
+                std::vector<const RunSummary *> full;
+                bool whole = true;
+                for (const RunSummary &s : given_runs)
+                    if (s.label == label && s.point == point) {
+                        full.push_back(&s);
+                        whole = whole && s.early_stop.empty();
+                    }
+                if (!whole) continue;
+                // What re-pricing alone would have judged in this world.
+                const auto alone = estimate_cell(b->second, f, limits, point);
+                for (const auto &[path, limit] : limits) {
+                    const Metric *m = find_metric(path);
+                    if (!repriceable(path, limit) || !m) continue;
+                    EstimateCheck check{label, path, w, 0, 0};
+                    check.limit_value = static_cast<double>(limit.value);
+                    check.decided = alone && alone->decides &&
+                                    std::find(alone->open.begin(), alone->open.end(), path) ==
+                                        alone->open.end();
+                    bool all = true;
+                    for (const RunSummary *s : full) {
+                        const auto nominal =
+                            std::find_if(b->second.begin(), b->second.end(),
+                                         [&](const RunSummary *x) { return x->seed == s->seed; });
+                        const auto e =
+                            nominal == b->second.end() ? std::nullopt : reprice(**nominal, path, f);
+                        if (!e) all = false;
+                        if (!e) break;
+                        check.estimate = std::max(check.estimate, e->lo);
+                        check.full = std::max(check.full, number(*s, *m));
+                    }
+                    if (all) r.estimate_checks.push_back(check);
+                }
+                continue;
+            }
+            auto c = estimate_cell(b->second, f, limits, point);
+            if (!c) continue;
+            estimated[{label, point}] = c->open;
+            if (!c->decides) near.insert({label, point});
+            for (RunSummary &s : c->runs) {
+                const auto from =
+                    std::find_if(b->second.begin(), b->second.end(),
+                                 [&](const RunSummary *x) { return x->seed == s.seed; });
+                tail_index.push_back(static_cast<size_t>(*from - given_runs.data()));
+                runs.push_back(std::move(s));
+            }
+        }
+    }
+    const TailSource tails = given_tails ? TailSource([&](size_t i, TailMetric m, double p) {
+        return given_tails(tail_index.at(i), m, p);
+    })
+                                         : TailSource();
     for (size_t w = 0; w < worlds.size(); ++w) {
         PickScope scope;
         scope.point = world_point(space, worlds[w]);
@@ -236,6 +399,11 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
             c.worst_ratio = v.worst_ratio;
             if (auto e = stopped_early.find({v.label, scope.point}); e != stopped_early.end())
                 c.early_stop = e->second;
+            if (auto e = estimated.find({v.label, scope.point}); e != estimated.end()) {
+                c.estimated = true;
+                c.open = e->second;
+            }
+            c.near = near.count({v.label, scope.point}) > 0;
             DesignShare &sh = r.shares[d];
             bool every_judged = true, one_failed = false;
             size_t k = 0;
@@ -257,6 +425,8 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
                 ++k;
             }
             if (!c.early_stop.empty()) ++sh.stopped_early;
+            if (c.estimated) ++sh.estimated;
+            if (c.near) ++r.near_unconfirmed;
             if (v.violations > 0) ++sh.broken;
             // Every limit together: met when each is judged and met; failed when one judged
             // fails (or the design is broken); else not judged in this world.
@@ -271,9 +441,20 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
             if (!row[d].early_stop.empty())
                 stopped += fmt::format("{}{} ({})", stopped.empty() ? "" : ", ", labels[d],
                                        row[d].early_stop);
+        std::string repriced_designs;
+        for (size_t d = 0; d < labels.size(); ++d)
+            if (row[d].estimated)
+                repriced_designs += (repriced_designs.empty() ? "" : ", ") + labels[d];
+        if (!repriced_designs.empty())
+            r.how[w] = "re-priced from the nominal runs: " + repriced_designs;
         if (!stopped.empty())
-            r.how[w] = fmt::format("full runs, but stopped early once over {}x a limit: {}",
-                                   kStopFactor, stopped);
+            r.how[w] +=
+                fmt::format("{}full runs, but stopped early once over {}x a limit: {}",
+                            repriced_designs.empty() ? "" : "; other ", kStopFactor, stopped);
+        else if (!repriced_designs.empty() &&
+                 std::any_of(row.begin(), row.end(),
+                             [](const WorldCell &c) { return c.ran && !c.estimated; }))
+            r.how[w] += "; the others full runs";
         if (std::none_of(row.begin(), row.end(), [](const WorldCell &c) { return c.ran; }))
             throw UserError(fmt::format("robust: world {} ({}) has no run", w + 1,
                                         RunSummary{.point = scope.point}.point_text()));
@@ -305,7 +486,11 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
             bool near = false;
             for (size_t w = 0; w < worlds.size(); ++w) {
                 const WorldCell &c = r.cells[w][d];
-                if (!c.ran || !c.early_stop.empty() || !std::isfinite(c.figure[k])) continue;
+                const std::string &path =
+                    std::next(limits.begin(), static_cast<std::ptrdiff_t>(k))->first;
+                if (!c.ran || !c.early_stop.empty() || !c.judged(path) ||
+                    !std::isfinite(c.figure[k]))
+                    continue;
                 const double ratio = c.figure[k] / limit_value;
                 near = near || (ratio >= 1 / kNear && ratio <= kNear);
             }
@@ -359,6 +544,61 @@ std::string format_robust(const Robust &r) {
             "stopped early once a figure passed {}x its limit (over that limit; the others not "
             "judged in that world): {}\n",
             kStopFactor, stopped);
+    std::string repriced_text;
+    for (const DesignShare &sh : r.shares) {
+        if (sh.estimated)
+            repriced_text += fmt::format("{}{} in {}", repriced_text.empty() ? "" : ", ", sh.label,
+                                         sh.estimated);
+    }
+    if (!repriced_text.empty())
+        out += fmt::format(
+            "re-priced from the {} nominal runs' recorded work, not run (each limit clear of it by "
+            "more than {:.0f}%, one as far over it, or broken): {}\n",
+            r.nominal_runs, 100 * kRepriceError, repriced_text);
+    if (r.near_unconfirmed)
+        out += fmt::format(
+            "{} re-priced cell{} within {:.0f}% of a limit with no full run (judged from the "
+            "estimate): run robust with these limits to run {} in full\n",
+            r.near_unconfirmed, r.near_unconfirmed == 1 ? "" : "s", 100 * kRepriceError,
+            r.near_unconfirmed == 1 ? "it" : "them");
+    if (!r.estimate_checks.empty()) {
+        std::vector<double> errors;
+        const EstimateCheck *worst = nullptr;
+        for (const EstimateCheck &c : r.estimate_checks) {
+            errors.push_back(std::fabs(c.error()));
+            if (!worst || std::fabs(c.error()) > std::fabs(worst->error())) worst = &c;
+        }
+        std::sort(errors.begin(), errors.end());
+        auto at = [&](double q) {
+            return 100 *
+                   errors[std::min(errors.size() - 1,
+                                   static_cast<size_t>(q * static_cast<double>(errors.size())))];
+        };
+        out += fmt::format(
+            "re-pricing against the full runs ({} figures, each the worst over the seeds): error "
+            "median {:.1f}%, 90th percentile "
+            "{:.1f}%, largest {:+.1f}% ({} {} in world {}: {} estimated, {} run)\n",
+            errors.size(), at(0.5), at(0.9), 100 * worst->error(), worst->label,
+            find_metric(worst->limit)->pick.what, worst->world + 1,
+            metric_figure_text(worst->limit, worst->estimate),
+            metric_figure_text(worst->limit, worst->full));
+        size_t decided = 0;
+        std::string otherwise;
+        size_t n_otherwise = 0;
+        for (const EstimateCheck &c : r.estimate_checks) {
+            decided += c.decided;
+            if (!c.judged_otherwise()) continue;
+            ++n_otherwise;
+            otherwise += fmt::format(
+                "{}{} {} in world {} ({} estimated, {} run)", otherwise.empty() ? "" : "; ",
+                c.label, find_metric(c.limit)->pick.what, c.world + 1,
+                metric_figure_text(c.limit, c.estimate), metric_figure_text(c.limit, c.full));
+        }
+        out += fmt::format(
+            "  re-pricing alone would have judged {} of them without a run, {} "
+            "otherwise than the full run{}{}\n",
+            decided, n_otherwise, n_otherwise ? ": " : "", otherwise);
+    }
     std::string broken;
     for (const DesignShare &sh : r.shares)
         if (sh.broken)
@@ -422,9 +662,16 @@ std::string format_robust(const Robust &r) {
                                 small.find(',') == std::string::npos ? "" : "s");
         }
     }
-    out += fmt::format("runs: {} ({} worlds, {} design{}, {} seed{} each)\n", r.runs,
-                       r.worlds.size(), r.labels.size(), r.labels.size() == 1 ? "" : "s", r.seeds,
-                       r.seeds == 1 ? "" : "s");
+    const std::string grid =
+        fmt::format("{} worlds, {} design{}, {} seed{} each", r.worlds.size(), r.labels.size(),
+                    r.labels.size() == 1 ? "" : "s", r.seeds, r.seeds == 1 ? "" : "s");
+    if (r.nominal_runs == 0)
+        out += fmt::format("runs: {} ({})\n", r.runs, grid);
+    else
+        out +=
+            fmt::format("runs: {} ({} at the profile's prices, {} of the {} in the worlds: {})\n",
+                        r.runs, r.nominal_runs, r.runs - r.nominal_runs,
+                        r.worlds.size() * r.labels.size() * r.seeds, grid);
     return out;
 }
 
@@ -452,6 +699,8 @@ json robust_json(const Robust &r, const std::string &results_name) {
             }
             designs[r.labels[d]] = {
                 {"meets_all", c.meets_all},
+                {"estimated", c.estimated},
+                {"near", c.near},
                 {"early_stop", c.early_stop.empty() ? json(nullptr) : json(c.early_stop)},
                 {"met", met},
                 {"figure", figures},
@@ -475,6 +724,7 @@ json robust_json(const Robust &r, const std::string &results_name) {
                           {"meets_all", sh.meets_all},
                           {"all_judged", sh.all_judged},
                           {"stopped_early", sh.stopped_early},
+                          {"estimated", sh.estimated},
                           {"broken", sh.broken},
                           {"interval", {all.lo, all.hi}},
                           {"mean_worst_ratio", sh.mean_worst_ratio},
@@ -497,6 +747,15 @@ json robust_json(const Robust &r, const std::string &results_name) {
                         {"worlds", se.worlds},
                         {"effects", effects}});
     }
+    json checks = json::array();
+    for (const EstimateCheck &c : r.estimate_checks)
+        checks.push_back({{"label", c.label},
+                          {"limit", c.limit},
+                          {"world", c.world + 1},
+                          {"estimate", c.estimate},
+                          {"full", c.full},
+                          {"decided", c.decided},
+                          {"judged_otherwise", c.judged_otherwise()}});
     return {{"schema", "locksim/robust/1"},
             {"results", results_name},
             {"space", space},
@@ -506,6 +765,9 @@ json robust_json(const Robust &r, const std::string &results_name) {
             {"pick", r.pick.empty() ? json(nullptr) : json(r.pick)},
             {"sensitivity", sens},
             {"runs", r.runs},
+            {"nominal_runs", r.nominal_runs},
+            {"near_unconfirmed", r.near_unconfirmed},
+            {"estimate_checks", checks},
             {"seeds", r.seeds}};
 }
 

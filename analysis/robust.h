@@ -24,6 +24,7 @@
 // interleavings and thresholds do not follow prices smoothly lowers it).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "analysis/pick.h"
+#include "analysis/reprice.h"
 #include "analysis/results_file.h"
 
 namespace locksim::analysis {
@@ -85,8 +87,30 @@ struct WorldCell {
     // A run stopped once a figure passed kStopFactor x its limit (RunSummary::early_stop): that
     // limit is not met (its figure a lower bound), the others are not judged in this world.
     std::string early_stop;  // the metric, or empty
+    // Re-priced from the design's nominal runs (analysis/reprice.h), not run in this world: the
+    // limits the estimate leaves `open` (not repriceable, or within kRepriceError) are not
+    // judged; `near`: it decided nothing (no limit clearly over, one open), where only a full
+    // run says (robust runs one; a results file judged again with other limits may lack it).
+    bool estimated = false;
+    bool near = false;
+    std::vector<std::string> open;
     bool judged(const std::string &path) const {
-        return ran && (early_stop.empty() || early_stop == path);
+        return ran && (early_stop.empty() || early_stop == path) &&
+               std::find(open.begin(), open.end(), path) == open.end();
+    }
+};
+
+// The first estimate against the full runs: a design's worst over the seeds in a world where it
+// ran in full (to its end) and its nominal runs could be re-priced.
+struct EstimateCheck {
+    std::string label, limit;
+    size_t world = 0;
+    double estimate = 0, full = 0;
+    double limit_value = 0;
+    bool decided = false;  // re-pricing alone would have judged it (no full run)
+    double error() const { return full > 0 ? estimate / full - 1 : 0; }
+    bool judged_otherwise() const {
+        return decided && (estimate > limit_value) != (full > limit_value);
     }
 };
 
@@ -104,6 +128,7 @@ struct DesignShare {
     std::vector<size_t> judged;  // per limit: worlds where it was judged (not stopped early on
                                  // another limit)
     size_t stopped_early = 0;    // worlds whose run stopped early
+    size_t estimated = 0;        // worlds judged by re-pricing its nominal runs
     size_t broken = 0;           // worlds where it had self-check violations (meets nothing)
     double mean_worst_ratio = 0;
 };
@@ -120,11 +145,26 @@ struct Robust {
     std::string pick;                           // the robust pick ("" when none meets anywhere)
     std::vector<Sensitivity> sensitivity;
     size_t runs = 0, seeds = 0;
+    size_t nominal_runs = 0;      // runs at the profile's prices (the base of the estimates)
+    size_t near_unconfirmed = 0;  // estimated cells near a limit with no full run
+    std::vector<EstimateCheck> estimate_checks;
 };
 
-// Judges `runs` (summaries of every design in every world, each run's point naming the world's
-// factors as world_point does) against `limits`; `tails` as for pick. UserError when no limit is
-// given or a world has no run.
+// The point of the profile's own prices (every factor 1): robust's nominal runs, which
+// re-pricing starts from.
+std::vector<std::pair<std::string, std::string>> nominal_point(const PriceSpace &space);
+
+// Per world, the designs that need a full run there: those whose nominal runs (`runs` at the
+// nominal point) re-pricing cannot judge in it (a limit it does not estimate, an estimate within
+// kRepriceError of its limit, no nominal run).
+std::vector<std::vector<std::string>> full_runs_needed(
+    const PriceSpace &space, const std::vector<std::vector<double>> &worlds, const Limits &limits,
+    const std::vector<std::string> &labels, const std::vector<RunSummary> &runs);
+
+// Judges `runs` (summaries of designs in worlds, each run's point naming the world's factors as
+// world_point does) against `limits`; `tails` as for pick. A design with no run in a world is
+// judged by re-pricing its nominal runs when there are some (WorldCell::estimated). UserError
+// when no limit is given or a world has neither runs nor estimates.
 Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<double>> &worlds,
                     const Limits &limits, const std::vector<std::string> &labels,
                     const std::vector<RunSummary> &runs, const TailSource &tails);

@@ -42,6 +42,7 @@ struct RobustArgs {
     int threads = 0;
     bool wall_clock = true;
     bool full_runs = false;
+    bool no_estimates = false;
     bool quiet = false;
     std::string shard;
     SlurmArgs slurm;
@@ -191,6 +192,7 @@ std::vector<std::string> pass_args(const RobustArgs &a) {
     for (const auto &r : a.ranges)
         out.insert(out.end(), {"--range", r});
     if (a.full_runs) out.push_back("--full-runs");
+    if (a.no_estimates) out.push_back("--no-estimates");
     for (const auto &s : a.choices.strategies)
         out.insert(out.end(), {"--strategy", s});
     for (int64_t seed : a.choices.seeds)
@@ -266,12 +268,16 @@ void run_robust(const RobustArgs &a) {
     d.space = price_space(scenario, a.ranges);
     const uint64_t seed = a.world_seed.value_or(static_cast<uint64_t>(scenario.seeds.front()));
     d.worlds = analysis::latin_hypercube(d.space, static_cast<size_t>(a.worlds), seed);
-    // Every world is set before anything runs: a mistake costs no run.
+    // Every world is set before anything runs: a mistake costs no run. The first point is the
+    // profile's own prices (the nominal runs re-pricing starts from), then the worlds.
     std::vector<Scenario> points;
     json point_list = json::array();
-    for (size_t w = 0; w < d.worlds.size(); ++w) {
-        const auto fields = analysis::world_point(d.space, d.worlds[w]);
-        Scenario p = scenario_at(scenario, fields, fmt::format("world {}", w + 1));
+    for (size_t w = 0; w <= d.worlds.size(); ++w) {
+        const auto fields = w == 0 ? analysis::nominal_point(d.space)
+                                   : analysis::world_point(d.space, d.worlds[w - 1]);
+        Scenario p =
+            scenario_at(scenario, fields,
+                        w == 0 ? std::string("the nominal prices") : fmt::format("world {}", w));
         apply_to_point(p, scenario, a.choices);
         points.push_back(std::move(p));
         json pj = json::array();
@@ -283,17 +289,45 @@ void run_robust(const RobustArgs &a) {
     options.threads = a.threads;
     options.wall_clock = a.wall_clock;
     std::vector<RunJob> jobs = plan_runs(points);
+    // The nominal runs go to their end (their figures are the base of every estimate); a world's
+    // stop once over a limit.
     if (!a.full_runs)
         for (RunJob &j : jobs)
-            j.stop_over = stop_over(limits);
+            if (j.point != &points.front()) j.stop_over = stop_over(limits);
     if (a.slurm.enabled) return submit_robust(a, scenario, dir, jobs.size());
+    // A shard cannot wait for the nominal runs that re-pricing starts from: shards run every
+    // world, as --no-estimates does (and merge into its file).
     std::string shard_text;
     if (!a.shard.empty()) {
         const Shard shard = resolve_shard(a.shard, process_environment());
         std::erase_if(jobs, [&](const RunJob &j) { return j.index % shard.count != shard.index; });
         shard_text = shard.text();
     }
-    analysis::ResultsFile results = run_jobs(scenario, jobs, options);
+    analysis::ResultsFile results;
+    if (!shard_text.empty() || a.full_runs || a.no_estimates) {
+        results = run_jobs(scenario, jobs, options);
+    } else {
+        // The nominal runs first; then, per world, only the designs re-pricing them does not
+        // decide there (analysis/reprice.h).
+        std::vector<RunJob> nominal, confirm;
+        for (const RunJob &j : jobs)
+            (j.point == &points.front() ? nominal : confirm).push_back(j);
+        results = run_jobs(scenario, nominal, options);
+        std::vector<std::string> labels;
+        for (const StrategySpec &st : scenario.strategies)
+            labels.push_back(st.label);
+        const auto needed = analysis::full_runs_needed(d.space, d.worlds, limits, labels,
+                                                       results.summaries("robust"));
+        std::erase_if(confirm, [&](const RunJob &j) {
+            const auto &labels = needed[static_cast<size_t>(j.point - &points[1])];
+            return std::find(labels.begin(), labels.end(), j.strategy->label) == labels.end();
+        });
+        if (!confirm.empty()) {
+            analysis::ResultsFile more = run_jobs(scenario, confirm, options);
+            for (auto &run : more.runs)
+                results.runs.push_back(std::move(run));
+        }
+    }
     Scenario record = scenario;
     record.sweep.clear();
     results.scenario = scenario_json(record);
@@ -333,8 +367,11 @@ CommandRegistrar robust_registrar([](CLI::App &app) {
                     "profile's [uncertainty] (work, memory, primitive, grace_period)");
     add_limit_options(cmd, a->limits);
     cmd->add_flag("--full-runs", a->full_runs,
-                  "Run every world to its end (by default a run stops once a figure passes 1.5x "
-                  "its limit)");
+                  "Run every design in every world to its end: no estimate, no early stop (and "
+                  "say how far re-pricing lies from the full runs)");
+    cmd->add_flag("--no-estimates", a->no_estimates,
+                  "Run every design in every world (stopping once over 1.5x a limit) instead of "
+                  "re-pricing the nominal runs where that decides; as --shard and --slurm do");
     cmd->add_option("-o,--out", a->out_dir,
                     "Write results.json (every run) and robust.json (the worlds, shares and "
                     "sensitivity) here");
@@ -346,14 +383,18 @@ CommandRegistrar robust_registrar([](CLI::App &app) {
     add_slurm_options(cmd, a->slurm);
     add_run_choice_options(cmd, a->choices, a->threads, a->wall_clock,
                            "scenario, seeds and worlds");
-    cmd->footer(
-        "Each world multiplies the profile's prices family by family (a scenario's [prices]); "
-        "every design runs in every world with the same seeds, and is judged there as pick "
-        "judges a sweep point. The table gives, per design, the worlds in which it meets every "
-        "limit and each limit, with a 95% Wilson interval; the robust pick meets every limit "
-        "in the most worlds. The sensitivity lines fit each near-limit figure to the factors "
-        "(a power law) and name the factor at which the verdict flips.\n"
-        "Exit status: 0 when the worlds were judged, 2 on bad input.");
+    cmd->footer(fmt::format(
+        "Each world multiplies the profile's prices family by family (a scenario's [prices]). "
+        "Every design first runs at the profile's prices (the nominal runs); in each world, "
+        "re-pricing their recorded sections and commits estimates the worst preempt-off, "
+        "irqs-off and commit figures, and a design runs there in full (the same seeds) only "
+        "where an estimate comes within {:.0f}% of its limit or a limit is of another figure. "
+        "Each is judged as pick judges a sweep point. The table gives, per design, the worlds "
+        "in which it meets every limit and each limit, with a 95% Wilson interval; the robust "
+        "pick meets every limit in the most worlds. The sensitivity lines fit each near-limit "
+        "figure to the factors (a power law) and name the factor at which the verdict flips.\n"
+        "Exit status: 0 when the worlds were judged, 2 on bad input.",
+        100 * analysis::kRepriceError));
     cmd->callback([a] { run_robust(*a); });
 });
 

@@ -13,7 +13,12 @@ policy reload's SID table conversion. Its figure F is measured with `locksim run
 3. Byte-identical files and table for the same seed and worlds (--no-wall-clock, -j 1 against
    the default), and the same table when robust judges its own results.json again.
 4. robust.json: every world's prices and how its figures were obtained; the shares agree with
-   the table.
+   the table. A world that ran has its run's figure; a world re-priced has the nominal run's
+   recorded sections priced again, computed here from results.json; every run's recorded
+   sections reach its worst figures.
+5. Estimates, early stops, full runs: --no-estimates runs every world (those far over the limit
+   stopped early), --full-runs every world to its end; both judge every world as the estimates
+   did, and --full-runs says how far re-pricing lay from its runs.
 """
 import json
 import os
@@ -25,6 +30,32 @@ from cli_check import expect, fail, run
 
 LABEL = "rwlock@5.9"
 WORLDS = 16
+FAMILIES = ["work", "memory", "primitive", "grace_period"]
+
+
+def point_of(prices):
+    return {f"prices.{k}": f"{v:.4f}" for k, v in prices.items()}
+
+
+def repriced(run, group, prices):
+    """The worst of a run's recorded items of `group` with each family's time times its factor."""
+    priced = run["priced"]
+    expect(priced["families"] == FAMILIES, f"priced families {priced['families']}")
+    return max(item[0] + sum((prices[f] - 1) * t for f, t in zip(FAMILIES, item[1:]))
+               for item in priced[group]["items"])
+
+
+def check_recorded(runs):
+    """Every run's longest recorded section and commit is its worst figure."""
+    for r in runs:
+        for group, figure in (("preempt_off", r["preempt_off"]["max_ns"]),
+                              ("irqs_off", r["irqs_off"]["max_ns"]),
+                              ("toggle", r["toggle"]["max_ns"])):
+            items = r["priced"][group]["items"]
+            longest = items[0][0] if items else 0
+            expect(longest == figure, f"{r['label']} seed {r['seed']} {r['point']}: the longest "
+                   f"recorded {group} item is {longest} ns, its worst figure {figure} ns")
+            expect(r["priced"][group]["count"] >= len(items), f"{group}: count below the items")
 
 
 def irqs_off(locksim, scenario, out, prices=None):
@@ -83,34 +114,55 @@ def main():
         rj = json.load(f)
     expect(len(rj["worlds"]) == WORLDS, "robust.json does not hold every world")
     for w in rj["worlds"]:
-        expect(set(w["prices"]) == {"work", "memory", "primitive", "grace_period"},
-               f"a world's prices lack a family: {w['prices']}")
-        expect(w["how"].startswith("full runs"), f"a world obtained as {w['how']!r}")
+        expect(set(w["prices"]) == set(FAMILIES), f"a world's prices lack a family: {w['prices']}")
+        expect(w["how"] in ("full runs", "re-priced from the nominal runs: " + LABEL),
+               f"a world obtained as {w['how']!r}")
     share = [s for s in rj["shares"] if s["label"] == LABEL][0]
     expect(share["meets_all"] == met and share["worlds"] == of,
            f"robust.json's share {share['meets_all']}/{share['worlds']} is not the table's")
     lo, hi = share["interval"]
     expect(lo <= met / of <= hi and hi - lo > 0.1, f"interval {lo}-{hi} around {met}/{of}")
-    # Every world's figure is the one its run gave.
+    # Every world's figure is the one its run gave, or the nominal run's re-priced.
     with open(os.path.join(out, "near", "results.json")) as f:
         runs = json.load(f)["runs"]
-    expect(len(runs) == WORLDS, f"{len(runs)} runs for {WORLDS} worlds of one design, one seed")
+    check_recorded(runs)
+    nominal_run = [r for r in runs if set(r["point"].values()) == {"1.0000"}]
+    expect(len(nominal_run) == 1, f"{len(nominal_run)} nominal runs of one design, one seed")
+    estimated = 0
     for w in rj["worlds"]:
-        want = [r["irqs_off"]["max_ns"] for r in runs
-                if dict(r["point"]) == {f"prices.{k}": f"{v:.4f}" for k, v in w["prices"].items()}]
-        expect(len(want) == 1, f"world {w['prices']} has {len(want)} runs")
-        expect(w["designs"][LABEL]["figure"]["irqs_off.max_ns"] == want[0],
-               f"world {w['prices']}: robust.json says {w['designs'][LABEL]['figure']}, "
-               f"its run {want[0]}")
+        cell = w["designs"][LABEL]
+        want = [r["irqs_off"]["max_ns"] for r in runs if r["point"] == point_of(w["prices"])]
+        expect(len(want) == (0 if cell["estimated"] else 1),
+               f"world {w['prices']} ({w['how']}) has {len(want)} runs")
+        if cell["estimated"]:
+            estimated += 1
+            want = [round(repriced(nominal_run[0], "irqs_off", w["prices"]))]
+            expect(want[0] * 1.15 <= limit_ns or want[0] * 0.85 > limit_ns,
+                   f"world {w['prices']}: re-priced {want[0]} ns, within 15% of the limit")
+        expect(abs(cell["figure"]["irqs_off.max_ns"] - want[0]) <= 1,
+               f"world {w['prices']}: robust.json says {cell['figure']}, expected {want[0]}")
+    expect(0 < estimated < WORLDS, f"{estimated} of {WORLDS} worlds re-priced", text)
+    expect(len(runs) == 1 + WORLDS - estimated, f"{len(runs)} runs")
 
-    # Early stop: a run over 1.5x the limit stopped there, and running every world to its end
-    # (--full-runs) judges every world the same.
+    # Every world run (--no-estimates), stopping early over 1.5x the limit; every world run to
+    # its end (--full-runs): both judge every world as the estimates did.
+    every = run(base + ["--no-estimates", "-o", os.path.join(out, "near-every")])
     full = run(base + ["--full-runs", "-o", os.path.join(out, "near-full")])
+    expect(share_of(every, LABEL) == (met, of), "--no-estimates judges the worlds otherwise", every)
     expect(share_of(full, LABEL) == (met, of), "--full-runs judges the worlds otherwise", full)
+    m = re.search(r"re-pricing alone would have judged (\d+) of them without a run, (\d+) "
+                  r"otherwise than the full run", full)
+    expect(m and int(m.group(1)) == estimated and m.group(2) == "0",
+           f"--full-runs does not say that the {estimated} re-priced worlds were judged right", full)
     with open(os.path.join(out, "near-full", "robust.json")) as f:
         rfull = json.load(f)
-    stopped = 0
+    with open(os.path.join(out, "near-every", "robust.json")) as f:
+        revery = json.load(f)
     for w, wf in zip(rj["worlds"], rfull["worlds"]):
+        expect(w["designs"][LABEL]["meets_all"] == wf["designs"][LABEL]["meets_all"],
+               f"world {w['prices']}: the estimate's verdict is not the full run's")
+    stopped = 0
+    for w, wf in zip(revery["worlds"], rfull["worlds"]):
         cell, cell_full = w["designs"][LABEL], wf["designs"][LABEL]
         expect(cell["meets_all"] == cell_full["meets_all"], f"world {w['prices']}: verdicts differ")
         expect(cell_full["early_stop"] is None, "a run stopped early with --full-runs")
@@ -124,11 +176,12 @@ def main():
     expect(stopped > 0, "no world stopped early, although some are far over the limit", text)
     # Judged again with a limit above the figures that stopped runs: those worlds say nothing
     # of it (a stopped figure is a lower bound), the others are judged.
-    higher = run([locksim, "robust", os.path.join(out, "near", "results.json"), "--max-irqs-off",
-                  f"{nominal * 10}ns"])
+    higher = run([locksim, "robust", os.path.join(out, "near-every", "results.json"),
+                  "--max-irqs-off", f"{nominal * 10}ns"])
     expect(share_of(higher, LABEL) == (of - stopped, of - stopped),
            f"judged again 10x above: {stopped} stopped worlds should be left out", higher)
-    expect("stopped early once a figure passed 1.5x its limit" in text, "no early-stop line", text)
+    expect("stopped early once a figure passed 1.5x its limit" in every, "no early-stop line",
+           every)
 
     # 2. Far from the limit.
     far = run([locksim, "robust", scenario, "--worlds", str(WORLDS), "--no-wall-clock",
@@ -180,9 +233,9 @@ def main():
         shard_files.append(os.path.join(d, "results.json"))
     merged = os.path.join(out, "merged.json")
     run([locksim, "merge", merged] + shard_files)
-    with open(merged) as a, open(os.path.join(out, "near", "results.json")) as b:
+    with open(merged) as a, open(os.path.join(out, "near-every", "results.json")) as b:
         expect(a.read() == b.read(), "three shards merged differ from the whole robust run")
-    expect(strip(run([locksim, "robust", merged, "--max-irqs-off", f"{limit_ns}ns"])) == strip(text),
+    expect(strip(run([locksim, "robust", merged, "--max-irqs-off", f"{limit_ns}ns"])) == strip(every),
            "the merged shards are judged otherwise")
     dry = run(base + ["--slurm", "--shards", "4", "--dry-run", "-o", os.path.join(out, "slurm")])
     expect(" robust " in dry.split("--shard auto -q")[0] and "--array=0-3" in dry
@@ -199,9 +252,16 @@ def main():
                         "--max-irqs-off", "50us"], capture_output=True, text=True)
     expect(p.returncode == 2 and "the scenario sets [prices]" in p.stderr,
            "robust on a scenario with [prices]", p.stdout + p.stderr)
+    # Every design of the main job records the sections and commits its worst figures come from.
+    default = os.path.join(os.path.dirname(os.path.abspath(scenario)), "..", "..", "scenarios",
+                           "default.toml")
+    run([locksim, "compare", default, "--duration", "150ms", "--seed", "1", "-o",
+         os.path.join(out, "default")])
+    with open(os.path.join(out, "default", "results.json")) as f:
+        check_recorded(json.load(f)["runs"])
     print(f"robust: {met}/{of} worlds under a limit 3% above {nominal} ns; {family} decides "
           f"(elasticity {elasticity:+.2f}, flips at x{flip}: {short} ns short of it, {beyond} ns "
-          f"beyond); {stopped} worlds stopped early")
+          f"beyond); {estimated} worlds re-priced, {stopped} stopped early without estimates")
 
 
 if __name__ == "__main__":
