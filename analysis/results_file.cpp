@@ -69,11 +69,12 @@ kernel::PricedRecord priced_from_json(const json &j, const std::string &where) {
             for (size_t k = 0; k < row.size(); ++k) {
                 if (!row[k].is_number_integer() || row[k].get<int64_t>() < 0)
                     throw bad(fmt::format("'{}': times are non-negative integers", name));
-                (k == 0 ? item.len : item.family[k - 1]) = row[k].get<int64_t>();
-                if (k > 0) sum += item.family[k - 1];
+                const int64_t v = row[k].get<int64_t>();
+                (k == 0 ? item.len : item.family[k - 1]) = v;
+                if (k > 0 && v > item.len - sum)  // no sum that overflows
+                    throw bad(fmt::format("'{}': an item's families exceed its length", name));
+                if (k > 0) sum += v;
             }
-            if (sum > item.len)
-                throw bad(fmt::format("'{}': an item's families exceed its length", name));
             if (!top.items.empty() && item.len > top.items.back().len)
                 throw bad(fmt::format("'{}': items must be longest first", name));
             top.items.push_back(item);
