@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace locksim::analysis {
 
@@ -40,9 +41,17 @@ bool repriceable(const std::string &metric, const Limit &limit) {
     return !limit.probability && kernel::PricedRecord{}.of(metric) != nullptr;
 }
 
-Side estimate_side(const Estimate &e, double limit) {
-    if (e.hi * (1 + kRepriceError) <= limit) return Side::Under;
-    if (e.lo * (1 - kRepriceError) > limit) return Side::Over;
+double repricing_margin(const std::vector<double> &figures) {
+    if (figures.empty()) return kRepriceError;
+    const auto [lo, hi] = std::minmax_element(figures.begin(), figures.end());
+    if (*hi <= 0) return kRepriceError;
+    if (*lo <= 0) return std::numeric_limits<double>::infinity();
+    return std::max(kRepriceError, *hi / *lo - 1);
+}
+
+Side estimate_side(const Estimate &e, double limit, double margin) {
+    if (e.hi * (1 + margin) <= limit) return Side::Under;
+    if (e.lo * (1 - margin) > limit) return Side::Over;
     return Side::Near;
 }
 

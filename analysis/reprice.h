@@ -14,8 +14,10 @@
 //
 // The estimate holds the run's interleaving fixed: the same items, in the same order, each only
 // longer or shorter. What a longer section changes elsewhere (another task spinning on it, a
-// grace period that misses a jiffy, a preemption that now falls inside it) it does not see;
-// bench/README.md measures how far that takes it from a full run, and kRepriceError covers it.
+// grace period that misses a jiffy, a preemption that now falls inside it, an RCU callback batch
+// cut shorter because its CPU is busier) it does not see; bench/README.md measures how far that
+// takes it from a full run. The margin a figure is judged with covers it: kRepriceError, or
+// more where the figure moves more between the seeds at the same prices (repricing_margin).
 #pragma once
 
 #include <array>
@@ -45,14 +47,20 @@ std::optional<Estimate> reprice(const RunSummary &run, std::string_view metric, 
 // Whether re-pricing can estimate a limit's figure: a maximum it records, not a tail quantile.
 bool repriceable(const std::string &metric, const Limit &limit);
 
-// How far a full run may lie from the estimate, as a share of the estimate (measured in
-// bench/README.md: the largest error over the main job's worlds, rounded up).
+// How far a full run may lie from the estimate, as a share of the estimate, at least: the 90th
+// percentile of the error over the main job's worlds (bench/README.md), rounded up.
 inline constexpr double kRepriceError = 0.15;
 
+// The margin for a figure whose nominal runs (one per seed) gave `figures`: kRepriceError, or
+// the figure's spread between the seeds (largest / smallest - 1) where that is more: what the
+// interleaving alone does to it at the same prices, which re-pricing cannot follow. Infinite
+// when some seed has none (0) and another has one.
+double repricing_margin(const std::vector<double> &figures);
+
 // Where an estimate puts a figure against a limit: wholly under it, wholly over it, or near it
-// (within kRepriceError): then only a full run says.
+// (within `margin` of it): then only a full run says.
 enum class Side { Under, Over, Near };
-Side estimate_side(const Estimate &e, double limit);
+Side estimate_side(const Estimate &e, double limit, double margin = kRepriceError);
 
 // `base` as re-pricing gives it under `f`: the repriceable maxima replaced by their estimates'
 // `lo` (the other figures stay the base run's: judge only repriceable limits from it), and the

@@ -160,11 +160,11 @@ std::map<std::string, std::vector<const RunSummary *>> nominal_runs(
 }
 
 // A design's nominal runs re-priced in one world: the summaries (one per seed), the limits the
-// estimate leaves open (not repriceable, or its worst over the seeds within kRepriceError of the
-// limit), and whether it decides the world without a full run: every limit clear, one clearly
-// over (the design then fails there, the open ones not judged, as after an early stop), or a
-// broken design (self-check violations: it meets nothing whatever its figures; its violations
-// are what its code does at any price). nullopt: none of its runs recorded priced items.
+// estimate leaves open (not repriceable, or its worst over the seeds within the figure's
+// repricing_margin of the limit), and whether it decides the world without a full run: every limit
+// clear, one clearly over (the design then fails there, the open ones not judged, as after an early
+// stop), or a broken design (self-check violations: it meets nothing whatever its figures; its
+// violations are what its code does at any price). nullopt: none of its runs recorded priced items.
 struct CellEstimate {
     std::vector<RunSummary> runs;
     std::vector<std::string> open;
@@ -185,16 +185,20 @@ std::optional<CellEstimate> estimate_cell(const std::vector<const RunSummary *> 
     bool over = false;
     for (const auto &[path, limit] : limits) {
         std::optional<Estimate> worst;
-        if (repriceable(path, limit))
+        std::vector<double> nominal;  // the figure per seed at the nominal prices
+        const Metric *m = find_metric(path);
+        if (repriceable(path, limit) && m)
             for (const RunSummary *b : base) {
                 const auto e = reprice(*b, path, f);
                 if (!e) continue;
                 if (!worst) worst = Estimate{0, 0};
                 worst->lo = std::max(worst->lo, e->lo);
                 worst->hi = std::max(worst->hi, e->hi);
+                nominal.push_back(number(*b, *m));
             }
-        const Side side =
-            worst ? estimate_side(*worst, static_cast<double>(limit.value)) : Side::Near;
+        const Side side = worst ? estimate_side(*worst, static_cast<double>(limit.value),
+                                                repricing_margin(nominal))
+                                : Side::Near;
         if (side == Side::Near) c.open.push_back(path);
         over = over || side == Side::Over;
     }
@@ -317,8 +321,17 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
     // A design with no run in a world: its nominal runs re-priced there, after the given runs (a
     // tail asked of one is its nominal run's; its tail limits are not judged).
     const auto base = nominal_runs(space, given_runs);
-    for (const auto &[label, b] : base)
+    for (const auto &[label, b] : base) {
         r.nominal_runs += b.size();
+        for (const auto &[path, limit] : limits) {
+            const Metric *m = find_metric(path);
+            if (!repriceable(path, limit) || !m || b.front()->priced.empty()) continue;
+            std::vector<double> nominal;
+            for (const RunSummary *s : b)
+                nominal.push_back(number(*s, *m));
+            r.margins.push_back({label, path, repricing_margin(nominal)});
+        }
+    }
     std::vector<RunSummary> runs = given_runs;
     std::vector<size_t> tail_index(given_runs.size());
     std::iota(tail_index.begin(), tail_index.end(), size_t{0});
@@ -553,13 +566,28 @@ std::string format_robust(const Robust &r) {
     if (!repriced_text.empty())
         out += fmt::format(
             "re-priced from the {} nominal runs' recorded work, not run (each limit clear of it by "
-            "more than {:.0f}%, one as far over it, or broken): {}\n",
-            r.nominal_runs, 100 * kRepriceError, repriced_text);
+            "its margin, one as far over it, or broken): {}\n",
+            r.nominal_runs, repriced_text);
+    if (!r.margins.empty()) {
+        std::string wide;
+        for (const RepricingMargin &m : r.margins)
+            if (m.margin > kRepriceError)
+                wide += fmt::format("{}{} {} {}", wide.empty() ? "" : ", ", m.label,
+                                    find_metric(m.limit)->pick.what,
+                                    std::isfinite(m.margin)
+                                        ? fmt::format("{:.0f}%", 100 * m.margin)
+                                        : std::string("(a seed without one: always run)"));
+        out += fmt::format("re-pricing margins: {:.0f}%{}{}\n", 100 * kRepriceError,
+                           wide.empty() ? ""
+                                        : ", wider where the figure moves more between the "
+                                          "seeds at the profile's prices: ",
+                           wide);
+    }
     if (r.near_unconfirmed)
         out += fmt::format(
-            "{} re-priced cell{} within {:.0f}% of a limit with no full run (judged from the "
-            "estimate): run robust with these limits to run {} in full\n",
-            r.near_unconfirmed, r.near_unconfirmed == 1 ? "" : "s", 100 * kRepriceError,
+            "{} re-priced cell{} within the margin of a limit with no full run (that limit not "
+            "judged there): run robust with these limits to run {} in full\n",
+            r.near_unconfirmed, r.near_unconfirmed == 1 ? "" : "s",
             r.near_unconfirmed == 1 ? "it" : "them");
     if (!r.estimate_checks.empty()) {
         std::vector<double> errors;
@@ -747,6 +775,11 @@ json robust_json(const Robust &r, const std::string &results_name) {
                         {"worlds", se.worlds},
                         {"effects", effects}});
     }
+    json margins = json::array();
+    for (const RepricingMargin &m : r.margins)
+        margins.push_back({{"label", m.label},
+                           {"limit", m.limit},
+                           {"margin", std::isfinite(m.margin) ? json(m.margin) : json(nullptr)}});
     json checks = json::array();
     for (const EstimateCheck &c : r.estimate_checks)
         checks.push_back({{"label", c.label},
@@ -767,6 +800,7 @@ json robust_json(const Robust &r, const std::string &results_name) {
             {"runs", r.runs},
             {"nominal_runs", r.nominal_runs},
             {"near_unconfirmed", r.near_unconfirmed},
+            {"margins", margins},
             {"estimate_checks", checks},
             {"seeds", r.seeds}};
 }

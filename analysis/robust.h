@@ -114,6 +114,12 @@ struct EstimateCheck {
     }
 };
 
+// The margin re-pricing judges a design's figure with (analysis/reprice.h: repricing_margin).
+struct RepricingMargin {
+    std::string label, limit;
+    double margin = 0;
+};
+
 // robust stops a run once a figure passes this many times its limit: the design is then over
 // the limit in that world, and too far from it for the sensitivity fit.
 inline constexpr double kStopFactor = 1.5;
@@ -147,6 +153,7 @@ struct Robust {
     size_t runs = 0, seeds = 0;
     size_t nominal_runs = 0;      // runs at the profile's prices (the base of the estimates)
     size_t near_unconfirmed = 0;  // estimated cells near a limit with no full run
+    std::vector<RepricingMargin> margins;  // per design with nominal runs and repriceable limit
     std::vector<EstimateCheck> estimate_checks;
 };
 
