@@ -585,8 +585,9 @@ std::string format_robust(const Robust &r) {
     }
     if (r.near_unconfirmed)
         out += fmt::format(
-            "{} re-priced cell{} within the margin of a limit with no full run (that limit not "
-            "judged there): run robust with these limits to run {} in full\n",
+            "{} re-priced cell{} undecided, with no full run (a limit within its margin or not "
+            "one re-pricing estimates: not judged there): run robust with these limits to run "
+            "{} in full\n",
             r.near_unconfirmed, r.near_unconfirmed == 1 ? "" : "s",
             r.near_unconfirmed == 1 ? "it" : "them");
     if (!r.estimate_checks.empty()) {

@@ -213,9 +213,8 @@ TEST(Reprice, RobustJudgesWhatTheEstimateDecidesAndRunsTheRest) {
     EXPECT_TRUE(row[2].estimated && !row[2].meets_all && row[2].figure[0] == 150'000);
     EXPECT_EQ(r.near_unconfirmed, 1u);
     EXPECT_EQ(r.nominal_runs, 3u);
-    EXPECT_NE(
-        format_robust(r).find("1 re-priced cell within the margin of a limit with no full run"),
-        std::string::npos)
+    EXPECT_NE(format_robust(r).find("1 re-priced cell undecided, with no full run"),
+              std::string::npos)
         << format_robust(r);
 
     // With the near design's run in the world: judged from it, and the estimate checked
