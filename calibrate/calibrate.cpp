@@ -236,6 +236,36 @@ double pointer_chase_ns(size_t bytes, int64_t steps, int rounds) {
     return median(std::move(per));
 }
 
+double independent_loads_ns(size_t bytes, int64_t steps, int rounds) {
+    struct alignas(64) Line {
+        uint32_t value;
+    };
+    const size_t n = std::max<size_t>(2, bytes / sizeof(Line));
+    std::vector<Line> buf(n);
+    for (size_t i = 0; i < n; ++i)
+        buf[i].value = static_cast<uint32_t>(i);
+    // The order: a permutation, read sequentially (the index array streams; the loads it names
+    // are spread over the buffer and do not wait for each other).
+    const std::vector<uint32_t> order = cyclic_permutation(n, 0x6d6c70ull);
+    const auto len = static_cast<size_t>(std::max<int64_t>(steps, 1));
+    uint64_t sum = 0;
+    std::vector<double> per;
+    size_t at = 0;
+    for (int r = 0; r < std::max(rounds, 1); ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        for (size_t i = 0; i < len; ++i) {
+            sum += buf[order[at]].value;
+            at = at + 1 == n ? 0 : at + 1;
+        }
+        per.push_back(
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0)
+                .count() /
+            static_cast<double>(len));
+    }
+    asm volatile("" : : "r"(sum));
+    return median(std::move(per));
+}
+
 namespace {
 
 double elapsed_ns(Clock::time_point since) {
@@ -345,8 +375,15 @@ MemoryMeasure measure_memory(const CalibrateOptions &o) {
     // Well beyond the private cache, well within the last level: its own latency.
     m.llc_ns = llc >= 4 * priv ? pointer_chase_ns(std::max(2 * priv, llc / 2), steps, o.rounds)
                                : m.private_ns;
-    m.dram_ns =
-        pointer_chase_ns(std::clamp<size_t>(4 * llc, 64 << 20, size_t{1} << 30), steps, o.rounds);
+    const size_t dram_bytes = std::clamp<size_t>(4 * llc, 64 << 20, size_t{1} << 30);
+    m.dram_ns = pointer_chase_ns(dram_bytes, steps, o.rounds);
+    m.independent_ns = independent_loads_ns(dram_bytes, steps, o.rounds);
+    // Two decimals: what the profile file states.
+    m.mlp = m.independent_ns > 0 ? std::round(std::clamp(m.dram_ns / m.independent_ns, 1.0,
+                                                         sim::MemoryProfile::kMaxMlp) *
+                                              100) /
+                                       100
+                                 : 1.0;
     return m;
 }
 
@@ -735,10 +772,11 @@ Calibration calibrate(const CalibrateOptions &o) {
     Calibration c;
     c.memory = measure_memory(o);
     const MemoryMeasure &mm = c.memory;
-    say(fmt::format(
-        "memory: private {} KiB, last level {} KiB ({}); chase {:.1f} / {:.1f} / "
-        "{:.1f} ns",
-        mm.private_kib, mm.llc_kib, mm.sizes_from, mm.private_ns, mm.llc_ns, mm.dram_ns));
+    say(
+        fmt::format("memory: private {} KiB, last level {} KiB ({}); chase {:.1f} / {:.1f} / "
+                    "{:.1f} ns; independent loads {:.1f} ns: memory-level parallelism {:.2f}",
+                    mm.private_kib, mm.llc_kib, mm.sizes_from, mm.private_ns, mm.llc_ns, mm.dram_ns,
+                    mm.independent_ns, mm.mlp));
     sim::MemoryProfile mem = o.base.memory;
     mem.line_bytes = 64;
     mem.private_kib = mm.private_kib;
@@ -777,14 +815,23 @@ Calibration calibrate(const CalibrateOptions &o) {
             caches.price(0, s.lines, hot);
             s.cold_llc = cold.llc_hits, s.cold_dram = cold.dram;
             s.hot_llc = hot.llc_hits, s.hot_dram = hot.dram;
+            s.cold_llc_independent = cold.llc_independent;
+            s.cold_dram_independent = cold.dram_independent;
+            s.hot_llc_independent = hot.llc_independent;
+            s.hot_dram_independent = hot.dram_independent;
         }
     }
-    auto stalls = [&c](const sim::MemoryProfile &m) {
+    // A sample's misses as full latencies: the independent ones overlap mlp at a time.
+    mem.mlp = mm.mlp;
+    auto misses = [&mem](uint64_t n, uint64_t independent) {
+        return effective_misses(n, independent, mem.mlp);
+    };
+    auto stalls = [&c, &misses](const sim::MemoryProfile &m) {
         for (auto &s : c.samples) {
-            s.stall_cold_ns = static_cast<double>(s.cold_llc) * m.llc_ns +
-                              static_cast<double>(s.cold_dram) * m.dram_ns;
-            s.stall_hot_ns = static_cast<double>(s.hot_llc) * m.llc_ns +
-                             static_cast<double>(s.hot_dram) * m.dram_ns;
+            s.stall_cold_ns = misses(s.cold_llc, s.cold_llc_independent) * m.llc_ns +
+                              misses(s.cold_dram, s.cold_dram_independent) * m.dram_ns;
+            s.stall_hot_ns = misses(s.hot_llc, s.hot_llc_independent) * m.llc_ns +
+                             misses(s.hot_dram, s.hot_dram_independent) * m.dram_ns;
         }
     };
     std::array<double, locksim::kWorkKinds> prior{};
@@ -816,8 +863,10 @@ Calibration calibrate(const CalibrateOptions &o) {
             double cost = 0;
             for (size_t k = 0; k < locksim::kWorkKinds; ++k)
                 cost += static_cast<double>(s.counts.n[k]) * w[k];
-            const auto hl = static_cast<double>(s.hot_llc), hd = static_cast<double>(s.hot_dram);
-            const auto cl = static_cast<double>(s.cold_llc), cd = static_cast<double>(s.cold_dram);
+            const double hl = misses(s.hot_llc, s.hot_llc_independent),
+                         hd = misses(s.hot_dram, s.hot_dram_independent);
+            const double cl = misses(s.cold_llc, s.cold_llc_independent),
+                         cd = misses(s.cold_dram, s.cold_dram_independent);
             llc_left += std::max(s.host_ns - cost - hd * mem.dram_ns, 0.0) * (hl > 0);
             llc_lines += hl;
             dram_left += std::max(s.host_cold_ns - cost - cl * mem.llc_ns, 0.0) * (cd > 0);
@@ -869,7 +918,9 @@ Calibration calibrate(const CalibrateOptions &o) {
         "the private cache (upper bounds: a chase's misses do not overlap), fitted to the hot "
         "times (llc_ns: what they leave beyond the prices, per line the model serves from the "
         "last level) and to the cold times (dram_ns: the caches evicted by writing {} MiB "
-        "before each call); [work_ns] is fitted to each operation's hot time less the cache "
+        "before each call), with the misses of independent reads (hash slots) overlapping mlp at "
+        "a time; mlp is the memory chase's latency over that of loads of the same buffer at "
+        "addresses known ahead; [work_ns] is fitted to each operation's hot time less the cache "
         "model's stall for its lines.",
         fmt::localtime(now), c.samples.size(), o.policy_name, o.base.name, o.prior_weight,
         o.base.name, mm.sizes_from, evict.size() >> 20);
@@ -889,9 +940,10 @@ Calibration calibrate(const CalibrateOptions &o) {
     }
     p.calibration["memory"] = fmt::format(
         "private {} KiB, last level {} KiB (from {}); pointer chase: {:.1f} ns in {} KiB, {:.1f} "
-        "ns in the last level, {:.1f} ns in memory; fitted llc_ns {}, dram_ns {}",
+        "ns in the last level, {:.1f} ns in memory; independent loads {:.1f} ns in memory (mlp "
+        "{:.2f}); fitted llc_ns {}, dram_ns {}",
         mm.private_kib, mm.llc_kib, mm.sizes_from, mm.private_ns, mm.private_kib / 2, mm.llc_ns,
-        mm.dram_ns, mem.llc_ns, mem.dram_ns);
+        mm.dram_ns, mm.independent_ns, mm.mlp, mem.llc_ns, mem.dram_ns);
     p.calibration["fit"] =
         fmt::format("worst model/host ratio {:.2f} or {:.2f}", std::exp(worst), std::exp(-worst));
     // [uncertainty]: the work prices move together as far as the fit leaves some operation's

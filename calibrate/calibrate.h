@@ -42,9 +42,17 @@ struct CalibrationSample {
     double stall_hot_ns = 0;      // the cache model's stall for `lines`, called repeatedly
     double stall_cold_ns = 0;     // ... and from empty caches
     double predicted_cold_ns = 0;
-    // Lines the model serves from the last level and from memory, cold and hot.
+    // Lines the model serves from the last level and from memory, cold and hot, and of them
+    // the independent reads (locksim::Access), whose misses overlap by [memory] mlp.
     uint64_t cold_llc = 0, cold_dram = 0, hot_llc = 0, hot_dram = 0;
+    uint64_t cold_llc_independent = 0, cold_dram_independent = 0, hot_llc_independent = 0,
+             hot_dram_independent = 0;
 };
+
+// Misses as full latencies: `n` of which `independent` overlap `mlp` at a time.
+inline double effective_misses(uint64_t n, uint64_t independent, double mlp) {
+    return static_cast<double>(n - independent) + static_cast<double>(independent) / mlp;
+}
 
 // The host's caches and load-to-use latencies (pointer chasing), as `calibrate` measured them.
 struct MemoryMeasure {
@@ -53,7 +61,15 @@ struct MemoryMeasure {
     double private_ns = 0;   // a chase within the private cache
     double llc_ns = 0;       // ... within the last level (larger than the private cache)
     double dram_ns = 0;      // ... over a buffer far larger than the last level
+    // Loads of the same buffer at addresses known ahead (a random order read from an array):
+    // their misses overlap, and dram_ns / independent_ns is the memory-level parallelism.
+    double independent_ns = 0;
+    double mlp = 1;  // that ratio, within [1, MemoryProfile::kMaxMlp]
 };
+
+// Nanoseconds per load of `bytes` / 64 lines read in a random order whose addresses are known
+// ahead (independent loads: their misses overlap).
+double independent_loads_ns(size_t bytes, int64_t steps, int rounds);
 
 // Sattolo's algorithm: a random permutation of 0..n-1 that is a single cycle (following it from
 // any index visits all n before coming back).

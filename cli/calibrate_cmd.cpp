@@ -60,10 +60,11 @@ void run(const CalibrateArgs &a) {
     const MemoryMeasure &m = c.memory;
     fmt::print(
         "memory: private {} KiB, last level {} KiB (from {}); pointer chase {:.1f} ns "
-        "(private), {:.1f} ns (last level), {:.1f} ns (memory); fitted to the hot and cold "
-        "times: llc_ns {}, dram_ns {}\n\n",
-        m.private_kib, m.llc_kib, m.sizes_from, m.private_ns, m.llc_ns, m.dram_ns,
-        c.profile.memory.llc_ns, c.profile.memory.dram_ns);
+        "(private), {:.1f} ns (last level), {:.1f} ns (memory); independent loads {:.1f} ns "
+        "(memory-level parallelism mlp = {:.2f}); fitted to the hot and cold times: llc_ns {}, "
+        "dram_ns {}\n\n",
+        m.private_kib, m.llc_kib, m.sizes_from, m.private_ns, m.llc_ns, m.dram_ns, m.independent_ns,
+        c.profile.memory.mlp, c.profile.memory.llc_ns, c.profile.memory.dram_ns);
     fmt::print("{:<56} {:>10} {:>10} {:>6}  {:>10} {:>10} {:>6}\n", "operation", "hot host",
                "model", "ratio", "cold host", "model", "ratio");
     for (const auto &s : c.samples)

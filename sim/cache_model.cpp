@@ -1,6 +1,7 @@
 #include "sim/cache_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "util/work_meter.h"
 
@@ -33,6 +34,8 @@ int log2_of(int64_t n) {
 
 CacheHierarchy::CacheHierarchy(const MemoryLatency &lat, const std::vector<int64_t> &private_lines)
     : lat_(lat),
+      llc_independent_ps_(std::llround(static_cast<double>(lat.llc_ps) / std::max(1.0, lat.mlp))),
+      dram_independent_ps_(std::llround(static_cast<double>(lat.dram_ps) / std::max(1.0, lat.mlp))),
       shift_(log2_of(std::max<int64_t>(1, lat.sample))),
       llc_(static_cast<uint64_t>(std::max<int64_t>(1, lat.llc_lines >> shift_))) {
     if (!enabled()) return;
@@ -58,17 +61,21 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
     const auto c = static_cast<size_t>(cpu);
     TagCache &mine = private_[c];
     int64_t stall = 0;
-    uint64_t n = 0, llc = 0, dram = 0;
-    for (uint64_t tag : lines) {
+    uint64_t n = 0, llc = 0, dram = 0, llc_ind = 0, dram_ind = 0;
+    for (uint64_t recorded : lines) {
+        const uint64_t tag = line_tag(recorded);
         if (Filter && !line_sampled(tag, shift_)) continue;
         ++n;
         if (mine.touch(tag)) continue;
+        const bool dependent = line_dependent(recorded);
         if (llc_.touch(tag)) {
-            stall += lat_.llc_ps;
+            stall += dependent ? lat_.llc_ps : llc_independent_ps_;
             ++llc;
+            llc_ind += !dependent;
         } else {
-            stall += lat_.dram_ps;
+            stall += dependent ? lat_.dram_ps : dram_independent_ps_;
             ++dram;
+            dram_ind += !dependent;
         }
     }
     auto &[seen_lines, seen_stall] = seen_[c];
@@ -84,10 +91,14 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
         stall = static_cast<int64_t>(static_cast<__int128>(stall) * all / n);
         llc = llc * all / n;
         dram = dram * all / n;
+        llc_ind = llc_ind * all / n;
+        dram_ind = dram_ind * all / n;
     }
     tally.touches += all;
     tally.llc_hits += llc;
     tally.dram += dram;
+    tally.llc_independent += llc_ind;
+    tally.dram_independent += dram_ind;
     tally.stall_ps += stall;
     return stall;
 }

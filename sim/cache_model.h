@@ -13,6 +13,9 @@
 // - a private hit does not touch the last level; a private miss fills both (an inclusive
 //   hierarchy); lines written by other CPUs are not invalidated (the core's read paths write
 //   little; a lock word's transfers are priced by the lock model, PrimitiveCosts);
+// - a miss of a dependent read (a chain's next node: Access::Dependent) costs the level's latency;
+//   an independent one (a hash slot) that latency over the profile's memory-level parallelism,
+//   the misses a core keeps in flight at once ([memory] mlp, default 1: none overlap);
 // - prefetchers, TLBs and bandwidth limits are not modelled.
 // A call's lines are priced in the order it touched them, one touch per distinct line.
 //
@@ -51,13 +54,17 @@ struct MemoryLatency {
     int64_t llc_lines = 0;
     int64_t llc_ps = 0;   // added to a unit whose line only the last level holds
     int64_t dram_ps = 0;  // added to a unit whose line no cache holds
-    int64_t sample = 1;   // model one line in `sample` (a power of two; 1: every line)
+    // Memory-level parallelism ([memory] mlp): an independent read's miss (Access::Independent)
+    // costs the latency over it; 1: none overlap, every miss costs the full latency.
+    double mlp = 1;
+    int64_t sample = 1;  // model one line in `sample` (a power of two; 1: every line)
 };
 
 struct MemoryTally {
     uint64_t touches = 0;
-    uint64_t llc_hits = 0;  // private misses the last level served
-    uint64_t dram = 0;      // misses of both
+    uint64_t llc_hits = 0;                               // private misses the last level served
+    uint64_t dram = 0;                                   // misses of both
+    uint64_t llc_independent = 0, dram_independent = 0;  // of those, independent reads
     int64_t stall_ps = 0;
 };
 
@@ -81,7 +88,8 @@ class CacheHierarchy {
     int64_t price_lines(int cpu, std::span<const uint64_t> lines, uint64_t touches,
                         MemoryTally &tally);
     MemoryLatency lat_;
-    int shift_ = 0;  // log2(sample)
+    int64_t llc_independent_ps_, dram_independent_ps_;  // the latencies over the parallelism
+    int shift_ = 0;                                     // log2(sample)
     std::vector<TagCache> private_;
     TagCache llc_;
     // Per CPU: sampled lines priced and their stall, for calls without a sampled line.

@@ -98,6 +98,7 @@ MemoryLatency MemoryProfile::latency() const {
     l.llc_lines = llc_kib * 1024 / line_bytes;
     l.llc_ps = std::llround(llc_ns * 1000.0);
     l.dram_ps = std::llround(dram_ns * 1000.0);
+    l.mlp = mlp;
     l.sample = sample_one_in;
     return l;
 }
@@ -125,9 +126,9 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
         const char *name;
         bool required;
     };
-    static const Key kKeys[] = {{"line_bytes", false}, {"private_kib", true},
-                                {"llc_kib", true},     {"llc_ns", true},
-                                {"dram_ns", true},     {"sample_one_in", false}};
+    static const Key kKeys[] = {
+        {"line_bytes", false}, {"private_kib", true},    {"llc_kib", true}, {"llc_ns", true},
+        {"dram_ns", true},     {"sample_one_in", false}, {"mlp", false}};
     for (auto &&[k, v] : m)
         if (std::none_of(std::begin(kKeys), std::end(kKeys),
                          [&](const Key &key) { return k.str() == key.name; }))
@@ -154,6 +155,13 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
     out.llc_kib = whole("llc_kib", 1);
     out.llc_ns = cost_ns(source, *m.get("llc_ns"), "llc_ns");
     out.dram_ns = cost_ns(source, *m.get("dram_ns"), "dram_ns");
+    if (const toml::node *n = m.get("mlp")) {
+        out.mlp = number(source, *n, "mlp");
+        if (!(out.mlp >= 1 && out.mlp <= MemoryProfile::kMaxMlp))
+            fail(source, n->source(),
+                 fmt::format("'mlp' must be from 1 (no misses overlap) to {}",
+                             MemoryProfile::kMaxMlp));
+    }
 }
 
 void parse_clusters(const std::string &source, const toml::array &a, std::vector<CpuCluster> &out) {
@@ -391,9 +399,10 @@ std::string format_profile(const CpuProfile &p) {
     if (p.memory.private_kib > 0)
         out += fmt::format(
             "\n[memory]\nline_bytes = {}\nprivate_kib = {}\nllc_kib = {}\nllc_ns = {}\ndram_ns = "
-            "{}\nsample_one_in = {}\n",
+            "{}\nsample_one_in = {}\n{}",
             p.memory.line_bytes, p.memory.private_kib, p.memory.llc_kib, p.memory.llc_ns,
-            p.memory.dram_ns, p.memory.sample_one_in);
+            p.memory.dram_ns, p.memory.sample_one_in,
+            p.memory.mlp != 1 ? fmt::format("mlp = {}\n", p.memory.mlp) : "");
     for (const CpuCluster &c : p.clusters)
         out += fmt::format("\n[[cluster]]\nname = {}\ncpus = {}\nspeed = {}\n{}", quoted(c.name),
                            c.cpus, c.speed,

@@ -75,10 +75,14 @@ inline constexpr int64_t kTickPerTimerIrq = 2;
 // [work_ns] price, hot or cold.
 struct MemoryProfile {
     int64_t line_bytes = 64;
-    int64_t private_kib = 0;     // per CPU: the largest private level (L2)
-    int64_t llc_kib = 0;         // shared by all CPUs
-    double llc_ns = 0;           // a private miss served by the last level
-    double dram_ns = 0;          // a miss of both: load-to-use latency of memory
+    int64_t private_kib = 0;  // per CPU: the largest private level (L2)
+    int64_t llc_kib = 0;      // shared by all CPUs
+    double llc_ns = 0;        // a private miss served by the last level
+    double dram_ns = 0;       // a miss of both: load-to-use latency of memory
+    // Memory-level parallelism: how many independent misses a core overlaps (sim/cache_model.h);
+    // 1: none, each miss costs its full latency.
+    double mlp = 1;
+    static constexpr double kMaxMlp = 64;
     int64_t sample_one_in = 32;  // set sampling: one line in this many modelled (cache_model.h)
     MemoryLatency latency() const;
 };

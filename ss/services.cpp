@@ -128,7 +128,8 @@ void te_rules_av(const Policydb &db, uint32_t stype, uint32_t ttype, uint32_t tc
     for (uint32_t type : {stype, ttype}) {
         uint64_t node = uint64_t{type} << 8;
         for (const EbitmapNode *n = p.type_attr_map[type - 1].first(); n; n = n->next)
-            touch_line(mem_line(MemRegion::TypeAttrMap, p.te_avtab.generation(), node++));
+            touch_line(mem_line(MemRegion::TypeAttrMap, p.te_avtab.generation(), node++),
+                       Access::Dependent);
     }
     for (uint32_t i : sattr.bits()) {
         key.source_type = static_cast<uint16_t>(i + 1);

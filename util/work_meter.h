@@ -63,9 +63,24 @@ enum class MemRegion : uint8_t {
 
 inline uint64_t mem_line(MemRegion r, uint64_t object, uint64_t index) {
     // Distinct (region, object, index) triples give distinct tags (an object below 2^24, an index
-    // below 2^36); only equality of tags matters to the cache model.
+    // below 2^36); only equality of tags matters to the cache model. Regions stay below 8: the
+    // top bit is the access's dependence (kDependentLine).
     return (uint64_t{static_cast<uint8_t>(r)} << 60) | ((object & 0xffffff) << 36) |
            (index & 0xfffffffff);
+}
+
+// How a line is read: its address known ahead (a hash slot, the next element of an array: the
+// core may overlap its miss with others), or loaded by the read before it (a chain's next node:
+// its miss waits for the previous one). Recorded in a line's top bit, which neither the
+// sampling nor the caches see (line_tag strips it); the cache model prices an independent miss
+// at its latency over the profile's memory-level parallelism ([memory] mlp).
+enum class Access : uint8_t { Independent, Dependent };
+inline constexpr uint64_t kDependentLine = uint64_t{1} << 63;
+inline uint64_t line_tag(uint64_t recorded) {
+    return recorded & ~kDependentLine;
+}
+inline bool line_dependent(uint64_t recorded) {
+    return (recorded & kDependentLine) != 0;
 }
 
 // Whether the cache model, sampling one line in 2^shift, models line `tag` (a fixed function of
@@ -123,12 +138,13 @@ inline void count_work([[maybe_unused]] Work w, [[maybe_unused]] uint64_t units 
 }
 
 // Records that the work being counted reads `line` (mem_line), where lines are recorded.
-inline void touch_line([[maybe_unused]] uint64_t line) {
+inline void touch_line([[maybe_unused]] uint64_t line, [[maybe_unused]] Access access) {
 #ifndef LOCKSIM_NO_WORK_METER
     if (WorkCounts *c = ThreadSlot<WorkCounts>::current) [[unlikely]]
         if (c->records_lines()) {
             ++c->line_touches;
-            if (line_sampled(line, c->line_shift)) c->lines.push_back(line);
+            if (line_sampled(line, c->line_shift))
+                c->lines.push_back(access == Access::Dependent ? line | kDependentLine : line);
         }
 #endif
 }

@@ -97,7 +97,7 @@ void BM_SimSpans(benchmark::State &state) {
                     kernel::compute(op, [c] {
                         for (uint64_t line : working_set(140000, 300, c % 8192)) {
                             count_work(Work::AvtabNode);
-                            touch_line(line);
+                            touch_line(line, Access::Dependent);
                         }
                     });
                     kernel::ndelay(20000);

@@ -87,7 +87,7 @@ std::vector<Time> spans(sim::SimConfig cfg, std::vector<int> cpus, uint64_t n) {
             compute("walk", [n] {
                 for (uint64_t k = 0; k < n; ++k) {
                     count_work(Work::AvtabNode);
-                    touch_line(mem_line(MemRegion::AvtabNode, 1, k));
+                    touch_line(mem_line(MemRegion::AvtabNode, 1, k), Access::Dependent);
                 }
             });
             took.push_back(now() - t0);
@@ -127,7 +127,7 @@ TEST(CacheCost, StallsAreReportedByLabelAndRunsRepeatExactly) {
                     compute("walk", [rep] {
                         for (uint64_t k = 0; k < 3000; k += 1 + rep) {
                             count_work(Work::AvtabNode);
-                            touch_line(mem_line(MemRegion::AvtabNode, 1, k));
+                            touch_line(mem_line(MemRegion::AvtabNode, 1, k), Access::Dependent);
                         }
                     });
             });
@@ -239,4 +239,69 @@ TEST(ProfileFormat, MemoryClustersAndFiguresRoundTripAndBadOnesAreNamed) {
     EXPECT_THROW(
         (void)sim::parse_profile(base + work + "[[cluster]]\nname = \"a\"\ncpus = 0\n", "c.toml"),
         UserError);
+}
+
+// Memory-level parallelism: an independent read's miss costs the latency over [memory] mlp, a
+// dependent one (a chain's next node) the whole latency; mlp 1 prices both alike.
+TEST(CacheHierarchy, IndependentMissesOverlapByTheParallelism) {
+    MemoryLatency lat{
+        .private_lines = 16, .llc_lines = 1024, .llc_ps = 10'000, .dram_ps = 60'000, .mlp = 4};
+    CacheHierarchy h(lat, {0, 0});
+    const std::vector<uint64_t> independent = {1, 2, 3};
+    const std::vector<uint64_t> dependent = {4 | kDependentLine, 5 | kDependentLine};
+    MemoryTally t;
+    EXPECT_EQ(h.price(0, independent, t), 3 * 15'000);  // 60 ns over 4
+    EXPECT_EQ(h.price(0, dependent, t), 2 * 60'000);
+    EXPECT_EQ(h.price(1, independent, t), 3 * 2'500);  // from the last level: 10 ns over 4
+    EXPECT_EQ(t.dram, 5u);
+    EXPECT_EQ(t.dram_independent, 3u);
+    EXPECT_EQ(t.llc_independent, 3u);
+    // The dependence bit names no other line: the lines are cached as themselves.
+    EXPECT_EQ(h.price(0, std::vector<uint64_t>{1 | kDependentLine, 4}, t), 0);
+    // mlp 1: the same price either way.
+    lat.mlp = 1;
+    CacheHierarchy one(lat, {0});
+    EXPECT_EQ(
+        one.price(0, independent, t),
+        one.price(0,
+                  std::vector<uint64_t>{7 | kDependentLine, 8 | kDependentLine, 9 | kDependentLine},
+                  t));
+}
+
+TEST(CacheHierarchy, ARecordedLineKeepsItsDependenceOutOfTheSample) {
+    WorkCounts c;
+    c.line_shift = 2;
+    {
+        WorkMeterScope scope(&c);
+        for (uint64_t k = 0; k < 400; ++k)
+            touch_line(mem_line(MemRegion::AvtabNode, 1, k),
+                       k % 2 ? Access::Dependent : Access::Independent);
+    }
+    EXPECT_EQ(c.line_touches, 400u);
+    ASSERT_FALSE(c.lines.empty());
+    for (uint64_t recorded : c.lines) {
+        // Sampled as the line itself; the bit says how it was read.
+        EXPECT_TRUE(line_sampled(line_tag(recorded), 2));
+        EXPECT_EQ(line_dependent(recorded), (line_tag(recorded) & 0xfffffffff) % 2 == 1);
+    }
+}
+
+TEST(ProfileFormat, MemoryLevelParallelismRoundTripsAndIsChecked) {
+    sim::CpuProfile p = sim::find_profile("xeon-w3520");
+    EXPECT_EQ(p.memory.mlp, 1);  // unstated: no overlap
+    EXPECT_EQ(sim::format_profile(p).find("mlp"), std::string::npos);
+    p.memory.mlp = 3.5;
+    const sim::CpuProfile back = sim::parse_profile(sim::format_profile(p), "rt.toml");
+    EXPECT_EQ(back.memory.mlp, 3.5);
+    EXPECT_EQ(back.memory.latency().mlp, 3.5);
+    std::string text = sim::format_profile(p);
+    text.replace(text.find("mlp = 3.5"), 9, "mlp = 0.5");
+    try {
+        (void)sim::parse_profile(text, "m.toml");
+        FAIL() << "accepted mlp = 0.5";
+    } catch (const UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("m.toml:"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("'mlp' must be from 1"), std::string::npos)
+            << e.what();
+    }
 }
