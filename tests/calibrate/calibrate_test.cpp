@@ -252,6 +252,29 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
     EXPECT_DOUBLE_EQ(back.memory.dram_ns, m.dram_ns);
     EXPECT_EQ(back.memory.sample_one_in, m.sample_one_in);
     EXPECT_TRUE(back.memory.latency().private_lines > 0) << "the cache model is on";
+    // Memory-level parallelism: measured within its bounds, written and read back. A search that
+    // finds an empty slot reads slots only (independent reads); compute_av also walks chains.
+    EXPECT_GT(c.memory.independent_ns, 0);
+    EXPECT_GE(c.memory.mlp, 1);
+    EXPECT_LE(c.memory.mlp, sim::MemoryProfile::kMaxMlp);
+    EXPECT_EQ(m.mlp, c.memory.mlp);
+    EXPECT_EQ(back.memory.mlp, m.mlp);
+    for (const auto &s : c.samples) {
+        const uint64_t misses = s.cold_llc + s.cold_dram;
+        const uint64_t independent = s.cold_llc_independent + s.cold_dram_independent;
+        if (s.name.starts_with("avtab search")) {
+            EXPECT_GT(misses, 0u) << s.name;
+            EXPECT_EQ(independent, misses) << s.name;
+        }
+        // Slots are read at addresses known ahead; a chain's nodes and a type's attribute map
+        // are each loaded through the read before.
+        size_t misread = 0;
+        for (uint64_t line : s.lines) {
+            const auto region = static_cast<MemRegion>((line_tag(line) >> 60) & 7);
+            misread += line_dependent(line) != (region != MemRegion::AvtabSlots);
+        }
+        EXPECT_EQ(misread, 0u) << s.name << ": lines recorded with the wrong dependence";
+    }
     // Every unit's price with its interval; none at zero without the note.
     for (size_t k = 0; k < K; ++k) {
         const std::string key = std::string("unit: ") + std::string(locksim::kWorkNames[k]);
