@@ -206,6 +206,47 @@ std::optional<CellEstimate> estimate_cell(const std::vector<const RunSummary *> 
     return c;
 }
 
+// The run of `seed` among a design's runs, or nullptr.
+const RunSummary *of_seed(const std::vector<const RunSummary *> &runs, uint64_t seed) {
+    const auto it = std::find_if(runs.begin(), runs.end(),
+                                 [&](const RunSummary *x) { return x->seed == seed; });
+    return it == runs.end() ? nullptr : *it;
+}
+
+// How far re-pricing a design's nominal runs (`base`) in world `w` lies from its full runs there
+// (`full`, none stopped early), per repriceable limit, each the worst over the seeds; and
+// whether re-pricing alone would have judged the limit there.
+std::vector<EstimateCheck> check_estimates(const std::string &label, size_t w,
+                                           const std::vector<const RunSummary *> &base,
+                                           const std::vector<const RunSummary *> &full,
+                                           const Factors &f, const Limits &limits,
+                                           const Point &point) {
+    const auto alone = estimate_cell(base, f, limits, point);
+    std::vector<EstimateCheck> out;
+    for (const auto &[path, limit] : limits) {
+        const Metric *m = find_metric(path);
+        if (!repriceable(path, limit) || !m) continue;
+        EstimateCheck check{label, path, w, 0, 0};
+        check.limit_value = static_cast<double>(limit.value);
+        check.decided =
+            alone && alone->decides &&
+            std::find(alone->open.begin(), alone->open.end(), path) == alone->open.end();
+        bool every_seed = true;
+        for (const RunSummary *s : full) {
+            const RunSummary *nominal = of_seed(base, s->seed);
+            const auto e = nominal ? reprice(*nominal, path, f) : std::nullopt;
+            if (!e) {
+                every_seed = false;
+                break;
+            }
+            check.estimate = std::max(check.estimate, e->lo);
+            check.full = std::max(check.full, number(*s, *m));
+        }
+        if (every_seed) out.push_back(check);
+    }
+    return out;
+}
+
 std::string percent(size_t k, size_t n) {
     return n ? fmt::format("{:.0f}%", 100.0 * static_cast<double>(k) / static_cast<double>(n))
              : "-";
@@ -353,30 +394,9 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
                         full.push_back(&s);
                         whole = whole && s.early_stop.empty();
                     }
-                if (!whole) continue;
-                // What re-pricing alone would have judged in this world.
-                const auto alone = estimate_cell(b->second, f, limits, point);
-                for (const auto &[path, limit] : limits) {
-                    const Metric *m = find_metric(path);
-                    if (!repriceable(path, limit) || !m) continue;
-                    EstimateCheck check{label, path, w, 0, 0};
-                    check.limit_value = static_cast<double>(limit.value);
-                    check.decided = alone && alone->decides &&
-                                    std::find(alone->open.begin(), alone->open.end(), path) ==
-                                        alone->open.end();
-                    bool all = true;
-                    for (const RunSummary *s : full) {
-                        const auto nominal =
-                            std::find_if(b->second.begin(), b->second.end(),
-                                         [&](const RunSummary *x) { return x->seed == s->seed; });
-                        const auto e =
-                            nominal == b->second.end() ? std::nullopt : reprice(**nominal, path, f);
-                        if (!e) all = false;
-                        if (!e) break;
-                        check.estimate = std::max(check.estimate, e->lo);
-                        check.full = std::max(check.full, number(*s, *m));
-                    }
-                    if (all) r.estimate_checks.push_back(check);
+                if (whole) {
+                    auto checks = check_estimates(label, w, b->second, full, f, limits, point);
+                    r.estimate_checks.insert(r.estimate_checks.end(), checks.begin(), checks.end());
                 }
                 continue;
             }
@@ -385,10 +405,8 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
             estimated[{label, point}] = c->open;
             if (!c->decides) near.insert({label, point});
             for (RunSummary &s : c->runs) {
-                const auto from =
-                    std::find_if(b->second.begin(), b->second.end(),
-                                 [&](const RunSummary *x) { return x->seed == s.seed; });
-                tail_index.push_back(static_cast<size_t>(*from - given_runs.data()));
+                tail_index.push_back(
+                    static_cast<size_t>(of_seed(b->second, s.seed) - given_runs.data()));
                 runs.push_back(std::move(s));
             }
         }
