@@ -93,8 +93,8 @@ std::optional<Sensitivity> fit_sensitivity(const Robust &r, size_t design, size_
     if (fam.empty()) return std::nullopt;
     if (x.size() < fam.size() + 2) {
         out.note = fmt::format(
-            "{} world{} ran in full (the others stopped early), too few to fit {} families: "
-            "--full-runs runs them all",
+            "{} world{} gave a figure (the others stopped early, or re-pricing left it open), "
+            "too few to fit {} families: --full-runs runs them all",
             x.size(), x.size() == 1 ? "" : "s", fam.size());
         return out;
     }
