@@ -70,8 +70,8 @@ struct RunSummary {
     // The metric whose figure passed its limit and ended the run early (detail.early_stop), or
     // empty: the figures are of part of the run, the stopping one over its limit.
     std::string early_stop;
-    // The longest sections and commits with their time by price family (simulated runs under the
-    // counted cost model; empty otherwise): what re-pricing the run needs (analysis/reprice.h).
+    // The longest sections and commits with their time by price family (robust's simulated runs
+    // under the counted cost model; empty otherwise): what re-pricing needs (analysis/reprice.h).
     kernel::PricedRecord priced;
 
     // "machine.cpus=8 workload.toggle.period=10ms" (empty for a plain run)

@@ -289,6 +289,8 @@ void run_robust(const RobustArgs &a) {
     options.threads = a.threads;
     options.wall_clock = a.wall_clock;
     std::vector<RunJob> jobs = plan_runs(points);
+    for (RunJob &j : jobs)
+        j.record_priced = true;
     // The nominal runs go to their end (their figures are the base of every estimate); a world's
     // stop once over a limit.
     if (!a.full_runs)

@@ -44,9 +44,7 @@ const PricedTop *PricedRecord::of(std::string_view metric_path) const {
     return nullptr;
 }
 
-void PricedTop::add(const PricedItem &item) {
-    ++count;
-    if (items.size() == kKeep && item.len <= items.back().len) return;
+void PricedTop::keep(const PricedItem &item) {
     // Longest first; among equals the earlier stays ahead.
     auto at = std::upper_bound(items.begin(), items.end(), item.len,
                                [](Time len, const PricedItem &i) { return len > i.len; });

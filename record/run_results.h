@@ -215,7 +215,14 @@ struct PricedTop {
     static constexpr size_t kKeep = 16;
     std::vector<PricedItem> items;  // the longest, longest first
     uint64_t count = 0;             // items seen, kept or not
-    void add(const PricedItem &item);
+    // Inline where the item is too short to keep (most sections), out of line where it is kept.
+    void add(const PricedItem &item) {
+        ++count;
+        if (items.size() < kKeep || item.len > items.back().len) keep(item);
+    }
+
+  private:
+    void keep(const PricedItem &item);
 };
 inline constexpr std::array<const char *, 4> kPricedFamilies = {"work", "memory", "primitive",
                                                                 "grace_period"};

@@ -181,6 +181,7 @@ json run_job(const RunJob &job, const std::vector<uint8_t> &image, kernel::RunRe
     } else {
         sim::SimConfig config = sim_config(point, job.seed);
         config.stop_over = job.stop_over;
+        config.record_priced = job.record_priced;
         sim::SimPlatform platform(std::move(config));
         std::unique_ptr<sim::ChromeTraceRecorder> recorder;
         if (trace && !trace->trace_path.empty())

@@ -38,6 +38,8 @@ struct RunJob {
     int64_t seed = 1;
     // End the run as soon as a figure passes its limit (simulator only; sim/config.h).
     sim::SimConfig::StopOver stop_over;
+    // Keep the longest sections and commits by price family (sim/config.h), as robust does.
+    bool record_priced = false;
 };
 
 std::vector<RunJob> plan_runs(const std::vector<Scenario> &points);

@@ -27,11 +27,6 @@ kernel::OpStats &SimPlatform::op_stats(Label l) {
     return op_stats_[i];
 }
 
-void SimPlatform::op_begin(Label label) {
-    if (Task *t = cur_)
-        t->ops.push_back(OpFrame{label, engine_.now(), mem_.live_bytes, live_seq_, {}, t->priced});
-}
-
 namespace {
 
 static_assert(std::tuple_size_v<PricedNs> == kPriceFamilies);
@@ -58,6 +53,13 @@ kernel::PricedItem priced_item(Time len, const PricedNs &now, const PricedNs &at
 
 }  // namespace
 
+void SimPlatform::op_begin(Label label) {
+    if (Task *t = cur_) {
+        t->ops.push_back(OpFrame{label, engine_.now(), mem_.live_bytes, live_seq_});
+        if (cfg_.record_priced && label == kCommitOp) t->commit_priced_at = t->priced;
+    }
+}
+
 void SimPlatform::op_end(Label label) {
     Task *t = cur_;
     if (!t || teardown_) return;
@@ -75,7 +77,9 @@ void SimPlatform::op_end(Label label) {
         ++s.completed;
         s.latency.record(engine_.now() - f.start);
         if (label == kCommitOp) {
-            priced_.toggle.add(priced_item(engine_.now() - f.start, t->priced, f.priced_at));
+            if (cfg_.record_priced)
+                priced_.toggle.add(
+                    priced_item(engine_.now() - f.start, t->priced, t->commit_priced_at));
             stop_if_over("toggle.max_ns", engine_.now() - f.start, cfg_.stop_over.commit);
         }
         s.peak_live_bytes = std::max(s.peak_live_bytes, peak_live_since(f));
@@ -131,7 +135,9 @@ void SimPlatform::record_section(Task *t, const Section &s, bool irq, Time len, 
     Cpu &c = cpu_of(t);
     kernel::IntervalStats &stats = irq ? irqs_off_ : preempt_off_;
     (irq ? c.stats.irqs_off_ns : c.stats.preempt_off_ns) += len;
-    (irq ? priced_.irqs_off : priced_.preempt_off).add(priced_item(len, t->priced, s.priced_at));
+    if (cfg_.record_priced)
+        (irq ? priced_.irqs_off : priced_.preempt_off)
+            .add(priced_item(len, t->priced, irq ? t->ioff_priced_at : t->poff_priced_at));
     if (!s.label.empty() && !on_frame) {
         kernel::OpStats &o = op_stats(s.label);
         (irq ? o.irqs_off_ns : o.preempt_off_ns) += len;
@@ -180,8 +186,8 @@ void SimPlatform::close_open_at_end(Time now) {
             kernel::OpStats &s = op_stats(f.label);
             s.latency.record(now - f.start);
             s.open_at_end.push_back(now - f.start);
-            if (f.label == kCommitOp)
-                priced_.toggle.add(priced_item(now - f.start, t->priced, f.priced_at));
+            if (cfg_.record_priced && f.label == kCommitOp)
+                priced_.toggle.add(priced_item(now - f.start, t->priced, t->commit_priced_at));
         }
         if (t->params.probe && t->probe_due >= 0 && t->probe_due <= cfg_.duration) {
             wakeup_[t->params.name].record(now - t->probe_due);
@@ -377,7 +383,7 @@ kernel::RunResults SimPlatform::collect() {
     r.preempt_off = preempt_off_;
     r.irqs_off = irqs_off_;
     r.early_stop = early_stop_;
-    if (cfg_.cost_model == CostModel::Counted) r.priced = priced_;
+    if (cfg_.record_priced && cfg_.cost_model == CostModel::Counted) r.priced = priced_;
     locks_.collect(r.locks);
     r.rcu = rcu_.stats();
     r.memory = mem_;

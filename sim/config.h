@@ -111,6 +111,9 @@ struct SimConfig {
         bool any() const { return preempt_off > 0 || irqs_off > 0 || commit > 0 || wakeup > 0; }
     };
     StopOver stop_over;
+    // Keep the longest sections and commits with their time by price family (RunResults::priced,
+    // what robust re-prices); off, they cost nothing.
+    bool record_priced = false;
     size_t keep_longest = 20;
     size_t stack_size = 256 * 1024;
     bool trace = false;  // keep an event trace (golden tests, debugging)

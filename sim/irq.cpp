@@ -15,7 +15,7 @@ namespace locksim::sim {
 void SimPlatform::preempt_inc(Task *t, const Site &site) {
     if (t->preempt_count++ == 0) {
         t->poff.start = engine_.now();
-        t->poff.priced_at = t->priced;
+        if (cfg_.record_priced) t->poff_priced_at = t->priced;
         t->poff.site = site;
         t->poff.label = current_label(t);
     }
@@ -38,7 +38,7 @@ void SimPlatform::irq_off(Task *t, const Site &site) {
     if (t->irqs_off) return;
     t->irqs_off = true;
     t->ioff.start = engine_.now();
-    t->ioff.priced_at = t->priced;
+    if (cfg_.record_priced) t->ioff_priced_at = t->priced;
     t->ioff.site = site;
     t->ioff.label = current_label(t);
 }

@@ -450,14 +450,9 @@ void SimPlatform::block_current() {
     schedule(c);
     suspend_current();
     Time now = engine_.now();
-    if (t->preempt_count > 0) {
-        t->poff.start = now;
-        t->poff.priced_at = t->priced;
-    }
-    if (t->irqs_off) {
-        t->ioff.start = now;
-        t->ioff.priced_at = t->priced;
-    }
+    if (t->preempt_count > 0) t->poff.start = now;
+    if (t->irqs_off) t->ioff.start = now;
+    if (cfg_.record_priced) t->poff_priced_at = t->ioff_priced_at = t->priced;
 }
 
 void SimPlatform::advance(Time ns, PriceFamily family) {

@@ -48,7 +48,7 @@ struct HeldLock {
 // operation's statistics when it ends inside the recorded window, as its latency does, so a part
 // never counts time of an operation the statistics do not count.
 // A task's time so far by price family (work, memory, primitive, grace_period: sim/profile.h),
-// as charged; a section or an operation keeps it at its start, and its own is the difference.
+// as charged; a section or a commit notes it at its start, and its own is the difference.
 using PricedNs = decltype(kernel::PricedItem::family);
 
 struct OpFrame {
@@ -57,13 +57,11 @@ struct OpFrame {
     int64_t peak_live;  // live bytes at the start; later peaks come from the platform's record
     uint64_t live_seq;  // the platform's live-bytes sequence number at the start
     kernel::OpParts parts;
-    PricedNs priced_at{};
 };
 
 // An open atomic section (preemption or interrupts off) of a task.
 struct Section {
     Time start = 0;
-    PricedNs priced_at{};
     Site site;
     Label label;
 };
@@ -133,6 +131,9 @@ struct Task {
     bool irqs_off = false;
     Section poff, ioff;
     PricedNs priced{};  // charged so far, by price family
+    // Where SimConfig::record_priced: `priced` when the open preempt-off and irqs-off sections
+    // and the open boolean commit began.
+    PricedNs poff_priced_at{}, ioff_priced_at{}, commit_priced_at{};
     // The latest closed sections and when they ended (-1: none yet), for wake-up causes.
     Section last_poff, last_ioff;
     Time last_poff_end = -1, last_ioff_end = -1;
