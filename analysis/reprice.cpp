@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "analysis/metrics.h"
+
 namespace locksim::analysis {
 
 namespace {
@@ -14,12 +16,6 @@ double priced_length(const kernel::PricedItem &i, const Factors &f) {
         sum += (f[k] - 1) * static_cast<double>(i.family[k]);
     return sum;
 }
-
-constexpr std::array<std::pair<const char *, int64_t RunSummary::*>, 3> kRepriced = {{
-    {"preempt_off.max_ns", &RunSummary::preempt_off_max_ns},
-    {"irqs_off.max_ns", &RunSummary::irqs_off_max_ns},
-    {"toggle.max_ns", &RunSummary::toggle_max_ns},
-}};
 
 }  // namespace
 
@@ -60,8 +56,11 @@ std::optional<RunSummary> repriced(const RunSummary &base, const Factors &f,
     if (base.priced.empty()) return std::nullopt;
     RunSummary s = base;
     s.point = std::move(point);
-    for (const auto &[metric, field] : kRepriced)
-        if (auto e = reprice(base, metric, f)) s.*field = std::llround(e->lo);
+    for (const auto &[name, list] : kernel::kPricedKinds) {
+        const std::string path = std::string(name) + std::string(kernel::kPricedMetricKey);
+        if (auto e = reprice(base, path, f))
+            set(s, *find_metric(path), int64_t{std::llround(e->lo)});
+    }
     return s;
 }
 

@@ -26,14 +26,9 @@ namespace {
 
 // "priced": {"families": [...], "preempt_off": {"count": N, "items": [[len, work, memory,
 // primitive, grace_period], ...]}, "irqs_off": ..., "toggle": ...}
-constexpr std::array<std::pair<const char *, kernel::PricedTop kernel::PricedRecord::*>, 3>
-    kPricedLists = {{{"preempt_off", &kernel::PricedRecord::preempt_off},
-                     {"irqs_off", &kernel::PricedRecord::irqs_off},
-                     {"toggle", &kernel::PricedRecord::toggle}}};
-
 json priced_to_json(const kernel::PricedRecord &r) {
     json j = {{"families", kernel::kPricedFamilies}};
-    for (const auto &[name, list] : kPricedLists) {
+    for (const auto &[name, list] : kernel::kPricedKinds) {
         json items = json::array();
         for (const kernel::PricedItem &i : (r.*list).items) {
             json row = {i.len};
@@ -53,7 +48,7 @@ kernel::PricedRecord priced_from_json(const json &j, const std::string &where) {
     if (!j.is_object() || j.value("families", json()) != json(kernel::kPricedFamilies))
         throw bad(fmt::format("must name the families {}", json(kernel::kPricedFamilies).dump()));
     kernel::PricedRecord r;
-    for (const auto &[name, list] : kPricedLists) {
+    for (const auto &[name, list] : kernel::kPricedKinds) {
         const json &l = j.value(name, json());
         const json count = l.is_object() ? l.value("count", json()) : json();
         if (!count.is_number_integer() || count.get<int64_t>() < 0 ||

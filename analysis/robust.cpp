@@ -159,6 +159,14 @@ std::map<std::string, std::vector<const RunSummary *>> nominal_runs(
     return out;
 }
 
+// The margin re-pricing judges a design's figure `m` with: from its spread over the nominal runs.
+double nominal_margin(const std::vector<const RunSummary *> &base, const Metric &m) {
+    std::vector<double> figures;
+    for (const RunSummary *s : base)
+        figures.push_back(number(*s, m));
+    return repricing_margin(figures);
+}
+
 // A design's nominal runs re-priced in one world: the summaries (one per seed), the limits the
 // estimate leaves open (not repriceable, or its worst over the seeds within the figure's
 // repricing_margin of the limit), and whether it decides the world without a full run: every limit
@@ -185,7 +193,6 @@ std::optional<CellEstimate> estimate_cell(const std::vector<const RunSummary *> 
     bool over = false;
     for (const auto &[path, limit] : limits) {
         std::optional<Estimate> worst;
-        std::vector<double> nominal;  // the figure per seed at the nominal prices
         const Metric *m = find_metric(path);
         if (repriceable(path, limit) && m)
             for (const RunSummary *b : base) {
@@ -194,10 +201,9 @@ std::optional<CellEstimate> estimate_cell(const std::vector<const RunSummary *> 
                 if (!worst) worst = Estimate{0, 0};
                 worst->lo = std::max(worst->lo, e->lo);
                 worst->hi = std::max(worst->hi, e->hi);
-                nominal.push_back(number(*b, *m));
             }
         const Side side = worst ? estimate_side(*worst, static_cast<double>(limit.value),
-                                                repricing_margin(nominal))
+                                                nominal_margin(base, *m))
                                 : Side::Near;
         if (side == Side::Near) c.open.push_back(path);
         over = over || side == Side::Over;
@@ -367,10 +373,7 @@ Robust judge_robust(const PriceSpace &space, const std::vector<std::vector<doubl
         for (const auto &[path, limit] : limits) {
             const Metric *m = find_metric(path);
             if (!repriceable(path, limit) || !m || b.front()->priced.empty()) continue;
-            std::vector<double> nominal;
-            for (const RunSummary *s : b)
-                nominal.push_back(number(*s, *m));
-            r.margins.push_back({label, path, repricing_margin(nominal)});
+            r.margins.push_back({label, path, nominal_margin(b, *m)});
         }
     }
     std::vector<RunSummary> runs = given_runs;

@@ -38,9 +38,10 @@ void IntervalStats::record_open(Time len, const std::function<AtomicInterval()> 
 }
 
 const PricedTop *PricedRecord::of(std::string_view metric_path) const {
-    if (metric_path == "preempt_off.max_ns") return &preempt_off;
-    if (metric_path == "irqs_off.max_ns") return &irqs_off;
-    if (metric_path == "toggle.max_ns") return &toggle;
+    for (const auto &[name, list] : kPricedKinds)
+        if (metric_path.starts_with(name) &&
+            metric_path.substr(std::string_view(name).size()) == kPricedMetricKey)
+            return &(this->*list);
     return nullptr;
 }
 

@@ -232,6 +232,13 @@ struct PricedRecord {
     // The list whose longest item is the metric's worst value (nullptr: none is recorded).
     const PricedTop *of(std::string_view metric_path) const;
 };
+// The kinds a PricedRecord keeps, by name: the results file's keys, and the group of the metric
+// (`<name>.max_ns`) whose worst item each holds.
+inline constexpr std::array<std::pair<const char *, PricedTop PricedRecord::*>, 3> kPricedKinds = {
+    {{"preempt_off", &PricedRecord::preempt_off},
+     {"irqs_off", &PricedRecord::irqs_off},
+     {"toggle", &PricedRecord::toggle}}};
+inline constexpr std::string_view kPricedMetricKey = ".max_ns";
 
 struct RunResults {
     int schema_version = kResultsSchemaVersion;

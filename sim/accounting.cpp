@@ -415,7 +415,7 @@ void SimPlatform::charge(Label label, const locksim::WorkCounts &counts, Time ho
         const auto ns =
             static_cast<Time>(static_cast<double>(host_ns) * cfg_.profile.measured_scale);
         if (cur_ && ns > 0) cur_->priced[kWork] += ns;
-        spend(ns, label);
+        ndelay(ns, label);
         return;
     }
     const int cpu = cur_ ? cur_->cpu : 0;
@@ -442,16 +442,12 @@ void SimPlatform::charge(Label label, const locksim::WorkCounts &counts, Time ho
         cur_->priced[kWork] += ns - stall_ns;
         cur_->priced[kMemory] += stall_ns;
     }
-    spend(ns, label);
+    ndelay(ns, label);
 }
 
-// Busy work of a known length that follows no price (a kernel's cpu_relax loop, a workload's).
+// Time on the current task under a compute label: busy work that follows no price (a kernel's
+// cpu_relax loop, a workload's), or charge()'s work, whose price family it has noted already.
 void SimPlatform::ndelay(Time ns, Label label) {
-    spend(ns, label);
-}
-
-// Time on the current task under a compute label; what it is priced by is charged already.
-void SimPlatform::spend(Time ns, Label label) {
     Task *t = cur_;
     if (!t || ns <= 0) return;
     if (recording()) {

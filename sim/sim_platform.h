@@ -278,8 +278,6 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     // --- accounting and checks (accounting.cpp) ---
     void close_section(Task *t, Section &s, bool irq, const Site &end);
     bool charge_section_to_frame(Task *t, const Section &s, bool irq, Time len);
-    // `ns` of time on the current task under a compute label (its price family charged already).
-    void spend(Time ns, Label label);
     // `end`: the site that closed the section, or nullptr for a section open at the end.
     // SimConfig::stop_over: ends the run now when, after the warm-up, `value` of the metric at
     // `path` passes `limit` (> 0).
