@@ -67,6 +67,10 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
         if (Filter && !line_sampled(tag, shift_)) continue;
         ++n;
         if (mine.touch(tag)) continue;
+        if (line_written(recorded)) {
+            llc_.touch(tag);  // a new line written: taken into both caches, no stall
+            continue;
+        }
         const bool dependent = line_dependent(recorded);
         if (llc_.touch(tag)) {
             stall += dependent ? lat_.llc_ps : llc_independent_ps_;

@@ -15,7 +15,9 @@
 //   little; a lock word's transfers are priced by the lock model, PrimitiveCosts);
 // - a miss of a dependent read (a chain's next node: Access::Dependent) costs the level's latency;
 //   an independent one (a hash slot) that latency over the profile's memory-level parallelism,
-//   the misses a core keeps in flight at once ([memory] mlp, default 1: none overlap);
+//   the misses a core keeps in flight at once ([memory] mlp, default 1: none overlap); a line
+//   written where it was just allocated (Access::Written: a new node, a copy's destination)
+//   enters both caches without a stall;
 // - prefetchers, TLBs and bandwidth limits are not modelled.
 // A call's lines are priced in the order it touched them, one touch per distinct line.
 //

@@ -32,9 +32,11 @@ uint32_t avc_reclaim_node(AvcCache &avc) {
     for (uint32_t tries = 0; tries < kAvcCacheSlots; ++tries) {
         uint32_t slot = ++avc.lru_hint & (kAvcCacheSlots - 1);
         AvcNode *&head = avc.slots[slot];
+        avc.touch_slot(slot);
         while (head) {
             count_work(Work::HashProbe);
             AvcNode *victim = head;
+            avc.touch_node(*victim);
             head = victim->next;
             avc_node_free(avc, victim);
             ++avc.stats.reclaims;
@@ -47,6 +49,8 @@ uint32_t avc_reclaim_node(AvcCache &avc) {
 AvcNode *avc_alloc_node(AvcCache &avc) {
     count_work(Work::Alloc);
     auto *node = new AvcNode;
+    node->line = ++avc.nodes_made;
+    avc.touch_node(*node, Access::Written);
     ++avc.stats.allocations;
     if (++avc.active_nodes > avc.threshold) avc_reclaim_node(avc);
     return node;
@@ -63,10 +67,13 @@ AvcNode *avc_insert(AvcCache &avc, uint32_t ssid, uint32_t tsid, uint32_t tclass
     node->tsid = tsid;
     node->tclass = static_cast<uint16_t>(tclass);
     node->avd = avd;
-    AvcNode **link = &avc.slots[avc_hash(ssid, tsid, tclass)];
+    const uint32_t slot = avc_hash(ssid, tsid, tclass);
+    AvcNode **link = &avc.slots[slot];
+    avc.touch_slot(slot);
     for (AvcNode **p = link; *p; p = &(*p)->next) {
         count_work(Work::HashProbe);
         AvcNode *pos = *p;
+        avc.touch_node(*pos);
         if (pos->ssid == ssid && pos->tsid == tsid && pos->tclass == tclass) {
             node->next = pos->next;  // replace in place
             *p = node;
@@ -88,8 +95,11 @@ bool avc_update_node_grant(AvcCache &avc, uint32_t ssid, uint32_t tsid, uint32_t
 }
 
 void avc_flush(AvcCache &avc) {
-    for (AvcNode *&head : avc.slots) {
+    for (uint32_t slot = 0; slot < kAvcCacheSlots; ++slot) {
+        AvcNode *&head = avc.slots[slot];
+        avc.touch_slot(slot);
         while (head) {
+            avc.touch_node(*head);
             AvcNode *next = head->next;
             avc_node_free(avc, head);
             head = next;

@@ -32,6 +32,7 @@ struct AvcNode {
     uint32_t tsid = 0;
     uint16_t tclass = 0;
     AvDecision avd;
+    uint32_t line = 0;  // the node's name for the cache model (AvcCache::nodes_made)
     AvcNode *next = nullptr;
 };
 
@@ -58,6 +59,19 @@ struct AvcCache {
     uint32_t latest_notif = 0;
     uint32_t threshold = kAvcDefCacheThreshold;
     AvcStats stats;
+    // For the cache model: the cache's name, and the nodes allocated so far (each a line of its
+    // own: a node freed and reallocated is new memory to the model).
+    uint32_t lines = next_line_object();
+    uint32_t nodes_made = 0;
+
+    // Records the read of slot `slot`'s head (8 to a line, at an address known ahead) and of a
+    // node reached through a chain.
+    void touch_slot(uint32_t slot) const {
+        touch_line(mem_line(MemRegion::AvcSlots, lines, slot / 8), Access::Independent);
+    }
+    void touch_node(const AvcNode &n, Access access = Access::Dependent) const {
+        touch_line(mem_line(MemRegion::AvcNode, lines, n.line), access);
+    }
 };
 
 inline uint32_t avc_hash(uint32_t ssid, uint32_t tsid, uint32_t tclass) {
@@ -67,8 +81,10 @@ inline uint32_t avc_hash(uint32_t ssid, uint32_t tsid, uint32_t tclass) {
 // The entry for the key in one slot's chain, nullptr if absent (counts a probe per node).
 inline AvcNode *avc_search_slot(const AvcCache &avc, uint32_t slot, uint32_t ssid, uint32_t tsid,
                                 uint32_t tclass) {
+    avc.touch_slot(slot);
     for (AvcNode *n = avc.slots[slot]; n; n = n->next) {
         count_work(Work::HashProbe);
+        avc.touch_node(*n);
         if (n->ssid == ssid && n->tsid == tsid && n->tclass == tclass) return n;
     }
     return nullptr;

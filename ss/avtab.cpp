@@ -42,23 +42,8 @@ constexpr uint16_t kKindMask = static_cast<uint16_t>(~(AVTAB_ENABLED | AVTAB_ENA
 
 }  // namespace
 
-namespace {
-thread_local uint32_t tl_generations = 0;
-thread_local int tl_scope_depth = 0;
-}  // namespace
-
 uint32_t Avtab::next_generation() {
-    return ++tl_generations;
-}
-
-Avtab::GenerationScope::GenerationScope()
-    : saved_(tl_generations), outermost_(tl_scope_depth++ == 0) {
-    if (outermost_) tl_generations = 0;
-}
-
-Avtab::GenerationScope::~GenerationScope() {
-    --tl_scope_depth;
-    if (outermost_) tl_generations = saved_;
+    return next_line_object();
 }
 
 Avtab::~Avtab() {
@@ -240,6 +225,13 @@ Avtab::Position Avtab::position_of(const AvtabNode &n) const {
     for (const AvtabNode *cur = htable_[pos.slot]; cur && cur != &n; cur = cur->next)
         ++pos.depth;
     return pos;
+}
+
+void Avtab::touch_node(const AvtabNode &n, Access access) const {
+    const WorkCounts *c = ThreadSlot<WorkCounts>::current;
+    if (!c || !c->records_lines()) return;
+    const Position p = position_of(n);
+    touch_line(mem_line(MemRegion::AvtabNode, gen_, (uint64_t{p.slot} << 12) + p.depth), access);
 }
 
 const AvtabNode *Avtab::node_at(Position pos) const {

@@ -127,6 +127,9 @@ class Avtab {
         uint32_t depth = 0;
     };
     Position position_of(const AvtabNode &n) const;
+    // Records the read (or write) of node `n` of this table for the cache model: the line a
+    // search names by the node's position (nothing where lines are not recorded).
+    void touch_node(const AvtabNode &n, Access access) const;
     // The node at `pos` (one that position_of gave for a table of this layout).
     const AvtabNode *node_at(Position pos) const;
 
@@ -149,21 +152,9 @@ class Avtab {
     };
     ChainStats chain_stats() const;
 
-    // Opened for one simulation job on its thread: the tables made inside are numbered from 1,
-    // so that their numbers, and the cache lines named by them, are a function of the job
-    // alone, not of what other jobs made before it or beside it on the host. A scope opened
-    // inside another goes on with the outer one's numbers (its tables are still alive).
-    class GenerationScope {
-      public:
-        GenerationScope();
-        ~GenerationScope();
-        GenerationScope(const GenerationScope &) = delete;
-        GenerationScope &operator=(const GenerationScope &) = delete;
-
-      private:
-        uint32_t saved_;
-        bool outermost_;
-    };
+    // Opened for one simulation job on its thread: the tables (and every other named object,
+    // next_line_object) made inside are numbered from 1.
+    using GenerationScope = LineObjectScope;
 
   private:
     AvtabNode *new_node(const AvtabKey &key, const AvtabDatum &datum, AvtabNode *next);

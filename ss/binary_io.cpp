@@ -37,6 +37,7 @@ void ebitmap_read(BinaryReader &r, Ebitmap &e) {
     if (n->startbit + kEbitmapSize != hb)
         r.fail("ebitmap high bit {} does not match its last map", highbit);
     e.set_highbit(static_cast<uint32_t>(hb));
+    e.name_lines(next_line_object());
 }
 
 void ebitmap_write(BinaryWriter &w, const Ebitmap &e) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -35,9 +36,14 @@ inline constexpr size_t kNameMinBytes = 4 + 1;
 
 class BinaryReader {
   public:
+    // `lines`: the image's name for the cache model (the writer's, for an image just written;
+    // 0: a name of its own).
     BinaryReader(std::span<const uint8_t> data, std::string_view source,
-                 std::vector<PolicySection> *sections = nullptr)
-        : data_(data), source_(source), sections_(sections) {}
+                 std::vector<PolicySection> *sections = nullptr, uint32_t lines = 0)
+        : data_(data),
+          source_(source),
+          sections_(sections),
+          lines_(lines ? lines : next_line_object()) {}
 
     void section(const char *name) {
         section_ = name;
@@ -65,6 +71,12 @@ class BinaryReader {
         last_ = pos_;
         if (n > remaining()) fail("truncated: {} bytes needed, {} left", n, remaining());
         const uint8_t *p = data_.data() + pos_;
+        // The image is read in order: each line once, as the read reaches it.
+        if (n && (pos_ + n - 1) / 64 >= next_line_) {
+            const uint64_t from = std::max<uint64_t>(pos_, next_line_ * 64);
+            touch_stream(lines_, from, pos_ + n - from, Access::Independent);
+            next_line_ = (pos_ + n - 1) / 64 + 1;
+        }
         pos_ += n;
         count_work(Work::BytesSerialized, n);
         return p;
@@ -106,11 +118,17 @@ class BinaryReader {
     const char *section_ = "header";
     size_t pos_ = 0;
     size_t last_ = 0;
+    uint32_t lines_;
+    uint64_t next_line_ = 0;  // the first line of the image not read yet
 };
 
+// Writes an image: its lines written in order for the cache model, and those of the structure
+// it serialises (`source`, a policy's stream name; 0: none) read at the same offsets.
 class BinaryWriter {
   public:
-    explicit BinaryWriter(size_t reserve = 0) { buf_.reserve(reserve); }
+    explicit BinaryWriter(size_t reserve = 0, uint32_t source = 0) : source_(source) {
+        buf_.reserve(reserve);
+    }
     void u8(uint8_t v) { put(&v, 1); }
     void u16(uint16_t v) { put(&v, 2); }
     void u32(uint32_t v) { put(&v, 4); }
@@ -118,14 +136,25 @@ class BinaryWriter {
     void bytes(std::string_view s) { put(s.data(), s.size()); }
     void put(const void *p, size_t n) {
         const auto *b = static_cast<const uint8_t *>(p);
+        const uint64_t at = buf_.size();
+        if (n && (at + n - 1) / 64 >= next_line_) {
+            const uint64_t from = std::max<uint64_t>(at, next_line_ * 64);
+            if (source_) touch_stream(source_, from, at + n - from, Access::Independent);
+            touch_stream(lines_, from, at + n - from, Access::Written);
+            next_line_ = (at + n - 1) / 64 + 1;
+        }
         buf_.insert(buf_.end(), b, b + n);
         count_work(Work::BytesSerialized, n);
     }
     std::vector<uint8_t> take() { return std::move(buf_); }
     size_t size() const { return buf_.size(); }
+    uint32_t lines() const { return lines_; }  // the image's name for the cache model
 
   private:
     std::vector<uint8_t> buf_;
+    uint32_t source_;
+    uint32_t lines_ = next_line_object();
+    uint64_t next_line_ = 0;
 };
 
 // ebitmap on disk: {mapunit = 64, highbit, count} then count x {startbit u32, map u64}.

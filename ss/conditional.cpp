@@ -1,5 +1,7 @@
 #include "ss/conditional.h"
 
+#include <algorithm>
+
 namespace locksim::ss {
 
 int cond_evaluate_expr(const std::vector<CondExpr> &expr, const Symtab<BoolDatum> &bools) {
@@ -53,12 +55,57 @@ int cond_evaluate_expr(const std::vector<CondExpr> &expr, const Symtab<BoolDatum
     return sp == 0 ? stack[0] : -1;
 }
 
+namespace {
+constexpr uint64_t kCondNodeBytes = 56;
+constexpr uint64_t kPartLineBits = 16;              // lines of one array, at most
+constexpr uint64_t kBoolLines = uint64_t{1} << 35;  // the booleans' datums, after the arrays
+}  // namespace
+
+void CondPolicy::touch_node(size_t i, Access access) const {
+    for (uint64_t line = i * kCondNodeBytes / 64; line <= (i * kCondNodeBytes + 55) / 64; ++line)
+        touch_line(mem_line(MemRegion::CondNode, lines, line), access);
+}
+
+void CondPolicy::touch_part(size_t i, Part part, size_t bytes, Access access) const {
+    const uint64_t base = ((uint64_t{i} * 3 + static_cast<uint64_t>(part) + 1) << kPartLineBits);
+    const uint64_t n = std::min<uint64_t>((bytes + 63) / 64, uint64_t{1} << kPartLineBits);
+    for (uint64_t k = 0; k < n; ++k)
+        touch_line(mem_line(MemRegion::CondNode, lines, base + k),
+                   access == Access::Dependent && k > 0 ? Access::Independent : access);
+}
+
+void CondPolicy::touch_bool(uint32_t value, Access access) const {
+    touch_line(mem_line(MemRegion::CondNode, lines, kBoolLines + value), access);
+}
+
+void CondPolicy::touch_expr(size_t i) const {
+    const CondNode &node = cond_list[i];
+    touch_part(i, Part::Expr, node.expr.size() * sizeof(CondExpr), Access::Dependent);
+    for (const CondExpr &e : node.expr)
+        if (e.expr_type == COND_BOOL) touch_bool(e.boolean, Access::Dependent);
+}
+
 void cond_evaluate_nodes(CondPolicy &cond, bool force) {
-    for (CondNode &node : cond.cond_list) {
+    const Avtab &table = cond.te_cond_avtab;
+    for (size_t i = 0; i < cond.cond_list.size(); ++i) {
+        CondNode &node = cond.cond_list[i];
+        cond.touch_node(i, Access::Independent);
+        cond.touch_expr(i);
         int new_state = cond_evaluate_expr(node.expr, cond.bools);
         if (new_state == node.cur_state && !force) continue;
         node.cur_state = new_state;
         count_work(Work::AvtabToggle, node.true_list.size() + node.false_list.size());
+        // The lists are arrays of pointers: every rule's address is known once the array is
+        // read, so the rules' misses may overlap.
+        using Part = CondPolicy::Part;
+        cond.touch_part(i, Part::TrueList, node.true_list.size() * sizeof(AvtabNode *),
+                        Access::Dependent);
+        for (const AvtabNode *n : node.true_list)
+            table.touch_node(*n, Access::Independent);
+        cond.touch_part(i, Part::FalseList, node.false_list.size() * sizeof(AvtabNode *),
+                        Access::Dependent);
+        for (const AvtabNode *n : node.false_list)
+            table.touch_node(*n, Access::Independent);
         for (AvtabNode *n : node.true_list) {
             if (new_state <= 0)
                 n->key.specified &= static_cast<uint16_t>(~AVTAB_ENABLED);

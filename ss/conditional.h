@@ -9,6 +9,7 @@
 
 #include "ss/avtab.h"
 #include "ss/symtab.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 
@@ -49,6 +50,21 @@ struct CondPolicy {
     Symtab<BoolDatum> bools;  // p_bools and bool_val_to_struct
     Avtab te_cond_avtab;
     std::vector<CondNode> cond_list;
+    // The conditional policy's name for the cache model (a copy gets its own).
+    uint32_t lines = next_line_object();
+
+    // The lines of the kernel's layout (5.7 on): an array of 56-byte struct cond_node, each with
+    // three arrays of its own (the expression's 8-byte nodes, the true and false lists'
+    // pointers), and the booleans' datums.
+    enum class Part : uint8_t { Expr, TrueList, FalseList };
+    // Node i's entry in the array (at an address known ahead).
+    void touch_node(size_t i, Access access) const;
+    // One of node i's arrays, `bytes` long: its first line through the node, the rest in order.
+    void touch_part(size_t i, Part part, size_t bytes, Access access) const;
+    // Boolean `value`'s datum, through bool_val_to_struct.
+    void touch_bool(uint32_t value, Access access) const;
+    // Evaluating node i's expression reads its array and the datum of every boolean it names.
+    void touch_expr(size_t i) const;
 };
 
 // Evaluates a postfix expression over the booleans' states: 1, 0, or -1 when malformed

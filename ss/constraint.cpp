@@ -103,6 +103,7 @@ bool constraint_expr_eval(const PolicyBase &p, const Context &scontext, const Co
     int sp = -1;
     for (const ConstraintExpr &e : expr) {
         count_work(Work::ConstraintNode);
+        if (e.line) touch_line(mem_line(MemRegion::Constraint, e.line, 0), Access::Dependent);
         switch (e.expr_type) {
             case CEXPR_NOT:
                 if (sp < 0) return false;

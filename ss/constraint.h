@@ -49,6 +49,9 @@ struct ConstraintExpr {
     uint32_t expr_type = 0;
     uint32_t attr = 0;
     uint32_t op = 0;
+    // The node's name for the cache model (each a node of the kernel's list: read through the
+    // one before); 0: not named.
+    uint32_t line = 0;
     Ebitmap names;                        // NAMES: values as bits (value - 1)
     std::unique_ptr<TypeSet> type_names;  // NAMES with version >= 29
 };

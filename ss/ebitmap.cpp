@@ -40,8 +40,11 @@ void Ebitmap::clear() {
 
 void Ebitmap::copy_from(const Ebitmap &o) {
     EbitmapNode **tail = &node_;
+    lines_ = o.lines_ ? next_line_object() : 0;
     for (const EbitmapNode *n = o.node_; n; n = n->next) {
+        o.touch(n);
         EbitmapNode *c = alloc_node(n->startbit);
+        touch_node(lines_, c, Access::Written);
         std::memcpy(c->maps, n->maps, sizeof(c->maps));
         count_work(Work::BytesCopied, sizeof(EbitmapNode));
         *tail = c;
@@ -54,6 +57,7 @@ bool Ebitmap::get_bit(uint32_t bit) const {
     if (highbit_ < bit) return false;
     for (const EbitmapNode *n = node_; n && n->startbit <= bit; n = n->next) {
         count_work(Work::EbitmapNode);
+        touch(n);
         if (n->startbit + kEbitmapSize > bit) return node_get_bit(n, bit);
     }
     return false;
@@ -64,6 +68,7 @@ void Ebitmap::set_bit(uint32_t bit, bool value) {
     EbitmapNode *n = node_;
     while (n && n->startbit <= bit) {
         count_work(Work::EbitmapNode);
+        touch(n);
         if (n->startbit + kEbitmapSize > bit) {
             uint32_t off = bit - n->startbit;
             uint64_t mask = uint64_t{1} << (off % kEbitmapUnitSize);
@@ -85,6 +90,7 @@ void Ebitmap::set_bit(uint32_t bit, bool value) {
     }
     if (!value) return;
     EbitmapNode *nn = alloc_node(bit - bit % kEbitmapSize);
+    touch_node(lines_, nn, Access::Written);
     uint32_t off = bit - nn->startbit;
     nn->maps[off / kEbitmapUnitSize] |= uint64_t{1} << (off % kEbitmapUnitSize);
     if (!n) highbit_ = nn->startbit + kEbitmapSize;
@@ -94,17 +100,20 @@ void Ebitmap::set_bit(uint32_t bit, bool value) {
 
 uint32_t Ebitmap::cardinality() const {
     uint32_t c = 0;
-    for (const EbitmapNode *n = node_; n; n = n->next)
+    for (const EbitmapNode *n = node_; n; n = n->next) {
+        touch(n);
         for (uint64_t m : n->maps)
             c += static_cast<uint32_t>(std::popcount(m));
+    }
     return c;
 }
 
 uint32_t Ebitmap::last_set_bit() const {
     const EbitmapNode *last = node_;
     if (!last) return 0;
+    touch(last);
     while (last->next)
-        last = last->next;
+        touch(last = last->next);
     for (int i = kEbitmapUnitNumbers - 1; i >= 0; --i)
         if (last->maps[i])
             return last->startbit + i * kEbitmapUnitSize +
@@ -134,12 +143,20 @@ EbitmapNode *Ebitmap::append_node(uint32_t startbit, EbitmapNode *tail) {
 bool ebitmap_cmp(const Ebitmap &e1, const Ebitmap &e2) {
     if (e1.highbit() != e2.highbit()) return false;
     const EbitmapNode *n1 = e1.first(), *n2 = e2.first();
+    auto touch = [&] {
+        if (n1 && n2) {
+            e1.touch(n1);
+            e2.touch(n2);
+        }
+    };
+    touch();
     while (n1 && n2 && n1->startbit == n2->startbit &&
            std::memcmp(n1->maps, n2->maps, sizeof(n1->maps)) == 0) {
         count_work(Work::EbitmapNode);
         count_work(Work::EbitmapWord, kEbitmapUnitNumbers);
         n1 = n1->next;
         n2 = n2->next;
+        touch();
     }
     return !n1 && !n2;
 }
@@ -151,7 +168,10 @@ Ebitmap combine(const Ebitmap &e1, const Ebitmap &e2, bool keep_unmatched, Op op
     Ebitmap dst;
     EbitmapNode *tail = nullptr;
     const EbitmapNode *n1 = e1.first(), *n2 = e2.first();
+    const EbitmapNode *read1 = nullptr, *read2 = nullptr;
     while (n1 || n2) {
+        if (n1 && n1 != read1) e1.touch(read1 = n1);
+        if (n2 && n2 != read2) e2.touch(read2 = n2);
         uint64_t maps[kEbitmapUnitNumbers];
         uint32_t start;
         if (n1 && n2 && n1->startbit == n2->startbit) {
@@ -191,8 +211,11 @@ bool ebitmap_contains(const Ebitmap &e1, const Ebitmap &e2, uint32_t last_e2bit)
     count_work(Work::Call);
     if (e1.highbit() < e2.highbit()) return false;
     const EbitmapNode *n1 = e1.first(), *n2 = e2.first();
+    const EbitmapNode *read2 = nullptr;
     while (n1 && n2 && n1->startbit <= n2->startbit) {
         count_work(Work::EbitmapNode);
+        e1.touch(n1);
+        if (n2 != read2) e2.touch(read2 = n2);
         if (n1->startbit < n2->startbit) {
             n1 = n1->next;
             continue;

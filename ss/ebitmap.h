@@ -5,6 +5,9 @@
 //
 // Bit numbers are zero-based, as in the kernel (a value v is stored as bit v-1 by callers).
 // Every operation counts its work (nodes visited, words read, allocations) on the work meter.
+// An ebitmap whose lines are named (name_lines: one read from a policy, a SID table's context)
+// also records the nodes it reads for the cache model (MemRegion::EbitmapNode, each a
+// dependent read: a list); a copy of a named ebitmap gets a name of its own, its nodes written.
 #pragma once
 
 #include <bit>
@@ -39,17 +42,20 @@ class Ebitmap {
         }
         return *this;
     }
-    Ebitmap(Ebitmap &&o) noexcept : node_(o.node_), highbit_(o.highbit_) {
+    Ebitmap(Ebitmap &&o) noexcept : node_(o.node_), highbit_(o.highbit_), lines_(o.lines_) {
         o.node_ = nullptr;
         o.highbit_ = 0;
+        o.lines_ = 0;
     }
     Ebitmap &operator=(Ebitmap &&o) noexcept {
         if (this != &o) {
             clear();
             node_ = o.node_;
             highbit_ = o.highbit_;
+            lines_ = o.lines_;
             o.node_ = nullptr;
             o.highbit_ = 0;
+            o.lines_ = 0;
         }
         return *this;
     }
@@ -58,6 +64,15 @@ class Ebitmap {
     uint32_t highbit() const { return highbit_; }
     const EbitmapNode *first() const { return node_; }
     bool empty() const { return node_ == nullptr; }
+    // The name of the ebitmap's lines for the cache model (next_line_object); 0: not named, its
+    // reads are not recorded.
+    uint32_t lines() const { return lines_; }
+    void name_lines(uint32_t object) { lines_ = object; }
+    // Records the read of node `n` (the ebitmap's own) where the lines are named.
+    void touch(const EbitmapNode *n) const { touch_node(lines_, n, Access::Dependent); }
+    static void touch_node(uint32_t lines, const EbitmapNode *n, Access access) {
+        if (lines) touch_line(mem_line(MemRegion::EbitmapNode, lines, n->startbit), access);
+    }
 
     bool get_bit(uint32_t bit) const;        // walks the list from the start
     void set_bit(uint32_t bit, bool value);  // allocates or frees nodes as needed
@@ -75,7 +90,10 @@ class Ebitmap {
         using pointer = const uint32_t *;
         using reference = uint32_t;
         BitIterator() = default;
-        explicit BitIterator(const EbitmapNode *n) : node_(n) { seek(0); }
+        explicit BitIterator(const EbitmapNode *n, uint32_t lines = 0) : node_(n), lines_(lines) {
+            if (node_) touch_node(lines_, node_, Access::Dependent);
+            seek(0);
+        }
         uint32_t operator*() const { return node_->startbit + word_ * kEbitmapUnitSize + bit_; }
         BitIterator &operator++() {
             advance();
@@ -94,15 +112,17 @@ class Ebitmap {
         void seek(uint32_t from_word);
         void advance();
         const EbitmapNode *node_ = nullptr;
+        uint32_t lines_ = 0;
         uint32_t word_ = 0;
         uint32_t bit_ = 0;
     };
     struct BitRange {
         const EbitmapNode *n;
-        BitIterator begin() const { return BitIterator(n); }
+        uint32_t lines;
+        BitIterator begin() const { return BitIterator(n, lines); }
         BitIterator end() const { return BitIterator(); }
     };
-    BitRange bits() const { return BitRange{node_}; }
+    BitRange bits() const { return BitRange{node_, lines_}; }
 
     // Low-level building used by the policy reader: appends a zeroed node that must come after
     // every existing node (startbit strictly increasing, aligned to 384) and returns it. `tail`,
@@ -114,7 +134,9 @@ class Ebitmap {
     void copy_from(const Ebitmap &o);
     EbitmapNode *node_ = nullptr;
     uint32_t highbit_ = 0;
+    uint32_t lines_ = 0;  // in what was padding
 };
+static_assert(sizeof(Ebitmap) == 16, "an ebitmap is the kernel's: a node pointer and a high bit");
 
 // Equal bit sets (ebitmap_cmp): true when equal.
 bool ebitmap_cmp(const Ebitmap &e1, const Ebitmap &e2);
@@ -142,6 +164,7 @@ inline void Ebitmap::BitIterator::seek(uint32_t from_word) {
         }
         node_ = node_->next;
         count_work(Work::EbitmapNode);
+        if (node_) touch_node(lines_, node_, Access::Dependent);
         from_word = 0;
     }
     word_ = bit_ = 0;

@@ -10,13 +10,17 @@
 namespace locksim::ss {
 namespace {
 
-// Copies one rule list, inserting each rule into the new table (cond_dup_av_list).
-void dup_av_list(const std::vector<AvtabNode *> &from, Avtab &table, std::vector<AvtabNode *> &to) {
+// Copies one rule list, inserting each rule into the new table (cond_dup_av_list): the rules
+// are read through the list's array (their addresses known ahead), the copies written.
+void dup_av_list(const Avtab &orig, const std::vector<AvtabNode *> &from, Avtab &table,
+                 std::vector<AvtabNode *> &to) {
     to.reserve(from.size());
     count_work(Work::Alloc);
     for (const AvtabNode *n : from) {
         count_work(Work::BytesCopied, sizeof(AvtabNode));
+        orig.touch_node(*n, Access::Independent);
         to.push_back(table.insert_nonunique(n->key, n->datum));
+        table.touch_node(*to.back(), Access::Written);
     }
 }
 
@@ -37,14 +41,29 @@ std::shared_ptr<CondPolicy> cond_policy_dup(const CondPolicy &orig) {
     copy->te_cond_avtab.alloc_dup(orig.te_cond_avtab);
     copy->cond_list.reserve(orig.cond_list.size());
     count_work(Work::Alloc);
-    for (const CondNode &node : orig.cond_list) {
+    using Part = CondPolicy::Part;
+    for (size_t i = 0; i < orig.cond_list.size(); ++i) {
+        const CondNode &node = orig.cond_list[i];
+        orig.touch_node(i, Access::Independent);
         CondNode &n = copy->cond_list.emplace_back();
+        copy->touch_node(i, Access::Written);
         n.cur_state = node.cur_state;
         n.expr = node.expr;
         count_work(Work::Alloc);
         count_work(Work::BytesCopied, node.expr.size() * sizeof(CondExpr));
-        dup_av_list(node.true_list, copy->te_cond_avtab, n.true_list);
-        dup_av_list(node.false_list, copy->te_cond_avtab, n.false_list);
+        const size_t expr_bytes = node.expr.size() * sizeof(CondExpr);
+        orig.touch_part(i, Part::Expr, expr_bytes, Access::Dependent);
+        copy->touch_part(i, Part::Expr, expr_bytes, Access::Written);
+        orig.touch_part(i, Part::TrueList, node.true_list.size() * sizeof(AvtabNode *),
+                        Access::Dependent);
+        dup_av_list(orig.te_cond_avtab, node.true_list, copy->te_cond_avtab, n.true_list);
+        copy->touch_part(i, Part::TrueList, n.true_list.size() * sizeof(AvtabNode *),
+                         Access::Written);
+        orig.touch_part(i, Part::FalseList, node.false_list.size() * sizeof(AvtabNode *),
+                        Access::Dependent);
+        dup_av_list(orig.te_cond_avtab, node.false_list, copy->te_cond_avtab, n.false_list);
+        copy->touch_part(i, Part::FalseList, n.false_list.size() * sizeof(AvtabNode *),
+                         Access::Written);
     }
     // Rules the lists do not reference (none in a policy read from a file) are copied too, so
     // the table is complete.
@@ -70,8 +89,9 @@ void cond_policydb_dup(Policydb &dst, const Policydb &orig) {
 }
 
 Policydb policydb_full_copy(const Policydb &orig) {
-    std::vector<uint8_t> image = policydb_write(orig);
-    Policydb copy = policydb_read(image, "policy copy");
+    uint32_t image_lines = 0;
+    std::vector<uint8_t> image = policydb_write(orig, 0, &image_lines);
+    Policydb copy = policydb_read(image, "policy copy", nullptr, image_lines);
     if (memo_installed()) {
         WorkMeterScope uncounted(nullptr);
         const PolicyBase &a = copy.b(), &b = orig.b();

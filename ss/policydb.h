@@ -344,6 +344,10 @@ struct PolicyBase {
     std::vector<Ebitmap> type_attr_map;
     std::vector<Ebitmap> attr_type_map;
 
+    // The policy's name for the cache model, where it is read as a whole (serialised: its
+    // structures taken as one stream of lines in the order the writer visits them).
+    uint32_t lines = next_line_object();
+
     uint32_t process_class = 0;        // value of class "process"
     uint32_t process_trans_perms = 0;  // its transition | dyntransition bits
 
@@ -412,8 +416,10 @@ struct PolicySection {
 // <what>") on any malformed input. Allocations are bounded by what the file can hold: every
 // count is checked against the smallest legal encoding of its entries. `sections`, when given,
 // receives each section as it is reached.
+// `image_lines`: the image's name for the cache model, where it was just written
+// (policydb_write's); 0: a name of its own.
 Policydb policydb_read(std::span<const uint8_t> data, std::string_view source = "policy",
-                       std::vector<PolicySection> *sections = nullptr);
+                       std::vector<PolicySection> *sections = nullptr, uint32_t image_lines = 0);
 Policydb policydb_read_file(const std::string &path);
 
 // Writes a binary policy of `version` (0: the version it was read as). Versions 24..33.
@@ -422,7 +428,10 @@ Policydb policydb_read_file(const std::string &path);
 // below 27/28, Infiniband contexts below 31, glblub below 32); extended-permission rules below
 // 30 are refused with a UserError, as libsepol refuses them. The output is a function of the
 // structures: write(read(write(read(x)))) == write(read(x)).
-std::vector<uint8_t> policydb_write(const Policydb &p, uint32_t version = 0);
+// `image_lines`, when given, receives the image's name for the cache model (for the reader that
+// reads it next: policydb_read's image_lines).
+std::vector<uint8_t> policydb_write(const Policydb &p, uint32_t version = 0,
+                                    uint32_t *image_lines = nullptr);
 void policydb_write_file(const Policydb &p, const std::string &path, uint32_t version = 0);
 
 }  // namespace locksim::ss

@@ -21,8 +21,8 @@ constexpr uint32_t kBoundsMaxDepth = 4;
 class PolicyReader {
   public:
     PolicyReader(std::span<const uint8_t> data, std::string_view source,
-                 std::vector<PolicySection> *sections)
-        : r_(data, source, sections) {}
+                 std::vector<PolicySection> *sections, uint32_t image_lines)
+        : r_(data, source, sections, image_lines) {}
 
     Policydb read() {
         base_ = std::make_shared<PolicyBase>();
@@ -137,6 +137,7 @@ class PolicyReader {
             c.expr.resize(nexpr);
             int depth = -1;
             for (ConstraintExpr &e : c.expr) {
+                e.line = next_line_object();
                 e.expr_type = r_.u32();
                 e.attr = r_.u32();
                 e.op = r_.u32();
@@ -662,6 +663,10 @@ class PolicyReader {
                 if (!t->attribute) atm[i].set_bit(i, true);
             }
         }
+        // Built here rather than read (older versions): named for the cache model all the same.
+        for (uint32_t i = 0; i < n; ++i)
+            for (Ebitmap *e : {&tam[i], &atm[i]})
+                if (!e->lines()) e->name_lines(next_line_object());
     }
 
     // Bounds chains must be short and end (the kernel's policydb_bounds_sanity_check).
@@ -700,8 +705,8 @@ class PolicyReader {
 }  // namespace
 
 Policydb policydb_read(std::span<const uint8_t> data, std::string_view source,
-                       std::vector<PolicySection> *sections) {
-    return PolicyReader(data, source, sections).read();
+                       std::vector<PolicySection> *sections, uint32_t image_lines) {
+    return PolicyReader(data, source, sections, image_lines).read();
 }
 
 Policydb policydb_read_file(const std::string &path) {

@@ -17,12 +17,16 @@ namespace {
 class PolicyWriter {
   public:
     PolicyWriter(const Policydb &db, uint32_t version)
-        : p_(*db.base), c_(*db.cond), v_(version ? version : db.base->policyvers) {
+        : p_(*db.base),
+          c_(*db.cond),
+          v_(version ? version : db.base->policyvers),
+          w_(1 << 20, db.base->lines) {
         if (v_ < kPolicyVersionWriteMin || v_ > kPolicyVersionWriteMax)
             throw UserError(fmt::format("cannot write policy version {} (supported: {}..{})", v_,
                                         kPolicyVersionWriteMin, kPolicyVersionWriteMax));
     }
 
+    uint32_t lines() const { return w_.lines(); }
     std::vector<uint8_t> write() {
         header();
         symtabs();
@@ -390,13 +394,15 @@ class PolicyWriter {
     const PolicyBase &p_;
     const CondPolicy &c_;
     uint32_t v_;
-    BinaryWriter w_{1 << 20};
+    BinaryWriter w_;
 };
 
 }  // namespace
 
-std::vector<uint8_t> policydb_write(const Policydb &p, uint32_t version) {
-    return PolicyWriter(p, version).write();
+std::vector<uint8_t> policydb_write(const Policydb &p, uint32_t version, uint32_t *image_lines) {
+    PolicyWriter w(p, version);
+    if (image_lines) *image_lines = w.lines();
+    return w.write();
 }
 
 void policydb_write_file(const Policydb &p, const std::string &path, uint32_t version) {

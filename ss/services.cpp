@@ -123,14 +123,8 @@ void te_rules_av(const Policydb &db, uint32_t stype, uint32_t ttype, uint32_t tc
     key.specified = AVTAB_AV;
     const Ebitmap &sattr = p.type_attr_map[stype - 1];
     const Ebitmap &tattr = p.type_attr_map[ttype - 1];
-    // The two maps' nodes (the policy's identity is its avtab's); the target's is walked again
-    // for every source attribute, from the cache after the first time.
-    for (uint32_t type : {stype, ttype}) {
-        uint64_t node = uint64_t{type} << 8;
-        for (const EbitmapNode *n = p.type_attr_map[type - 1].first(); n; n = n->next)
-            touch_line(mem_line(MemRegion::TypeAttrMap, p.te_avtab.generation(), node++),
-                       Access::Dependent);
-    }
+    // The two maps' nodes are read as the loops walk them (the lists are named by the policy's
+    // reader); the target's again for every source attribute, from the cache after the first.
     for (uint32_t i : sattr.bits()) {
         key.source_type = static_cast<uint16_t>(i + 1);
         for (uint32_t j : tattr.bits()) {

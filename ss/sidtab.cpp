@@ -29,10 +29,24 @@ inline uint32_t finish(uint32_t h) {
     return h;
 }
 
+// Where the kernel's entry keeps what the model reads (x86-64 struct sidtab_entry of v5.x: sid,
+// hash, then struct context: user, role, type, len, the range's two levels, str; then the
+// string cache pointer and the hash list node). The legacy struct sidtab_node is the SID, the
+// context and `next`.
+constexpr uint32_t kEntryBytes = 104, kLegacyNodeBytes = 88;
+constexpr uint32_t kOffHash = 4, kOffType = 16, kOffContext = 8, kOffContextEnd = 72;
+constexpr uint32_t kOffCache = 80, kOffHnext = 88, kOffLegacyNext = 80;
+// The SID table's slot lines: its 512 bucket heads (8 to a line), then the small reverse cache
+// and the tree's root.
+constexpr uint64_t kRecentLine = kSidtabHashBuckets / 8, kRootLine = kRecentLine + 1;
+// Lines of one string cache item: its header and up to this many of text.
+constexpr uint32_t kStringItemHeader = 44, kStringLineBits = 16;
+
 uint32_t level_hash(const MlsLevel &l, uint32_t h) {
     h = mix(h, l.sens);
     for (const EbitmapNode *n = l.cat.first(); n; n = n->next) {
         count_work(Work::EbitmapNode);
+        l.cat.touch(n);
         h = mix(h, n->startbit);
         for (uint64_t w : n->maps) {
             count_work(Work::EbitmapWord);
@@ -167,15 +181,44 @@ Sidtab::Entry &Sidtab::slot(uint32_t sid) {
 }
 
 void Sidtab::hash_add(Entry *e) {
-    std::atomic<Entry *> &head = buckets_[e->hash & (kSidtabHashBuckets - 1)];
+    const uint32_t bucket = e->hash & (kSidtabHashBuckets - 1);
+    touch_line(mem_line(MemRegion::SidtabSlots, name_, bucket / 8), Access::Independent);
+    touch_entry(e->sid - 1, kOffHnext, kEntryBytes, Access::Written);
+    std::atomic<Entry *> &head = buckets_[bucket];
     e->hnext = head.load(std::memory_order_relaxed);
     head.store(e, std::memory_order_release);
+}
+
+void Sidtab::touch_entry(uint32_t i, uint32_t from, uint32_t to, Access access) const {
+    WorkCounts *c = ThreadSlot<WorkCounts>::current;
+    if (!c || !c->records_lines()) return;
+    uint64_t base, first = from, last = to - 1;
+    if (era_ == SidtabEra::Legacy) {
+        base = uint64_t{i} * 2 * 64;
+    } else {
+        const uint64_t page = i / kSidtabLeafEntries;
+        base = page * 4096 + uint64_t{i % kSidtabLeafEntries} * kEntryBytes;
+    }
+    for (uint64_t line = (base + first) / 64; line <= (base + last) / 64; ++line)
+        touch_line(mem_line(MemRegion::SidtabEntry, name_, line), access);
+}
+
+void Sidtab::write_entry(Entry &e) {
+    touch_entry(e.sid - 1, 0, era_ == SidtabEra::Legacy ? kLegacyNodeBytes : kEntryBytes,
+                Access::Written);
+    for (MlsLevel &l : e.context.range.level) {
+        // context_cpy: the categories are copied into nodes of the entry's own.
+        l.cat.name_lines(next_line_object());
+        for (const EbitmapNode *n = l.cat.first(); n; n = n->next)
+            Ebitmap::touch_node(l.cat.lines(), n, Access::Written);
+    }
 }
 
 Sidtab::Entry *Sidtab::insert_at(uint32_t sid, Context c, uint32_t hash, bool hashed) {
     Entry &e = slot(sid);
     count_work(Work::Alloc);  // context_cpy
     e.context = std::move(c);
+    write_entry(e);
     e.hash = hash;
     e.used.store(true, std::memory_order_release);
     count_.fetch_add(1, std::memory_order_relaxed);
@@ -212,6 +255,8 @@ Sidtab::Entry *Sidtab::legacy_walk(uint32_t sid) {
         Entry &e = at(s - 1);
         if (!e.used.load(std::memory_order_acquire)) continue;  // not in the chain
         count_work(Work::HashProbe);
+        touch_entry(s - 1, 0, 4, Access::Dependent);  // the node, through the one before
+        touch_entry(s - 1, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);  // its `next`
         if (s >= sid) return s == sid ? &e : nullptr;
     }
     return nullptr;
@@ -225,8 +270,12 @@ Sidtab::Entry *Sidtab::search_entry(uint32_t sid, bool force) {
         return legacy_walk(SECINITSID_UNLABELED);
     }
     count_work(Work::HashProbe);
+    // The tree's root, then the leaf's entry (sidtab_lookup: a dependent load).
+    touch_line(mem_line(MemRegion::SidtabSlots, name_, kRootLine), Access::Independent);
     Entry *e = entry(sid);
+    if (e) touch_entry(sid - 1, kOffContext, kOffContextEnd, Access::Dependent);
     if (e && (force || !e->context.is_invalid())) return e;
+    touch_entry(SECINITSID_UNLABELED - 1, kOffContext, kOffContextEnd, Access::Dependent);
     return entry(SECINITSID_UNLABELED);
 }
 
@@ -247,15 +296,21 @@ void Sidtab::remember(uint32_t sid) const {
 }
 
 uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached) const {
-    if (cached)
+    const bool legacy = era_ == SidtabEra::Legacy;
+    if (cached) {
+        touch_line(mem_line(MemRegion::SidtabSlots, name_, kRecentLine), Access::Independent);
         for (const auto &slot : recent_) {
             const uint32_t sid = slot.load(std::memory_order_relaxed);
             count_work(Work::HashProbe);
-            if (const Entry *e = entry(sid); e && context_equal(e->context, c)) {
+            const Entry *e = entry(sid);
+            if (!e) continue;
+            touch_entry(sid - 1, kOffContext, kOffContextEnd, Access::Dependent);
+            if (context_equal(e->context, c)) {
                 remember(sid);
                 return sid;
             }
         }
+    }
     // One probe per entry looked at, counted once for the whole scan (nothing between the
     // entries is charged). A context of fields (not a string) equals no entry of another type:
     // the type is compared first, as the most selective field.
@@ -265,7 +320,13 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
         for (const uint32_t end = std::min(to, (i | (kChunk - 1)) + 1); i < end; ++i) {
             const Entry &e = chunk[i & (kChunk - 1)];
             if (!e.used.load(std::memory_order_acquire)) continue;
+            // The entry's type (a leaf's array: its address known ahead; legacy: a chain node
+            // and its `next`, each through the one before).
+            touch_entry(i, kOffType, kOffType + 4,
+                        legacy ? Access::Dependent : Access::Independent);
+            if (legacy) touch_entry(i, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
             if (by_fields && e.context.type != c.type) continue;
+            touch_entry(i, kOffContext, kOffContextEnd, Access::Dependent);
             if (context_equal(e.context, c)) {
                 count_work(Work::HashProbe, i - from + 1);
                 remember(e.sid);
@@ -279,10 +340,15 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
 
 uint32_t Sidtab::lookup(const Context &c, uint32_t hash) const {
     if (!hashed_era()) return scan(c, 0, size_.load(std::memory_order_acquire), true);
-    for (const Entry *e = buckets_[hash & (kSidtabHashBuckets - 1)].load(std::memory_order_acquire);
-         e; e = e->hnext) {
+    const uint32_t bucket = hash & (kSidtabHashBuckets - 1);
+    touch_line(mem_line(MemRegion::SidtabSlots, name_, bucket / 8), Access::Independent);
+    for (const Entry *e = buckets_[bucket].load(std::memory_order_acquire); e; e = e->hnext) {
         count_work(Work::HashProbe);
-        if (e->hash == hash && context_equal(e->context, c)) return e->sid;
+        touch_entry(e->sid - 1, 0, kOffHash + 4, Access::Dependent);
+        touch_entry(e->sid - 1, kOffHnext, kEntryBytes, Access::Independent);  // same node
+        if (e->hash != hash) continue;
+        touch_entry(e->sid - 1, kOffContext, kOffContextEnd, Access::Dependent);
+        if (context_equal(e->context, c)) return e->sid;
     }
     return SECSID_NULL;
 }
@@ -332,6 +398,18 @@ int Sidtab::context_to_sid(const Context &c, uint32_t *sid) {
     return 0;
 }
 
+void Sidtab::touch_string(uint32_t sid, size_t len, Access access) const {
+    // The item through the entry's pointer, then its text in order.
+    const uint64_t base = uint64_t{sid} << kStringLineBits;
+    const uint64_t lines =
+        std::min<uint64_t>((kStringItemHeader + len + 63) / 64, uint64_t{1} << kStringLineBits);
+    for (uint64_t k = 0; k < lines; ++k)
+        touch_line(mem_line(MemRegion::SidtabString, name_, base + k),
+                   k == 0 && access == Access::Dependent ? Access::Dependent
+                   : access == Access::Written           ? Access::Written
+                                                         : Access::Independent);
+}
+
 uint32_t Sidtab::cache_used() const {
     Held g(*this, Section::Cache);
     return static_cast<uint32_t>(lru_.size());
@@ -341,10 +419,12 @@ bool Sidtab::sid2str_get(uint32_t sid, std::string &out) {
     Entry *e = entry(sid);
     if (!e || cache_size_ == 0 || e->context.is_invalid()) return false;
     Held g(*this, Section::Cache);
+    touch_entry(sid - 1, kOffCache, kOffCache + 8, Access::Dependent);
     if (!e->cached) return false;
     if (e->cache != lru_.begin()) lru_.splice(lru_.begin(), lru_, e->cache);
     out.assign(e->cache->str);
     count_work(Work::BytesCopied, out.size());
+    touch_string(sid, out.size(), Access::Dependent);
     return true;
 }
 
@@ -363,6 +443,7 @@ void Sidtab::sid2str_put(uint32_t sid, std::string_view str) {
     }
     count_work(Work::Alloc);
     count_work(Work::BytesCopied, str.size());
+    touch_string(sid, str.size(), Access::Written);
     lru_.push_front(CacheItem{e, std::string(str)});
     e->cache = lru_.begin();
     e->cached = true;
@@ -387,6 +468,7 @@ int Sidtab::convert(Sidtab &target, ConvertFn fn) {
     for (uint32_t i = kSecInitSidNum; i < n; ++i) {
         Entry &e = at(i);
         if (e.used.load(std::memory_order_acquire)) {
+            touch_entry(i, kOffContext, kOffContextEnd, Access::Independent);
             Context converted;
             if (int rc = fn(e.context, converted)) {
                 cancel_convert();
@@ -404,6 +486,7 @@ int Sidtab::convert(Sidtab &target, ConvertFn fn) {
         for (uint32_t i = kSecInitSidNum; i < n; ++i) {
             Entry &e = target.at(i);
             if (!e.used.load(std::memory_order_relaxed)) continue;
+            target.touch_entry(i, kOffContext, kOffContextEnd, Access::Independent);
             if (era_ == SidtabEra::Hash) e.hash = context_compute_hash(e.context);
             target.hash_add(&e);
         }
@@ -425,6 +508,7 @@ int Sidtab::convert_legacy(Sidtab &target, const ConvertFn &fn) {
     for (uint32_t i = kSecInitSidNum; i < n; ++i) {
         const Entry &e = at(i);
         if (!e.used.load(std::memory_order_acquire)) continue;
+        touch_entry(i, 0, kLegacyNodeBytes, Access::Dependent);
         count_work(Work::HashProbe, target.count() / kSidtabLegacyBuckets);
         target.insert_at(e.sid, e.context, 0);
     }
@@ -432,12 +516,14 @@ int Sidtab::convert_legacy(Sidtab &target, const ConvertFn &fn) {
     for (uint32_t i = kSecInitSidNum; i < n; ++i) {
         Entry &e = target.at(i);
         if (!e.used.load(std::memory_order_relaxed)) continue;
+        target.touch_entry(i, 0, kLegacyNodeBytes, Access::Dependent);
         Context converted;
         if (int rc = fn(e.context, converted)) {
             cancel_convert();
             return rc;
         }
         e.context = std::move(converted);
+        target.write_entry(e);
     }
     return 0;
 }

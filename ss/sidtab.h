@@ -56,6 +56,7 @@
 
 #include "ss/context.h"
 #include "util/name_table.h"
+#include "util/work_meter.h"
 
 namespace locksim::ss {
 
@@ -218,6 +219,15 @@ class Sidtab {
     Entry &slot(uint32_t sid);         // grows the array up to sid (lock held)
     Entry *insert_at(uint32_t sid, Context c, uint32_t hash, bool hashed = true);
     void hash_add(Entry *e);
+    // Records the read (or write) of bytes [from, to) of the entry of index i (SID i + 1) for
+    // the cache model, in the era's layout: the kernel's struct sidtab_entry, 104 bytes, in
+    // page-sized leaves of kSidtabLeafEntries (hash and linear eras), or a struct sidtab_node of
+    // 88 bytes on its own (legacy, each node a separate allocation).
+    void touch_entry(uint32_t i, uint32_t from, uint32_t to, Access access) const;
+    // The same for a context just placed in entry i: its lines and its categories' nodes.
+    void write_entry(Entry &e);
+    // The string cache item of `sid` with `len` bytes of text: read through the entry, or written.
+    void touch_string(uint32_t sid, size_t len, Access access) const;
     // The linear and legacy eras' scan over entries [from, to) (after the cache when `cached`).
     uint32_t scan(const Context &c, uint32_t from, uint32_t to, bool cached) const;
     void remember(uint32_t sid) const;  // a hit or an insert to the front of the small cache
@@ -235,7 +245,8 @@ class Sidtab {
     Sidtab *convert_target_ = nullptr;
     ConvertFn convert_fn_;
     std::atomic<bool> frozen_{false};
-    bool shutdown_ = false;  // legacy: a load is under way
+    bool shutdown_ = false;               // legacy: a load is under way
+    uint32_t name_ = next_line_object();  // the table's lines' name for the cache model
 };
 
 }  // namespace locksim::ss

@@ -32,10 +32,11 @@ uint64_t keep_distinct_sampled(std::vector<uint64_t> &lines, int shift, LineSet 
     seen.clear();
     auto kept = lines.begin();
     for (uint64_t line : lines)
-        if (seen.insert(line) && line_sampled(line, shift)) *kept++ = line;
+        if (seen.insert(line_tag(line)) && line_sampled(line_tag(line), shift)) *kept++ = line;
     lines.erase(kept, lines.end());
     // Tag order: the order the memo has always priced an entry's lines in.
-    std::sort(lines.begin(), lines.end());
+    std::sort(lines.begin(), lines.end(),
+              [](uint64_t a, uint64_t b) { return line_tag(a) < line_tag(b); });
     return seen.size();
 }
 

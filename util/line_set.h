@@ -56,7 +56,8 @@ class LineSet {
 
 // Keeps in `lines` (every line a call read, in order, repeats included) one copy of each line
 // that sampling with `shift` models (line_sampled), in tag order, and returns how many distinct
-// lines `lines` held. `seen` is scratch space.
+// lines `lines` held. Lines are told apart, sampled and ordered by their tags (line_tag: the
+// access's kind is not part of the line). `seen` is scratch space.
 uint64_t keep_distinct_sampled(std::vector<uint64_t> &lines, int shift, LineSet &seen);
 
 }  // namespace locksim

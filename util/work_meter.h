@@ -54,34 +54,70 @@ inline constexpr std::array<std::string_view, kWorkKinds> kWorkNames = {
 // The memory a unit of work reads, for a platform that models caches (sim/cache_model.h): a
 // cache line named by what it holds, not by its host address, so that a run's cache behaviour
 // does not depend on where the host's allocator put things. A line is (region, object, index):
-// the object is a table's identity (an avtab's generation), the index the line within it.
+// the object is a structure's name (next_line_object: an avtab's generation, a SID table, an
+// ebitmap), the index the line within it.
 enum class MemRegion : uint8_t {
-    AvtabSlots,   // an avtab's bucket array: 8 slot pointers to a 64-byte line
-    AvtabNode,    // an avtab node (24 bytes; taken as one line: a chain's nodes are scattered)
-    TypeAttrMap,  // one ebitmap node of a type's type_attr_map
+    AvtabSlots,    // an avtab's bucket array: 8 slot pointers to a 64-byte line
+    AvtabNode,     // an avtab node (24 bytes; taken as one line: a chain's nodes are scattered)
+    SidtabEntry,   // a SID table's entries: its leaves' lines (104-byte entries), or a chain node
+    SidtabSlots,   // a SID table's hash buckets (8 heads to a line) and its small reverse cache
+    SidtabString,  // the SID table's string cache: an item and its text
+    EbitmapNode,   // one node of a named ebitmap (a context's categories, a policy's sets)
+    Constraint,    // a constraint's or a conditional's expression nodes
+    CondNode,      // a conditional node and its rule lists
+    AvcSlots,      // the AVC's slot heads (8 to a line)
+    AvcNode,       // one AVC node
+    Stream,        // a policy copied or serialised: the source or the destination, in order
 };
 
 inline uint64_t mem_line(MemRegion r, uint64_t object, uint64_t index) {
-    // Distinct (region, object, index) triples give distinct tags (an object below 2^24, an index
-    // below 2^36); only equality of tags matters to the cache model. Regions stay below 8: the
-    // top bit is the access's dependence (kDependentLine).
-    return (uint64_t{static_cast<uint8_t>(r)} << 60) | ((object & 0xffffff) << 36) |
+    // Distinct (region, object, index) triples give distinct tags (an object below 2^22, an index
+    // below 2^36: names wrap past them); only equality of tags matters to the cache model.
+    // Regions take bits 58-61: the top two bits are the access's kind (kDependentLine,
+    // kWrittenLine).
+    return (uint64_t{static_cast<uint8_t>(r)} << 58) | ((object & 0x3fffff) << 36) |
            (index & 0xfffffffff);
 }
 
-// How a line is read: its address known ahead (a hash slot, the next element of an array: the
-// core may overlap its miss with others), or loaded by the read before it (a chain's next node:
-// its miss waits for the previous one). Recorded in a line's top bit, which neither the
-// sampling nor the caches see (line_tag strips it); the cache model prices an independent miss
-// at its latency over the profile's memory-level parallelism ([memory] mlp).
-enum class Access : uint8_t { Independent, Dependent };
+// How a line is used: read with its address known ahead (a hash slot, the next element of an
+// array: the core may overlap its miss with others), read through the read before it (a chain's
+// next node: its miss waits for the previous one), or written where it was just allocated (a new
+// node, a copy's destination: it takes the line into the caches without a stall, a store not
+// waiting for its line). Recorded in a line's top bits, which neither the sampling nor the caches
+// see (line_tag strips them); the cache model prices an independent miss at its latency over the
+// profile's memory-level parallelism ([memory] mlp).
+enum class Access : uint8_t { Independent, Dependent, Written };
 inline constexpr uint64_t kDependentLine = uint64_t{1} << 63;
+inline constexpr uint64_t kWrittenLine = uint64_t{1} << 62;
 inline uint64_t line_tag(uint64_t recorded) {
-    return recorded & ~kDependentLine;
+    return recorded & ~(kDependentLine | kWrittenLine);
 }
 inline bool line_dependent(uint64_t recorded) {
     return (recorded & kDependentLine) != 0;
 }
+inline bool line_written(uint64_t recorded) {
+    return (recorded & kWrittenLine) != 0;
+}
+inline MemRegion line_region(uint64_t recorded) {
+    return static_cast<MemRegion>((line_tag(recorded) >> 58) & 0xf);
+}
+
+// A new object name for mem_line, numbered per host thread from 1 in each outermost
+// LineObjectScope (so that a job's names are a function of the job alone).
+uint32_t next_line_object();
+// Opened for one simulation job on its thread: the objects made inside are numbered from 1. A
+// scope opened inside another goes on with the outer one's numbers (its objects are alive).
+class LineObjectScope {
+  public:
+    LineObjectScope();
+    ~LineObjectScope();
+    LineObjectScope(const LineObjectScope &) = delete;
+    LineObjectScope &operator=(const LineObjectScope &) = delete;
+
+  private:
+    uint32_t saved_;
+    bool outermost_;
+};
 
 // Whether the cache model, sampling one line in 2^shift, models line `tag` (a fixed function of
 // the tag, so the sample and the runs are deterministic).
@@ -144,10 +180,16 @@ inline void touch_line([[maybe_unused]] uint64_t line, [[maybe_unused]] Access a
         if (c->records_lines()) {
             ++c->line_touches;
             if (line_sampled(line, c->line_shift))
-                c->lines.push_back(access == Access::Dependent ? line | kDependentLine : line);
+                c->lines.push_back(access == Access::Dependent ? line | kDependentLine
+                                   : access == Access::Written ? line | kWrittenLine
+                                                               : line);
         }
 #endif
 }
+
+// Records that the work reads (or writes) `bytes` from byte `offset` of object `object`'s stream
+// lines (MemRegion::Stream): a policy copied or serialised, read or written in order.
+void touch_stream(uint32_t object, uint64_t offset, uint64_t bytes, Access access);
 
 // Installs a WorkCounts as this thread's meter for the scope's lifetime (nesting restores).
 using WorkMeterScope = ThreadSlotScope<WorkCounts>;

@@ -272,7 +272,8 @@ TEST(TeRulesMemo, ALayoutIsSharedOnlyByATableThatRepeatsIt) {
 }
 
 // A new memo entry keeps the count of the distinct lines its searches read and, of those, the
-// ones the caller's sampling models: the same as sorting what the plain searches read.
+// ones the caller's sampling models: the call records the same distinct lines as without the
+// memo, its searches' repeats counted once.
 TEST(TeRulesMemo, EntryCountsDistinctLinesAndKeepsTheSampledOnes) {
     const PolicyState &st = default_state();
     ContextGen gen(st.p(), 5);
@@ -286,29 +287,41 @@ TEST(TeRulesMemo, EntryCountsDistinctLinesAndKeepsTheSampledOnes) {
         ASSERT_EQ(context_to_sid(st, gen.str(gen.subject(s0, false)), &s), 0);
         ASSERT_EQ(context_to_sid(st, gen.str(gen.object(t0, false)), &t), 0);
         AvDecision avd;
+        // The same sampling with and without the memo: the same distinct lines (the SID table's,
+        // the constraints' and the searches'), the memo's searches each counted once.
+        const int shift = 3;
         WorkCounts plain, fill;
-        plain.line_shift = 0;
+        plain.line_shift = fill.line_shift = shift;
         {
             WorkMeterScope meter(&plain);
             ASSERT_EQ(compute_av(st, s, t, node.key.target_class, &avd), 0);
         }
-        std::vector<uint64_t> want = plain.lines;
-        std::sort(want.begin(), want.end());
-        want.erase(std::unique(want.begin(), want.end()), want.end());
-        const uint64_t distinct = want.size();
-        const int shift = 3;
-        std::erase_if(want, [&](uint64_t l) { return !line_sampled(l, shift); });
-
         TeRulesMemo memo;
-        fill.line_shift = shift;
         {
             TeRulesMemoScope scope(&memo);
             WorkMeterScope meter(&fill);
             ASSERT_EQ(compute_av(st, s, t, node.key.target_class, &avd), 0);
         }
-        EXPECT_EQ(fill.line_touches, distinct);
-        EXPECT_EQ(fill.lines, want);
-        repeats += distinct < plain.line_touches;
+        auto distinct = [](std::vector<uint64_t> v) {
+            std::sort(v.begin(), v.end());
+            v.erase(std::unique(v.begin(), v.end()), v.end());
+            return v;
+        };
+        EXPECT_EQ(distinct(fill.lines), distinct(plain.lines));
+        EXPECT_LE(fill.line_touches, plain.line_touches);
+        for (uint64_t l : fill.lines)
+            EXPECT_TRUE(line_sampled(line_tag(l), shift));
+        // A second call served by the entry records the same.
+        WorkCounts again;
+        again.line_shift = shift;
+        {
+            TeRulesMemoScope scope(&memo);
+            WorkMeterScope meter(&again);
+            ASSERT_EQ(compute_av(st, s, t, node.key.target_class, &avd), 0);
+        }
+        EXPECT_EQ(again.lines, fill.lines);
+        EXPECT_EQ(again.line_touches, fill.line_touches);
+        repeats += fill.line_touches < plain.line_touches;
         ++checked;
     });
     EXPECT_GT(checked, 20);

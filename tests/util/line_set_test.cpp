@@ -35,6 +35,27 @@ TEST(LineSet, DistinctSampledLinesMatchASortedReference) {
     }
 }
 
+// A line's access kind (dependent, written) is not part of it: a line read both ways is one
+// line, and it is sampled as its tag is (as the cache model samples it).
+TEST(LineSet, AccessKindsDoNotChangeALineOrItsSample) {
+    LineSet seen;
+    for (int shift = 1; shift <= 4; ++shift) {
+        std::vector<uint64_t> tags, lines;
+        for (uint64_t k = 0; k < 2000; ++k)
+            tags.push_back(mem_line(MemRegion::AvtabNode, 3, k));
+        for (uint64_t t : tags) {
+            lines.push_back(t | kDependentLine);
+            lines.push_back(t);
+            lines.push_back(t | kWrittenLine);
+        }
+        EXPECT_EQ(keep_distinct_sampled(lines, shift, seen), tags.size());
+        std::vector<uint64_t> want;
+        for (uint64_t t : tags)
+            if (line_sampled(t, shift)) want.push_back(t | kDependentLine);  // the first kept
+        EXPECT_EQ(lines, want) << "shift " << shift;
+    }
+}
+
 // More clears than the one-byte stamps count, so they wrap.
 TEST(LineSet, InsertAndContainsFollowAStdSetAcrossClears) {
     std::mt19937_64 rng(11);
