@@ -52,8 +52,8 @@ struct ValidateArgs {
     std::string profile = "host";
     int64_t duration_ms = 0;  // overrides the scenario's
     std::string duration;     // the same as a duration ("300ms"), as the other commands take it
-    int64_t toggle_us = 20000;
-    size_t pool = 256;
+    int64_t toggle_us = 0;    // 0: the scenario's ([validate] toggle)
+    size_t pool = 0;          // 0: the scenario's ([validate] pool)
     int rounds = 5;
     bool host_load = true;
     std::string out_dir;
@@ -139,6 +139,9 @@ int validate(const ValidateArgs &a) {
         return core_config(s.core, design_kernel(s, spec).behaviour, s.machine.ima);
     };
     const CoreConfig core = core_of(s.strategies.front());
+    const ValidateSpec &v = s.validate;
+    const int64_t toggle_us = a.toggle_us ? a.toggle_us : v.toggle_ns / kernel::kUsec;
+    const size_t pool = a.pool ? a.pool : static_cast<size_t>(v.pool);
     const std::vector<uint8_t> image = scenario_policy_image(s.policy);
     // The torture's readers check decisions that the booleans change: a policy without them is
     // refused here, before any output, naming the scenario's policy.
@@ -190,10 +193,16 @@ int validate(const ValidateArgs &a) {
         urcu_gp = std::llround(std::stod(it->second));
     fmt::print("validate {}: 2 CPUs, {} ms per platform, profile {}{}\n", a.file,
                duration / 1000000, profile.name, note);
-    fmt::print(
-        "reader: 4 access decisions per read section, drawn from {}; writer: every boolean "
-        "every {} us\n",
-        a.pool, a.toggle_us);
+    if (v.read == ValidateRead::Contexts)
+        fmt::print(
+            "reader: context_to_sid of one of {} contexts made before the run (MCS "
+            "category pairs), at random; writer: every boolean every {} us\n",
+            v.sids, toggle_us);
+    else
+        fmt::print(
+            "reader: 4 access decisions per read section, drawn from {}; writer: every "
+            "boolean every {} us\n",
+            pool, toggle_us);
     fmt::print("simulated RCU: {}\n",
                urcu_gp >= 0 ? fmt::format("user-space model, grace period {:.1f} us after the "
                                           "last reader (calibrated liburcu)",
@@ -204,8 +213,10 @@ int validate(const ValidateArgs &a) {
     tc.readers = 1;
     tc.reader_hold = 0;
     tc.queries = 4;
-    tc.pool = a.pool;
-    tc.writer_period = a.toggle_us * kernel::kUsec;
+    tc.pool = pool;
+    tc.read = v.read;
+    tc.sids = v.read == ValidateRead::Contexts ? static_cast<size_t>(v.sids) : 0;
+    tc.writer_period = toggle_us * kernel::kUsec;
     fmt::print(
         "{} interleaved rounds (each: every strategy, real then sim); medians over the "
         "rounds, the ratio's spread min-max\n",
@@ -288,8 +299,10 @@ int validate(const ValidateArgs &a) {
                                   {"duration_ms", duration / kernel::kMsec},
                                   {"rounds", rounds_done},
                                   {"interrupted", interrupted},
-                                  {"pool", a.pool},
-                                  {"toggle_us", a.toggle_us},
+                                  {"read", validate_read_names().name(v.read)},
+                                  {"pool", pool},
+                                  {"sids", tc.sids},
+                                  {"toggle_us", toggle_us},
                                   {"simulated_rcu", urcu_gp >= 0 ? "user-space" : "kernel"}};
     nlohmann::ordered_json &strategies = doc["strategies"] = nlohmann::ordered_json::object();
     for (const StrategySpec &spec : s.strategies) {
@@ -333,11 +346,14 @@ CommandRegistrar validate_registrar([](CLI::App &app) {
     cmd->add_option("--duration-ms", args->duration_ms, "the same in milliseconds")
         ->check(CLI::Range(1, 3600000))
         ->excludes(duration);
-    cmd->add_option("--toggle-us", args->toggle_us, "microseconds between boolean commits")
+    cmd->add_option("--toggle-us", args->toggle_us,
+                    "microseconds between boolean commits (default: the scenario's [validate] "
+                    "toggle, else 20000)")
         ->check(CLI::Range(100, 10000000));
     cmd->add_option("--pool", args->pool,
-                    "access decisions the reader draws its four from, at random (default 256: "
-                    "out of the cache, like AVC misses; 4: the same four, hot)")
+                    "access decisions the reader draws its four from, at random (default: the "
+                    "scenario's [validate] pool, else 256: out of the cache, like AVC misses; 4: "
+                    "the same four, hot)")
         ->check(CLI::Range(4, 100000));
     auto *rounds =
         cmd->add_option("--rounds", args->rounds,

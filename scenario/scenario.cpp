@@ -27,6 +27,12 @@ const NameTable<sim::PreemptModel> &preemption_names() {
     return names;
 }
 
+const NameTable<ValidateRead> &validate_read_names() {
+    static const NameTable<ValidateRead> names = {{ValidateRead::Decisions, "decisions"},
+                                                  {ValidateRead::Contexts, "contexts"}};
+    return names;
+}
+
 const NameTable<sim::SpinlockImpl> &spinlock_names() {
     static const NameTable<sim::SpinlockImpl> names = {{sim::SpinlockImpl::Queued, "queued"},
                                                        {sim::SpinlockImpl::Byte, "byte"}};
@@ -623,6 +629,18 @@ void read_output(TableReader &r, OutputSpec &o) {
     r.finish();
 }
 
+void read_validate(TableReader &r, ValidateSpec &v) {
+    if (auto x = r.get_named("read", validate_read_names())) v.read = *x;
+    if (auto x = r.get_int("pool", 4, 100000)) v.pool = *x;
+    if (auto x = r.get_int("sids", 1, 1000000)) v.sids = *x;
+    if (auto x = r.get_duration("toggle", 100'000)) {
+        if (*x > 10'000'000'000)
+            r.fail_at(r.node("toggle")->source(), "'validate.toggle' must be at most 10s");
+        v.toggle_ns = *x;
+    }
+    r.finish();
+}
+
 void read_sweep(TableReader &r, const toml::table &t, Scenario &s) {
     for (const auto &[k, v] : t) {
         r.node(k.str());
@@ -727,6 +745,10 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
     if (const toml::table *o = r.get_table("output")) {
         TableReader orr(file, *o, "output");
         read_output(orr, s.output);
+    }
+    if (const toml::table *v = r.get_table("validate")) {
+        TableReader vr(file, *v, "validate");
+        read_validate(vr, s.validate);
     }
     if (const toml::table *sw = r.get_table("sweep")) {
         TableReader sr(file, *sw, "sweep");

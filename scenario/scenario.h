@@ -90,6 +90,20 @@ struct StrategySpec {
     std::string kernel_at;  // file:line:column of its `kernel` key
 };
 
+// [validate]: the workload `locksim validate` runs on both platforms (the rest of the scenario
+// gives the policy, the strategies and their kernels).
+enum class ValidateRead : uint8_t {
+    Decisions,  // each read section: 4 access decisions drawn from `pool` boolean-dependent ones
+    Contexts,   // each read section: context_to_sid of one of `sids` contexts made before the run
+};
+const NameTable<ValidateRead> &validate_read_names();  // decisions | contexts
+struct ValidateSpec {
+    ValidateRead read = ValidateRead::Decisions;
+    int64_t pool = 256;              // decisions to draw from
+    int64_t sids = 4000;             // contexts: the SID table's size (MCS category pairs)
+    int64_t toggle_ns = 20'000'000;  // between two commits of every boolean
+};
+
 struct OutputSpec {
     std::string dir;  // empty: results/<scenario name>
     std::vector<std::string> formats = {"table", "json", "csv", "hgrm"};
@@ -125,6 +139,7 @@ struct Scenario {
     std::vector<StrategySpec> strategies;
     std::vector<WorkloadSpec> workloads;
     OutputSpec output;
+    ValidateSpec validate;
     std::vector<SweepAxis> sweep;
     // For a point of a sweep: the field = value pairs that made it (empty otherwise).
     std::vector<std::pair<std::string, std::string>> point;

@@ -7,6 +7,7 @@
 #include "record/op_names.h"
 #include "ss/services.h"
 #include "util/error.h"
+#include "workloads/policy_facts.h"
 
 namespace locksim {
 
@@ -71,6 +72,24 @@ Torture::Torture(SecurityServer &server, TortureConfig cfg) : server_(server), c
     queries_ = boolean_dependent_queries(st, std::max(cfg_.queries, cfg_.pool), &on, &off);
     nbools_ = st.db.cond->bools.nprim;
     seq0_ = st.seqno;
+    if (cfg_.read == ValidateRead::Contexts) {
+        const PolicyFacts facts(st);
+        const PolicyFacts::CategoryPairs pairs = facts.category_pairs(
+            facts.some_domain_context({"svirt_t", "container_t", "unconfined_t"}));
+        if (pairs.count() < cfg_.sids)
+            throw UserError(
+                fmt::format("validate: the policy offers {} category pairs, fewer than "
+                            "the {} contexts asked for (an MLS policy with categories "
+                            "is needed)",
+                            pairs.count(), cfg_.sids));
+        for (uint64_t i = 0; i < cfg_.sids; ++i) {
+            std::string ctx = pairs.context(i);
+            uint32_t sid = 0;
+            if (ss::context_to_sid(st, ctx, &sid) != 0)
+                throw UserError(fmt::format("validate: the policy has no valid context '{}'", ctx));
+            contexts_.emplace_back(std::move(ctx), sid);
+        }
+    }
     latest_ = seq0_;
     for (const Query &q : queries_) {
         const ss::PolicyState *states[3] = {&st, &on, &off};
@@ -89,7 +108,12 @@ const ss::AvDecision &Torture::expected(uint32_t seqno, size_t q) const {
 
 void Torture::create_tasks() {
     for (int i = 0; i < cfg_.readers; ++i)
-        kernel::create_task({fmt::format("torture_reader{}", i)}, [this, i] { reader(i); });
+        kernel::create_task({fmt::format("torture_reader{}", i)}, [this, i] {
+            if (cfg_.read == ValidateRead::Contexts)
+                context_reader();
+            else
+                reader(i);
+        });
     kernel::create_task({"torture_writer"}, [this] { writer(); });
 }
 
@@ -133,6 +157,24 @@ void Torture::reader(int) {
     }
 }
 
+// Each section a context_to_sid of a context the table holds, drawn at random: the strategy's
+// own path (its lock, the era's lookup: a scan, a hash chain), the string already at hand.
+void Torture::context_reader() {
+    static const kernel::Label kRead(kernel::op::kTortureRead);
+    while (!kernel::kthread_should_stop()) {
+        const auto &[ctx, want] =
+            contexts_[static_cast<size_t>(kernel::get_random_below(contexts_.size()))];
+        uint32_t sid = 0;
+        int rc;
+        {
+            kernel::OpScope op(kRead);
+            rc = server_.context_to_sid(ctx, &sid);
+        }
+        ++reads_;
+        if (rc != 0 || sid != want) ++wrong_sids_;
+    }
+}
+
 void Torture::writer() {
     std::vector<int> ones(nbools_, 1), zeros(nbools_, 0);
     for (uint64_t k = 1; !kernel::kthread_should_stop(); ++k) {
@@ -150,11 +192,15 @@ TortureStats Torture::finish(const kernel::RunResults &r) const {
     s.reads = reads_;
     s.decisions = decisions_;
     s.mixed = mixed_;
+    s.wrong_sids = wrong_sids_;
     s.commits = commits_;
     for (size_t i = 0; i < s.pipe.size(); ++i)
         s.pipe[i] = pipe_[i];
     s.freed = r.count_violations("rcu_free_in_use") + r.count_violations("rcu_free_published");
     if (s.mixed) s.failures.push_back(fmt::format("{} mixed reads", s.mixed));
+    if (s.wrong_sids)
+        s.failures.push_back(
+            fmt::format("{} context lookups gave no SID or another one", s.wrong_sids));
     for (const kernel::Violation &v : r.violations)
         s.failures.push_back(fmt::format("{}: {}", v.kind, v.message));
     if (s.reads == 0) s.failures.push_back("no read completed");

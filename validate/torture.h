@@ -20,11 +20,16 @@
 
 #include "kernel/platform.h"
 #include "record/run_results.h"
+#include "scenario/scenario.h"
 #include "strategies/security_server.h"
 
 namespace locksim {
 
 struct TortureConfig {
+    // What a read section does: access decisions (checked against the generation read), or
+    // context_to_sid of a context made before the run (checked against its SID).
+    ValidateRead read = ValidateRead::Decisions;
+    size_t sids = 0;  // Contexts: the contexts made before the run (MCS category pairs)
     int readers = 2;
     kernel::Time writer_period = 200 * kernel::kUsec;  // between two commits
     kernel::Time reader_hold = 20 * kernel::kUsec;     // busy time inside each read section
@@ -39,6 +44,7 @@ struct TortureStats {
     uint64_t reads = 0;
     uint64_t decisions = 0;
     uint64_t mixed = 0;  // decisions of another generation, or a generation changed under a read
+    uint64_t wrong_sids = 0;  // Contexts: a lookup that failed or gave another SID
     uint64_t commits = 0;
     std::array<uint64_t, kPipe> pipe{};
     size_t freed = 0;  // platform reports of a free under a reader (filled by finish())
@@ -77,6 +83,7 @@ class Torture {
     // Expected decision of query q at generation `seqno`.
     const ss::AvDecision &expected(uint32_t seqno, size_t q) const;
     void reader(int index);
+    void context_reader();
     void writer();
 
     SecurityServer &server_;
@@ -87,7 +94,9 @@ class Torture {
     // [0]: the setup state's booleans; [1]: all on (odd commits); [2]: all off (even commits).
     std::array<std::vector<ss::AvDecision>, 3> expect_;
     std::atomic<uint32_t> latest_{0};
-    std::atomic<uint64_t> reads_{0}, decisions_{0}, mixed_{0}, commits_{0};
+    // Contexts: each made before the run, with its SID.
+    std::vector<std::pair<std::string, uint32_t>> contexts_;
+    std::atomic<uint64_t> reads_{0}, decisions_{0}, mixed_{0}, commits_{0}, wrong_sids_{0};
     std::array<std::atomic<uint64_t>, TortureStats::kPipe> pipe_{};
 };
 

@@ -92,6 +92,32 @@ kind = "probe"
     EXPECT_EQ(s.workloads[1].params.get_int("prio"), 99);
 }
 
+TEST(Scenario, ValidateTable) {
+    const std::string head = R"(
+strategies = "all"
+[[workload]]
+kind = "probe"
+)";
+    Scenario d = parse_scenario(head, "t.toml");
+    EXPECT_EQ(d.validate.read, ValidateRead::Decisions);
+    EXPECT_EQ(d.validate.pool, 256);
+    EXPECT_EQ(d.validate.toggle_ns, 20'000'000);
+    Scenario s = parse_scenario(head + R"(
+[validate]
+read = "contexts"
+sids = 12000
+pool = 64
+toggle = "2ms"
+)",
+                                "t.toml");
+    EXPECT_EQ(s.validate.read, ValidateRead::Contexts);
+    EXPECT_EQ(s.validate.sids, 12000);
+    EXPECT_EQ(s.validate.pool, 64);
+    EXPECT_EQ(s.validate.toggle_ns, 2'000'000);
+    EXPECT_THROW(parse_scenario(head + "[validate]\nsids = 0\n", "t.toml"), UserError);
+    EXPECT_THROW(parse_scenario(head + "[validate]\ntoggle = \"50us\"\n", "t.toml"), UserError);
+}
+
 // Unset, preemptible RCU follows the preemption model (Kconfig: PREEMPT_RCU with PREEMPTION);
 // a sweep over the model gets each point's own default.
 TEST(Scenario, PreemptRcuFollowsThePreemptionModelUnlessSet) {
