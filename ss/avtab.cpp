@@ -174,11 +174,12 @@ AvtabNode *Avtab::search_node(const AvtabKey &key) const {
     // The key's hash and the slot's load: a search that finds an empty slot costs this alone.
     count_work(Work::HashProbe);
     const uint32_t h = avtab_hash(key, mask_);
-    touch_line(mem_line(MemRegion::AvtabSlots, gen_, h / 8), Access::Independent);
+    const LineRecorder rec;
+    if (rec) rec.touch(mem_line(MemRegion::AvtabSlots, gen_, h / 8), Access::Independent);
     uint64_t pos = uint64_t{h} << 12;
     for (AvtabNode *cur = htable_[h]; cur; cur = cur->next) {
         count_work(Work::AvtabNode);
-        touch_line(mem_line(MemRegion::AvtabNode, gen_, pos++), Access::Dependent);
+        if (rec) rec.touch(mem_line(MemRegion::AvtabNode, gen_, pos++), Access::Dependent);
         int c = key_cmp(key, cur->key);
         if (c == 0 && (kind & cur->key.specified)) return cur;
         if (c < 0) break;

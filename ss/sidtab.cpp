@@ -33,7 +33,7 @@ inline uint32_t finish(uint32_t h) {
 // hash, then struct context: user, role, type, len, the range's two levels, str; then the
 // string cache pointer and the hash list node). The legacy struct sidtab_node is the SID, the
 // context and `next`.
-constexpr uint32_t kEntryBytes = 104, kLegacyNodeBytes = 88;
+constexpr uint32_t kEntryBytes = Sidtab::kEntryBytes, kLegacyNodeBytes = 88;
 constexpr uint32_t kOffHash = 4, kOffType = 16, kOffContext = 8, kOffContextEnd = 72;
 constexpr uint32_t kOffCache = 80, kOffHnext = 88, kOffLegacyNext = 80;
 // The SID table's slot lines: its 512 bucket heads (8 to a line), then the small reverse cache
@@ -190,17 +190,7 @@ void Sidtab::hash_add(Entry *e) {
 }
 
 void Sidtab::touch_entry(uint32_t i, uint32_t from, uint32_t to, Access access) const {
-    WorkCounts *c = ThreadSlot<WorkCounts>::current;
-    if (!c || !c->records_lines()) return;
-    uint64_t base, first = from, last = to - 1;
-    if (era_ == SidtabEra::Legacy) {
-        base = uint64_t{i} * 2 * 64;
-    } else {
-        const uint64_t page = i / kSidtabLeafEntries;
-        base = page * 4096 + uint64_t{i % kSidtabLeafEntries} * kEntryBytes;
-    }
-    for (uint64_t line = (base + first) / 64; line <= (base + last) / 64; ++line)
-        touch_line(mem_line(MemRegion::SidtabEntry, name_, line), access);
+    if (const LineRecorder rec; rec) touch_entry(rec, i, from, to, access);
 }
 
 void Sidtab::write_entry(Entry &e) {
@@ -315,6 +305,7 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
     // entries is charged). A context of fields (not a string) equals no entry of another type:
     // the type is compared first, as the most selective field.
     const bool by_fields = c.str.empty();
+    const LineRecorder rec;  // looked up once: the scan records a line or two per entry
     for (uint32_t i = from; i < to;) {
         const Entry *chunk = chunks_[i >> kChunkBits].load(std::memory_order_acquire);
         for (const uint32_t end = std::min(to, (i | (kChunk - 1)) + 1); i < end; ++i) {
@@ -322,11 +313,14 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
             if (!e.used.load(std::memory_order_acquire)) continue;
             // The entry's type (a leaf's array: its address known ahead; legacy: a chain node
             // and its `next`, each through the one before).
-            touch_entry(i, kOffType, kOffType + 4,
-                        legacy ? Access::Dependent : Access::Independent);
-            if (legacy) touch_entry(i, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
+            if (rec) {
+                touch_entry(rec, i, kOffType, kOffType + 4,
+                            legacy ? Access::Dependent : Access::Independent);
+                if (legacy)
+                    touch_entry(rec, i, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
+            }
             if (by_fields && e.context.type != c.type) continue;
-            touch_entry(i, kOffContext, kOffContextEnd, Access::Dependent);
+            if (rec) touch_entry(rec, i, kOffContext, kOffContextEnd, Access::Dependent);
             if (context_equal(e.context, c)) {
                 count_work(Work::HashProbe, i - from + 1);
                 remember(e.sid);

@@ -206,6 +206,7 @@ class Sidtab {
     uint32_t count() const { return count_.load(std::memory_order_relaxed); }  // used entries
     uint32_t next_sid() const { return size_.load(std::memory_order_acquire) + 1; }
 
+    static constexpr uint32_t kEntryBytes = 104;  // the kernel's struct sidtab_entry (x86-64)
     static constexpr uint32_t kChunkBits = 8;
     static constexpr uint32_t kChunk = 1u << kChunkBits;  // entries per chunk
     static constexpr uint32_t kMaxChunks = 1u << 12;      // at most 2^20 SIDs
@@ -224,6 +225,18 @@ class Sidtab {
     // page-sized leaves of kSidtabLeafEntries (hash and linear eras), or a struct sidtab_node of
     // 88 bytes on its own (legacy, each node a separate allocation).
     void touch_entry(uint32_t i, uint32_t from, uint32_t to, Access access) const;
+    void touch_entry(const LineRecorder &rec, uint32_t i, uint32_t from, uint32_t to,
+                     Access access) const {
+        uint64_t base;
+        if (era_ == SidtabEra::Legacy) {
+            base = uint64_t{i} * 2 * 64;
+        } else {
+            base = uint64_t{i / kSidtabLeafEntries} * 4096 +
+                   uint64_t{i % kSidtabLeafEntries} * kEntryBytes;
+        }
+        for (uint64_t line = (base + from) / 64; line <= (base + to - 1) / 64; ++line)
+            rec.touch(mem_line(MemRegion::SidtabEntry, name_, line), access);
+    }
     // The same for a context just placed in entry i: its lines and its categories' nodes.
     void write_entry(Entry &e);
     // The string cache item of `sid` with `len` bytes of text: read through the entry, or written.

@@ -174,17 +174,35 @@ inline void count_work([[maybe_unused]] Work w, [[maybe_unused]] uint64_t units 
 }
 
 // Records that the work being counted reads `line` (mem_line), where lines are recorded.
-inline void touch_line([[maybe_unused]] uint64_t line, [[maybe_unused]] Access access) {
+// The thread's line recording, looked up once: for a loop that records a line per step (a SID
+// table's scan), so that each step costs the record alone. False where lines are not recorded.
+class LineRecorder {
+  public:
+    LineRecorder() {
 #ifndef LOCKSIM_NO_WORK_METER
-    if (WorkCounts *c = ThreadSlot<WorkCounts>::current) [[unlikely]]
-        if (c->records_lines()) {
-            ++c->line_touches;
-            if (line_sampled(line, c->line_shift))
-                c->lines.push_back(access == Access::Dependent ? line | kDependentLine
-                                   : access == Access::Written ? line | kWrittenLine
-                                                               : line);
-        }
+        if (WorkCounts *c = ThreadSlot<WorkCounts>::current) [[unlikely]]
+            if (c->records_lines()) c_ = c;
 #endif
+    }
+    explicit operator bool() const {
+        return c_ != nullptr;
+    }
+    // Only when true.
+    void touch(uint64_t line, Access access) const {
+        ++c_->line_touches;
+        if (line_sampled(line, c_->line_shift))
+            c_->lines.push_back(access == Access::Dependent ? line | kDependentLine
+                                : access == Access::Written ? line | kWrittenLine
+                                                            : line);
+    }
+
+  private:
+    WorkCounts *c_ = nullptr;
+};
+
+inline void touch_line([[maybe_unused]] uint64_t line, [[maybe_unused]] Access access) {
+    if (const LineRecorder rec; rec) [[unlikely]]
+        rec.touch(line, access);
 }
 
 // Records that the work reads (or writes) `bytes` from byte `offset` of object `object`'s stream

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The cache model's own cost. The same runs on x86-server three ways: without its [memory] table
+# (flat: every unit at its hot price), with the table and latencies of zero (zero: the model
+# records, samples and prices every line, but no stall changes what the run does), and as shipped
+# (model: its latencies change the run's timing, so its work differs too). CPU time of each,
+# alternating, REPS times; zero / flat is the model's own cost. Two runs: the main job's
+# scenario (default.toml, all strategies, its 4 seeds) and scaling.toml at 256 CPUs for 50 ms
+# (rcu-cond-dup), as bench/speed_vs_base.sh runs it.
+#
+# usage: bench/cache_model_cost.sh [REPS]   (Release build in build/release)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=$root/build/release/cli/locksim
+reps=${1:-3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+awk '/^\[memory\]/{skip=1; next} /^\[/{skip=0} !skip' "$root/profiles/x86-server.toml" \
+  >"$work/flat.toml"
+sed -e 's/^llc_ns = .*/llc_ns = 0/' -e 's/^dram_ns = .*/dram_ns = 0/' \
+  "$root/profiles/x86-server.toml" >"$work/zero.toml"
+cp "$root/profiles/x86-server.toml" "$work/model.toml"
+for tag in flat zero model; do
+  p=$work/$tag.toml
+  sed -e "s|^profile = .*|profile = \"$p\"|" "$root/scenarios/default.toml" >"$work/default-$tag.toml"
+  sed -e 's/^duration = .*/duration = "50ms"/' -e 's/^cpus = .*/cpus = 256/' -e '/^\[sweep\]/,$d' \
+    -e "s|^profile = .*|profile = \"$p\"|" "$root/scenarios/scaling.toml" >"$work/scaling-256-$tag.toml"
+done
+
+cpu() {  # user+system seconds of one run
+  /usr/bin/time -o "$work/time" -f "%U %S" "$@" >/dev/null 2>&1
+  awk '{ printf "%.2f", $1 + $2 }' "$work/time"
+}
+med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+for what in default scaling-256; do
+  declare -A t=([flat]="" [zero]="" [model]="")
+  for ((i = 0; i < reps; i++)); do
+    for tag in flat zero model; do
+      case $what in
+        default) s=$(cpu "$bin" compare "$work/default-$tag.toml" -q -j1 -o "$work/out") ;;
+        scaling-256) s=$(cpu "$bin" run "$work/scaling-256-$tag.toml" --strategy rcu-cond-dup -j1 -q \
+                           -o "$work/out") ;;
+      esac
+      t[$tag]="${t[$tag]} $s"
+    done
+  done
+  f=$(med ${t[flat]}) z=$(med ${t[zero]}) m=$(med ${t[model]})
+  echo "$what: CPU s flat${t[flat]} (median $f); zero latencies${t[zero]} (median $z); shipped${t[model]} (median $m)"
+  awk -v f="$f" -v z="$z" -v m="$m" -v w="$what" \
+    'BEGIN { printf "%s: the model'"'"'s own cost zero/flat %.3f; shipped/flat %.3f\n", w, z / f, m / f }'
+done
