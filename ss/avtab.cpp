@@ -1,6 +1,8 @@
 #include "ss/avtab.h"
 
 #include <algorithm>
+#include <functional>
+#include <iterator>
 #include <utility>
 
 namespace locksim::ss {
@@ -58,6 +60,7 @@ Avtab &Avtab::operator=(Avtab &&o) noexcept {
     if (this != &o) {
         htable_ = std::move(o.htable_);
         chunks_ = std::move(o.chunks_);
+        chunk_order_ = std::move(o.chunk_order_);
         xperms_ = std::move(o.xperms_);
         nel_ = std::exchange(o.nel_, 0);
         nslot_ = std::exchange(o.nslot_, 0);
@@ -74,6 +77,7 @@ void Avtab::clear() {
     if (nel_) count_work(Work::Free, nel_);
     htable_.reset();
     chunks_.clear();
+    chunk_order_.clear();
     xperms_.clear();
     nel_ = nslot_ = mask_ = chunk_used_ = chunk_size_ = 0;
     layout_ = gen_ = next_generation();
@@ -115,6 +119,13 @@ AvtabNode *Avtab::new_node(const AvtabKey &key, const AvtabDatum &datum, AvtabNo
         if (chunk_size_ == 0) chunk_size_ = 64;
         chunks_.push_back(std::make_unique<AvtabNode[]>(chunk_size_));
         chunk_used_ = 0;
+        const std::pair<const AvtabNode *, uint32_t> c{chunks_.back().get(),
+                                                       static_cast<uint32_t>(chunks_.size() - 1)};
+        chunk_order_.insert(std::upper_bound(chunk_order_.begin(), chunk_order_.end(), c,
+                                             [](const auto &a, const auto &b) {
+                                                 return std::less<>()(a.first, b.first);
+                                             }),
+                            c);
     }
     count_work(Work::Alloc);
     AvtabNode *n = &chunks_.back()[chunk_used_++];
@@ -176,10 +187,9 @@ AvtabNode *Avtab::search_node(const AvtabKey &key) const {
     const uint32_t h = avtab_hash(key, mask_);
     const LineRecorder rec;
     if (rec) rec.touch(mem_line(MemRegion::AvtabSlots, gen_, h / 8), Access::Independent);
-    uint64_t pos = uint64_t{h} << 12;
     for (AvtabNode *cur = htable_[h]; cur; cur = cur->next) {
         count_work(Work::AvtabNode);
-        if (rec) rec.touch(mem_line(MemRegion::AvtabNode, gen_, pos++), Access::Dependent);
+        if (rec) rec.touch(node_line(*cur), Access::Dependent);
         int c = key_cmp(key, cur->key);
         if (c == 0 && (kind & cur->key.specified)) return cur;
         if (c < 0) break;
@@ -228,11 +238,18 @@ Avtab::Position Avtab::position_of(const AvtabNode &n) const {
     return pos;
 }
 
+uint64_t Avtab::node_line(const AvtabNode &n) const {
+    // The chunk holding n: the last whose start is not above it.
+    auto it = std::upper_bound(
+        chunk_order_.begin(), chunk_order_.end(), &n,
+        [](const AvtabNode *p, const auto &c) { return std::less<>()(p, c.first); });
+    const auto &[base, order] = *std::prev(it);
+    const uint64_t index = uint64_t{order} * chunk_size_ + static_cast<uint64_t>(&n - base);
+    return mem_line(MemRegion::AvtabNode, gen_, index * sizeof(AvtabNode) / 64);
+}
+
 void Avtab::touch_node(const AvtabNode &n, Access access) const {
-    const WorkCounts *c = ThreadSlot<WorkCounts>::current;
-    if (!c || !c->records_lines()) return;
-    const Position p = position_of(n);
-    touch_line(mem_line(MemRegion::AvtabNode, gen_, (uint64_t{p.slot} << 12) + p.depth), access);
+    if (const LineRecorder rec; rec) rec.touch(node_line(n), access);
 }
 
 const AvtabNode *Avtab::node_at(Position pos) const {

@@ -127,8 +127,11 @@ class Avtab {
         uint32_t depth = 0;
     };
     Position position_of(const AvtabNode &n) const;
-    // Records the read (or write) of node `n` of this table for the cache model: the line a
-    // search names by the node's position (nothing where lines are not recorded).
+    // The line of node `n` of this table for the cache model: nodes are named in the order they
+    // were allocated, 24 bytes each, as the kernel's slab cache lays a policy's rules out (read
+    // in order, two or three to a line; a chain's nodes are far apart, a rule list's near).
+    uint64_t node_line(const AvtabNode &n) const;
+    // Records the read (or write) of node `n` (nothing where lines are not recorded).
     void touch_node(const AvtabNode &n, Access access) const;
     // The node at `pos` (one that position_of gave for a table of this layout).
     const AvtabNode *node_at(Position pos) const;
@@ -170,6 +173,8 @@ class Avtab {
     std::vector<std::unique_ptr<AvtabNode[]>> chunks_;
     uint32_t chunk_used_ = 0;
     uint32_t chunk_size_ = 0;
+    // The chunks by address, with their order: where a node was allocated (node_index).
+    std::vector<std::pair<const AvtabNode *, uint32_t>> chunk_order_;
     std::vector<std::unique_ptr<AvtabExtendedPerms>> xperms_;
 };
 

@@ -70,8 +70,7 @@ void CondPolicy::touch_part(size_t i, Part part, size_t bytes, Access access) co
     const uint64_t base = ((uint64_t{i} * 3 + static_cast<uint64_t>(part) + 1) << kPartLineBits);
     const uint64_t n = std::min<uint64_t>((bytes + 63) / 64, uint64_t{1} << kPartLineBits);
     for (uint64_t k = 0; k < n; ++k)
-        touch_line(mem_line(MemRegion::CondNode, lines, base + k),
-                   access == Access::Dependent && k > 0 ? Access::Independent : access);
+        touch_line(mem_line(MemRegion::CondNode, lines, base + k), access);
 }
 
 void CondPolicy::touch_bool(uint32_t value, Access access) const {
@@ -79,10 +78,13 @@ void CondPolicy::touch_bool(uint32_t value, Access access) const {
 }
 
 void CondPolicy::touch_expr(size_t i) const {
+    // Loaded through the node's entry, but no node's loads wait for another node's: a commit's
+    // walk over the array overlaps them as it overlaps the entries (Access::Independent; only a
+    // list, whose next address is in the node just read, is walked one miss at a time).
     const CondNode &node = cond_list[i];
-    touch_part(i, Part::Expr, node.expr.size() * sizeof(CondExpr), Access::Dependent);
+    touch_part(i, Part::Expr, node.expr.size() * sizeof(CondExpr), Access::Independent);
     for (const CondExpr &e : node.expr)
-        if (e.expr_type == COND_BOOL) touch_bool(e.boolean, Access::Dependent);
+        if (e.expr_type == COND_BOOL) touch_bool(e.boolean, Access::Independent);
 }
 
 void cond_evaluate_nodes(CondPolicy &cond, bool force) {
@@ -99,11 +101,11 @@ void cond_evaluate_nodes(CondPolicy &cond, bool force) {
         // read, so the rules' misses may overlap.
         using Part = CondPolicy::Part;
         cond.touch_part(i, Part::TrueList, node.true_list.size() * sizeof(AvtabNode *),
-                        Access::Dependent);
+                        Access::Independent);
         for (const AvtabNode *n : node.true_list)
             table.touch_node(*n, Access::Independent);
         cond.touch_part(i, Part::FalseList, node.false_list.size() * sizeof(AvtabNode *),
-                        Access::Dependent);
+                        Access::Independent);
         for (const AvtabNode *n : node.false_list)
             table.touch_node(*n, Access::Independent);
         for (AvtabNode *n : node.true_list) {

@@ -59,7 +59,7 @@ struct CondPolicy {
     enum class Part : uint8_t { Expr, TrueList, FalseList };
     // Node i's entry in the array (at an address known ahead).
     void touch_node(size_t i, Access access) const;
-    // One of node i's arrays, `bytes` long: its first line through the node, the rest in order.
+    // One of node i's arrays, `bytes` long, in order.
     void touch_part(size_t i, Part part, size_t bytes, Access access) const;
     // Boolean `value`'s datum, through bool_val_to_struct.
     void touch_bool(uint32_t value, Access access) const;

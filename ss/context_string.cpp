@@ -61,24 +61,16 @@ int parse_mls(const PolicyBase &p, std::string_view mls, MlsRange &r) {
 void append_level(const PolicyBase &p, const MlsLevel &l, std::string &out) {
     out += p.levels.name_of(l.sens);
     // Runs of set bits: one name, `a,b` for a pair, `a.b` for three or more.
-    int64_t head = -2, prev = -2;
-    auto close_run = [&] {
-        if (prev != head) {
-            out += prev - head > 1 ? '.' : ',';
-            out += p.cats.name_of(static_cast<uint32_t>(prev) + 1);
+    bool first = true;
+    ebitmap_for_each_run(l.cat, [&](uint32_t a, uint32_t b) {
+        out += first ? ':' : ',';
+        first = false;
+        out += p.cats.name_of(a + 1);
+        if (b != a) {
+            out += b - a > 1 ? '.' : ',';
+            out += p.cats.name_of(b + 1);
         }
-    };
-    for (uint32_t bit : l.cat.bits()) {
-        int64_t i = bit;
-        if (i - prev > 1) {
-            close_run();
-            out += prev < 0 ? ':' : ',';
-            out += p.cats.name_of(bit + 1);
-            head = i;
-        }
-        prev = i;
-    }
-    close_run();
+    });
 }
 
 void append_mls(const PolicyBase &p, const MlsRange &r, std::string &out) {

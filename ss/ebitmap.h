@@ -150,6 +150,22 @@ bool ebitmap_contains(const Ebitmap &e1, const Ebitmap &e2, uint32_t last_e2bit 
 // bound and look the bit up in e1 with get_bit (a walk from the first node each time).
 bool ebitmap_contains_bitwise(const Ebitmap &e1, const Ebitmap &e2, uint32_t last_e2bit = 0);
 
+// Calls f(first, last) for each run of consecutive set bits of `e`, in order (a single bit is a
+// run of one: first == last): how the kernel prints a category set ("c0.c1023", "c1,c5").
+template <class F>
+void ebitmap_for_each_run(const Ebitmap &e, F &&f) {
+    int64_t head = -2, prev = -2;
+    for (uint32_t bit : e.bits()) {
+        const int64_t i = bit;
+        if (i - prev > 1) {
+            if (prev >= 0) f(static_cast<uint32_t>(head), static_cast<uint32_t>(prev));
+            head = i;
+        }
+        prev = i;
+    }
+    if (prev >= 0) f(static_cast<uint32_t>(head), static_cast<uint32_t>(prev));
+}
+
 // --- inline iteration -------------------------------------------------------------------------
 
 inline void Ebitmap::BitIterator::seek(uint32_t from_word) {

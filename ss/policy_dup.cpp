@@ -52,15 +52,15 @@ std::shared_ptr<CondPolicy> cond_policy_dup(const CondPolicy &orig) {
         count_work(Work::Alloc);
         count_work(Work::BytesCopied, node.expr.size() * sizeof(CondExpr));
         const size_t expr_bytes = node.expr.size() * sizeof(CondExpr);
-        orig.touch_part(i, Part::Expr, expr_bytes, Access::Dependent);
+        orig.touch_part(i, Part::Expr, expr_bytes, Access::Independent);
         copy->touch_part(i, Part::Expr, expr_bytes, Access::Written);
         orig.touch_part(i, Part::TrueList, node.true_list.size() * sizeof(AvtabNode *),
-                        Access::Dependent);
+                        Access::Independent);
         dup_av_list(orig.te_cond_avtab, node.true_list, copy->te_cond_avtab, n.true_list);
         copy->touch_part(i, Part::TrueList, n.true_list.size() * sizeof(AvtabNode *),
                          Access::Written);
         orig.touch_part(i, Part::FalseList, node.false_list.size() * sizeof(AvtabNode *),
-                        Access::Dependent);
+                        Access::Independent);
         dup_av_list(orig.te_cond_avtab, node.false_list, copy->te_cond_avtab, n.false_list);
         copy->touch_part(i, Part::FalseList, n.false_list.size() * sizeof(AvtabNode *),
                          Access::Written);

@@ -80,12 +80,28 @@ uint32_t Sidtab::era_hash(const Context &c) const {
         case SidtabEra::HashString: {
             // 5.6-5.7's context_add_hash: context_struct_to_string into a GFP_ATOMIC buffer,
             // full_name_hash over it, kfree. The table holds no policy to spell the names with:
-            // user:role:type counts as kContextNamesBytes, each level as "s<N>" and each
-            // category as ",c<N>" (4 bytes), which is the MLS part's length to a byte or two.
+            // user:role:type counts as kContextNamesBytes, a level as "s<N>" and its categories
+            // as the kernel prints them, a run of three or more as "c<A>.c<B>"
+            // (mls_sid_to_context), the reference policy's names.
             size_t bytes = c.is_invalid() ? c.str.size() : kContextNamesBytes;
-            if (!c.is_invalid())
-                for (const auto &level : c.range.level)
-                    bytes += 3 + 4 * static_cast<size_t>(level.cat.cardinality());
+            if (!c.is_invalid()) {
+                auto digits = [](uint32_t v) {
+                    return v < 10 ? 1u : v < 100 ? 2u : v < 1000 ? 3u : 4u;
+                };
+                auto level_bytes = [&](const MlsLevel &l) {
+                    // ":s<N>" or "-s<N>", then ":c<A>" or ",c<A>" and ".c<B>" or ",c<B>" a run
+                    size_t n = 1 + 1 + digits(l.sens ? l.sens - 1 : 0);
+                    ebitmap_for_each_run(l.cat, [&](uint32_t a, uint32_t b) {
+                        n += 2 + digits(a) + (b != a ? 2 + digits(b) : 0);
+                        // mls_sid_to_context visits every set bit of a run, printed or not.
+                        count_work(Work::BitIteration, b - a + 1);
+                    });
+                    return n;
+                };
+                bytes += level_bytes(c.range.level[0]);
+                if (!mls_level_eq(c.range.level[0], c.range.level[1]))
+                    bytes += level_bytes(c.range.level[1]);
+            }
             count_work(Work::Alloc);
             count_work(Work::StringByte, bytes);
             count_work(Work::Free);
@@ -320,7 +336,8 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
                     touch_entry(rec, i, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
             }
             if (by_fields && e.context.type != c.type) continue;
-            if (rec) touch_entry(rec, i, kOffContext, kOffContextEnd, Access::Dependent);
+            // The rest of the entry's context: the entry's own lines (known ahead).
+            if (rec) touch_entry(rec, i, kOffContext, kOffContextEnd, Access::Independent);
             if (context_equal(e.context, c)) {
                 count_work(Work::HashProbe, i - from + 1);
                 remember(e.sid);

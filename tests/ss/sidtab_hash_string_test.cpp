@@ -3,6 +3,8 @@
 // each converted entry while converting, so that the hash table section only links.
 #include <gtest/gtest.h>
 
+#include <string_view>
+
 #include "sidtab_test_util.h"
 #include "ss/sidtab.h"
 #include "util/work_meter.h"
@@ -33,17 +35,27 @@ TEST(SidtabHashString, EachLookupFormatsTheString) {
         ASSERT_EQ(t->set_initial(SECINITSID_UNLABELED, ctx(1, 0)), 0);
     const WorkCounts f = insert(fields, ctx(7, 10)), s = insert(strings, ctx(7, 10));
     EXPECT_EQ(f[Work::StringByte], 0u);
-    // user:role:type, two levels, ten categories of 4 bytes.
-    EXPECT_EQ(s[Work::StringByte], kContextNamesBytes + 2 * 3 + 10 * 4);
+    // user:role:type, then the range as the kernel prints it (a run of categories as "c0.c9").
+    EXPECT_EQ(s[Work::StringByte], kContextNamesBytes + std::string_view(":s0-s0:c0.c9").size());
     EXPECT_EQ(s[Work::Alloc], f[Work::Alloc] + 1);
     EXPECT_EQ(s[Work::Free], f[Work::Free] + 1);
     // Found again: the string is formatted again (no hash is kept with the caller's context).
     const WorkCounts again = insert(strings, ctx(7, 10));
     EXPECT_EQ(again[Work::StringByte], s[Work::StringByte]);
-    // More categories, a longer string.
-    EXPECT_GT(insert(strings, ctx(8, 100))[Work::StringByte], s[Work::StringByte]);
+    // Longer runs print as long (a run is its ends); more runs, a longer string.
+    const WorkCounts hundred = insert(strings, ctx(8, 100));
+    EXPECT_EQ(hundred[Work::StringByte],
+              kContextNamesBytes + std::string_view(":s0-s0:c0.c99").size());
+    // ... but the formatting visits each of its bits.
+    EXPECT_EQ(hundred[Work::BitIteration], 100u);
+    Context gaps = ctx(10, 0);
+    for (uint32_t i = 0; i < 10; i += 2)
+        gaps.range.level[1].cat.set_bit(i, true);
+    EXPECT_EQ(insert(strings, gaps)[Work::StringByte],
+              kContextNamesBytes + std::string_view(":s0-s0:c0,c2,c4,c6,c8").size());
     // The same SIDs either way.
     insert(fields, ctx(8, 100));
+    insert(fields, gaps);
     uint32_t a = 0, b = 0;
     ASSERT_EQ(fields.context_to_sid(ctx(9, 3), &a), 0);
     ASSERT_EQ(strings.context_to_sid(ctx(9, 3), &b), 0);
@@ -83,7 +95,8 @@ TEST(SidtabHashString, ConvertHashesOutsideTheHashtableSection) {
         }
         if (era == SidtabEra::HashString) {
             EXPECT_EQ(locking->inside[Work::StringByte], 0u);  // only links under the lock
-            EXPECT_GE(all[Work::StringByte], 200u * (kContextNamesBytes + 6 + 20));
+            EXPECT_GE(all[Work::StringByte],
+                      200u * (kContextNamesBytes + std::string_view(":s0-s0:c0.c4").size()));
         } else {
             EXPECT_EQ(all[Work::StringByte], 0u);
         }
