@@ -357,8 +357,10 @@ MemoryMeasure host_cache_sizes(const sim::MemoryProfile &base) {
     return m;
 }
 
-// Buffer sizes: the last level's chase (half of it, at most 32 MiB: a virtual machine may report
-// a last level far larger than any it has); memory's (4x the last level, at least 64 MiB); the
+// Buffer sizes: the last level's chase (4x the private cache, within half the last level and at
+// most 32 MiB: a virtual machine may report a last level far larger than any it has, and a
+// chase over a buffer many times the TLB's reach times its page walks, not the cache); memory's
+// (4x the last level, at least 64 MiB); the
 // eviction before a cold call (2x the last level, at least 16 MiB); both at most
 // max_buffer_bytes.
 constexpr size_t kLlcChaseMax = size_t{32} << 20;
@@ -373,8 +375,9 @@ MemoryMeasure measure_memory(const CalibrateOptions &o) {
     const auto steps = static_cast<int64_t>(std::max(20000.0, o.batch_ms * 1e6 / 50.0));
     m.private_ns = pointer_chase_ns(priv / 2, steps, o.rounds);
     // Well beyond the private cache, well within the last level: its own latency.
-    m.llc_ns = llc >= 4 * priv ? pointer_chase_ns(std::max(2 * priv, llc / 2), steps, o.rounds)
-                               : m.private_ns;
+    m.llc_ns = llc >= 4 * priv
+                   ? pointer_chase_ns(std::min({4 * priv, llc / 2, kLlcChaseMax}), steps, o.rounds)
+                   : m.private_ns;
     const size_t dram_bytes = std::clamp<size_t>(4 * llc, 64 << 20, size_t{1} << 30);
     m.dram_ns = pointer_chase_ns(dram_bytes, steps, o.rounds);
     m.independent_ns = independent_loads_ns(dram_bytes, steps, o.rounds);

