@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -72,11 +71,8 @@ class BinaryReader {
         if (n > remaining()) fail("truncated: {} bytes needed, {} left", n, remaining());
         const uint8_t *p = data_.data() + pos_;
         // The image is read in order: each line once, as the read reaches it.
-        if (n && (pos_ + n - 1) / 64 >= next_line_) {
-            const uint64_t from = std::max<uint64_t>(pos_, next_line_ * 64);
-            touch_stream(lines_, from, pos_ + n - from, Access::Independent);
-            next_line_ = (pos_ + n - 1) / 64 + 1;
-        }
+        if (const auto [from, len] = cursor_.reach(pos_, n); len)
+            touch_stream(lines_, from, len, Access::Independent);
         pos_ += n;
         count_work(Work::BytesSerialized, n);
         return p;
@@ -119,7 +115,7 @@ class BinaryReader {
     size_t pos_ = 0;
     size_t last_ = 0;
     uint32_t lines_;
-    uint64_t next_line_ = 0;  // the first line of the image not read yet
+    StreamCursor cursor_;
 };
 
 // Writes an image: its lines written in order for the cache model, and those of the structure
@@ -136,12 +132,9 @@ class BinaryWriter {
     void bytes(std::string_view s) { put(s.data(), s.size()); }
     void put(const void *p, size_t n) {
         const auto *b = static_cast<const uint8_t *>(p);
-        const uint64_t at = buf_.size();
-        if (n && (at + n - 1) / 64 >= next_line_) {
-            const uint64_t from = std::max<uint64_t>(at, next_line_ * 64);
-            if (source_) touch_stream(source_, from, at + n - from, Access::Independent);
-            touch_stream(lines_, from, at + n - from, Access::Written);
-            next_line_ = (at + n - 1) / 64 + 1;
+        if (const auto [from, len] = cursor_.reach(buf_.size(), n); len) {
+            if (source_) touch_stream(source_, from, len, Access::Independent);
+            touch_stream(lines_, from, len, Access::Written);
         }
         buf_.insert(buf_.end(), b, b + n);
         count_work(Work::BytesSerialized, n);
@@ -154,7 +147,7 @@ class BinaryWriter {
     std::vector<uint8_t> buf_;
     uint32_t source_;
     uint32_t lines_ = next_line_object();
-    uint64_t next_line_ = 0;
+    StreamCursor cursor_;
 };
 
 // ebitmap on disk: {mapunit = 64, highbit, count} then count x {startbit u32, map u64}.

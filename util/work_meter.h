@@ -8,9 +8,11 @@
 // Building with -DLOCKSIM_NO_WORK_METER compiles every count away (to measure the overhead).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "util/thread_slot.h"
@@ -208,6 +210,26 @@ inline void touch_line([[maybe_unused]] uint64_t line, [[maybe_unused]] Access a
 // Records that the work reads (or writes) `bytes` from byte `offset` of object `object`'s stream
 // lines (MemRegion::Stream): a policy copied or serialised, read or written in order.
 void touch_stream(uint32_t object, uint64_t offset, uint64_t bytes, Access access);
+
+// A stream read or written in order (a policy image): which of its bytes reach lines not reached
+// before, so that each line is recorded once. Whether lines are recorded is looked up once, when
+// the stream is opened: a reader or writer that records nothing costs a flag test per access.
+class StreamCursor {
+  public:
+    StreamCursor() : on_(static_cast<bool>(LineRecorder())) {}
+    // Of bytes [at, at + n), those from the first line not reached before: (from, length), the
+    // length 0 where there are none or lines are not recorded.
+    std::pair<uint64_t, uint64_t> reach(uint64_t at, uint64_t n) {
+        if (!on_ || n == 0 || (at + n - 1) / 64 < next_line_) return {at, 0};
+        const uint64_t from = std::max(at, next_line_ * 64);
+        next_line_ = (at + n - 1) / 64 + 1;
+        return {from, at + n - from};
+    }
+
+  private:
+    bool on_;
+    uint64_t next_line_ = 0;
+};
 
 // Installs a WorkCounts as this thread's meter for the scope's lifetime (nesting restores).
 using WorkMeterScope = ThreadSlotScope<WorkCounts>;

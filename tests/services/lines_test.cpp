@@ -3,7 +3,6 @@
 // models caches prices them (sim/cache_model.h). Each test records one call's lines exactly
 // (no sampling) and checks them against the structure the call walked.
 #include <algorithm>
-#include <map>
 #include <set>
 
 #include "ss/avc.h"
