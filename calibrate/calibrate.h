@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cache_model.h"
 #include "sim/profile.h"
 #include "util/work_meter.h"
 
@@ -34,6 +35,9 @@ namespace locksim {
 // One timed operation: its work counts and host time per run.
 struct CalibrationSample {
     std::string name;
+    // Whether the fit uses it; an operation timed only to be shown beside the model is not
+    // (`validate --pool 4`'s four decisions, whose branches the host's predictors learn).
+    bool fitted = true;
     locksim::WorkCounts counts;
     double host_ns = 0;
     double predicted_ns = 0;      // counts x fitted costs + the model's warm stall (calibrate())
@@ -42,11 +46,10 @@ struct CalibrationSample {
     double stall_hot_ns = 0;      // the cache model's stall for `lines`, called repeatedly
     double stall_cold_ns = 0;     // ... and from empty caches
     double predicted_cold_ns = 0;
-    // Lines the model serves from the last level and from memory, cold and hot, and of them
-    // the independent reads (locksim::Access), whose misses overlap by [memory] mlp.
-    uint64_t cold_llc = 0, cold_dram = 0, hot_llc = 0, hot_dram = 0;
-    uint64_t cold_llc_independent = 0, cold_dram_independent = 0, hot_llc_independent = 0,
-             hot_dram_independent = 0;
+    // Where the model serves the lines from (the private level past the first, the last level,
+    // memory), cold and hot, and of them the independent reads (locksim::Access), whose misses
+    // overlap by [memory] mlp.
+    sim::MemoryTally cold, hot;
 };
 
 // Misses as full latencies: `n` of which `independent` overlap `mlp` at a time.
@@ -56,8 +59,10 @@ inline double effective_misses(uint64_t n, uint64_t independent, double mlp) {
 
 // The host's caches and load-to-use latencies (pointer chasing), as `calibrate` measured them.
 struct MemoryMeasure {
+    int64_t l1_kib = 0;  // the first level (L1d); 0: not known, the model gets none
     int64_t private_kib = 0, llc_kib = 0;
     std::string sizes_from;  // where the sizes were read
+    double l1_ns = 0;        // a chase within the first level (with l1_kib)
     double private_ns = 0;   // a chase within the private cache
     double llc_ns = 0;       // ... within the last level (larger than the private cache)
     double dram_ns = 0;      // ... over a buffer far larger than the last level

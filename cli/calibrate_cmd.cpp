@@ -59,24 +59,36 @@ void run(const CalibrateArgs &a) {
 
     const MemoryMeasure &m = c.memory;
     fmt::print(
-        "memory: private {} KiB, last level {} KiB (from {}); pointer chase {:.1f} ns "
-        "(private), {:.1f} ns (last level), {:.1f} ns (memory); independent loads {:.1f} ns "
-        "(memory-level parallelism mlp = {:.2f}); fitted to the hot and cold times: llc_ns {}, "
-        "dram_ns {}\n\n",
-        m.private_kib, m.llc_kib, m.sizes_from, m.private_ns, m.llc_ns, m.dram_ns, m.independent_ns,
-        c.profile.memory.mlp, c.profile.memory.llc_ns, c.profile.memory.dram_ns);
+        "memory: first level {} KiB, private {} KiB, last level {} KiB (from {}); pointer chase "
+        "{:.1f} ns (first level), {:.1f} ns (private), {:.1f} ns (last level), {:.1f} ns "
+        "(memory); independent loads {:.1f} ns (memory-level parallelism mlp = {:.2f}); l2_ns "
+        "{}; fitted to the hot and cold times: llc_ns {}, dram_ns {}\n\n",
+        m.l1_kib, m.private_kib, m.llc_kib, m.sizes_from, m.l1_ns, m.private_ns, m.llc_ns,
+        m.dram_ns, m.independent_ns, c.profile.memory.mlp, c.profile.memory.l2_ns,
+        c.profile.memory.llc_ns, c.profile.memory.dram_ns);
     fmt::print("{:<56} {:>10} {:>10} {:>6}  {:>10} {:>10} {:>6}\n", "operation", "hot host",
                "model", "ratio", "cold host", "model", "ratio");
-    for (const auto &s : c.samples)
-        fmt::print("{:<56} {:>10.0f} {:>10.0f} {:>6.2f}  {:>10.0f} {:>10.0f} {:>6.2f}\n", s.name,
+    bool shown_only = false;
+    for (const auto &s : c.samples) {
+        fmt::print("{:<56} {:>10.0f} {:>10.0f} {:>6.2f}  {:>10.0f} {:>10.0f} {:>6.2f}{}\n", s.name,
                    s.host_ns, s.predicted_ns, s.predicted_ns / s.host_ns, s.host_cold_ns,
-                   s.predicted_cold_ns, s.predicted_cold_ns / s.host_cold_ns);
+                   s.predicted_cold_ns, s.predicted_cold_ns / s.host_cold_ns, s.fitted ? "" : " *");
+        shown_only |= !s.fitted;
+    }
+    if (shown_only)
+        fmt::print(
+            "* shown, not fitted: the same few decisions repeated, whose branches the host's "
+            "predictors learn (no decision a kernel computes on an AVC miss is)\n");
     if (a.verbose)
         for (const auto &s : c.samples) {
             fmt::print("{}:", s.name);
             for (size_t k = 0; k < locksim::kWorkKinds; ++k)
                 if (s.counts.n[k]) fmt::print(" {}={}", locksim::kWorkNames[k], s.counts.n[k]);
-            fmt::print("\n");
+            fmt::print(
+                "; lines {}: hot from the private level {}, last level {}, memory {}; cold "
+                "{}, {}, {}\n",
+                s.lines.size(), s.hot.l2_hits, s.hot.llc_hits, s.hot.dram, s.cold.l2_hits,
+                s.cold.llc_hits, s.cold.dram);
         }
     fmt::print("\n{:<20} {:>10}  {}\n", "work unit", "base ns", "fitted");
     for (size_t k = 0; k < locksim::kWorkKinds; ++k)

@@ -134,6 +134,8 @@ class Platform {
     virtual bool measures_host_time() = 0;
     // Whether charge() wants the cache lines the work read (WorkCounts::lines).
     virtual int memory_sample_shift() { return -1; }
+    // Whether the cache model prices streams (a first level: util/work_meter.h kStreamedLine).
+    virtual bool memory_streams() { return false; }
     virtual void ndelay(Time ns, Label label) = 0;  // busy work of a known length
 
     // --- preemption and interrupts ---
@@ -310,6 +312,7 @@ struct ComputeScope {
         span.outer = tl_span;
         if (span.timed) span.t0 = std::chrono::steady_clock::now();
         span.counts.line_shift = p.memory_sample_shift();
+        span.counts.streams = p.memory_streams();
         tl_span = &span;
         ThreadSlot<WorkCounts>::current = &span.counts;
     }

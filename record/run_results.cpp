@@ -242,6 +242,7 @@ void to_json(nlohmann::json &j, const Violation &v) {
 
 void to_json(nlohmann::json &j, const MemoryStall &v) {
     j = {{"lines", v.lines}, {"llc_hits", v.llc_hits}, {"dram", v.dram}, {"stall_ns", v.stall_ns}};
+    if (v.l2_hits) j["l2_hits"] = v.l2_hits;  // a profile with a first level
 }
 
 void to_json(nlohmann::json &j, const RunResults &v) {

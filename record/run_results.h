@@ -196,8 +196,9 @@ struct Violation {
 };
 
 struct MemoryStall {
-    uint64_t lines = 0;     // distinct lines read, per call, summed
-    uint64_t llc_hits = 0;  // of those, served by the last level
+    uint64_t lines = 0;    // distinct lines read, per call, summed
+    uint64_t l2_hits = 0;  // of those, served by the private level past the first ([memory] l1_kib)
+    uint64_t llc_hits = 0;  // served by the last level
     uint64_t dram = 0;      // served by memory
     Time stall_ns = 0;
 };

@@ -396,7 +396,7 @@ kernel::RunResults SimPlatform::collect() {
     for (size_t i = 0; i < stall_.size(); ++i)
         if (stall_[i].touches != 0)
             r.memory_stall[std::string(kernel::label_name(static_cast<uint32_t>(i)))] = {
-                stall_[i].touches, stall_[i].llc_hits, stall_[i].dram,
+                stall_[i].touches, stall_[i].l2_hits, stall_[i].llc_hits, stall_[i].dram,
                 (stall_[i].stall_ps + 500) / 1000};
     for (size_t i = 0; i < compute_ns_.size(); ++i)
         if (compute_ns_[i] != 0)
@@ -431,6 +431,7 @@ void SimPlatform::charge(Label label, const locksim::WorkCounts &counts, Time ho
             if (label.id() >= stall_.size()) stall_.resize(label.id() + 1);
             MemoryTally &s = stall_[label.id()];
             s.touches += t.touches;
+            s.l2_hits += t.l2_hits;
             s.llc_hits += t.llc_hits;
             s.dram += t.dram;
             s.stall_ps += t.stall_ps;

@@ -30,18 +30,33 @@ int log2_of(int64_t n) {
     return s;
 }
 
+// The name of version `v` of line `tag` (version 0: the line itself): another name in the same
+// region, so that no cache holds it before its store.
+uint64_t version(uint64_t tag, uint32_t v) {
+    return v == 0 ? tag : tag ^ ((uint64_t{v} * 0x9e3779b97f4a7c15ull) & ((uint64_t{1} << 58) - 1));
+}
+
+int64_t over_parallelism(int64_t ps, double mlp) {
+    return std::llround(static_cast<double>(ps) / std::max(1.0, mlp));
+}
+
 }  // namespace
 
 CacheHierarchy::CacheHierarchy(const MemoryLatency &lat, const std::vector<int64_t> &private_lines)
     : lat_(lat),
-      llc_independent_ps_(std::llround(static_cast<double>(lat.llc_ps) / std::max(1.0, lat.mlp))),
-      dram_independent_ps_(std::llround(static_cast<double>(lat.dram_ps) / std::max(1.0, lat.mlp))),
+      l2_independent_ps_(over_parallelism(lat.l2_ps, lat.mlp)),
+      llc_independent_ps_(over_parallelism(lat.llc_ps, lat.mlp)),
+      dram_independent_ps_(over_parallelism(lat.dram_ps, lat.mlp)),
       shift_(log2_of(std::max<int64_t>(1, lat.sample))),
       llc_(static_cast<uint64_t>(std::max<int64_t>(1, lat.llc_lines >> shift_))) {
     if (!enabled()) return;
-    for (int64_t lines : private_lines)
-        private_.emplace_back(static_cast<uint64_t>(
-            std::max<int64_t>(2, (lines > 0 ? lines : lat.private_lines) >> shift_)));
+    auto sampled = [this](int64_t lines) {
+        return static_cast<uint64_t>(std::max<int64_t>(2, lines >> shift_));
+    };
+    for (int64_t lines : private_lines) {
+        private_.emplace_back(sampled(lines > 0 ? lines : lat.private_lines));
+        if (lat.l1_lines > 0) first_.emplace_back(sampled(lat.l1_lines));
+    }
     seen_.assign(private_lines.size(), {0, 0});
 }
 
@@ -60,18 +75,65 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
     if (!enabled() || touches == 0) return 0;
     const auto c = static_cast<size_t>(cpu);
     TagCache &mine = private_[c];
+    TagCache *first = first_.empty() ? nullptr : &first_[c];
     int64_t stall = 0;
-    uint64_t n = 0, llc = 0, dram = 0, llc_ind = 0, dram_ind = 0;
+    uint64_t n = 0, l2 = 0, llc = 0, dram = 0, l2_ind = 0, llc_ind = 0, dram_ind = 0;
     for (uint64_t recorded : lines) {
-        const uint64_t tag = line_tag(recorded);
+        uint64_t tag = line_tag(recorded);
         if (Filter && !line_sampled(tag, shift_)) continue;
         ++n;
-        if (mine.touch(tag)) continue;
-        if (line_written(recorded)) {
-            llc_.touch(tag);  // a new line written: taken into both caches, no stall
+        // A line modified in place is named by its version: the copies other CPUs hold of an
+        // older one miss from then on.
+        const bool modified = line_modified(recorded);
+        Owner *own = nullptr;
+        if (modified || ever_modified_.contains(tag)) {
+            const uint64_t base = tag;
+            if (modified && ever_modified_.insert(base)) owners_.emplace(base, Owner{});
+            own = &owners_.find(base)->second;
+            tag = version(base, own->version);
+            if (!modified && own->cpu != cpu) own->cpu = -1;  // read here: no longer exclusive
+            if (modified) {
+                // A store: free where this CPU's caches hold the line, else an independent miss
+                // (a store does not wait for its line). Where another CPU may hold a copy (it
+                // read the line since this CPU's last store), the line becomes a new version,
+                // held here alone.
+                const bool held = (first && first->touch(tag)) || mine.touch(tag);
+                if (!held) {
+                    if (llc_.touch(tag)) {
+                        stall += llc_independent_ps_;
+                        ++llc;
+                        ++llc_ind;
+                    } else {
+                        stall += dram_independent_ps_;
+                        ++dram;
+                        ++dram_ind;
+                    }
+                }
+                if (own->cpu != cpu) {
+                    own->version += 1;
+                    own->cpu = cpu;
+                    tag = version(base, own->version);
+                    if (first) first->touch(tag);
+                    mine.touch(tag);
+                    llc_.touch(tag);
+                }
+                continue;
+            }
+        }
+        if (first && first->touch(tag)) continue;
+        const bool written = line_written(recorded), dependent = line_dependent(recorded);
+        if (mine.touch(tag)) {
+            // Written, or a stream's next line, which the prefetchers bring to the first level.
+            if (!first || written || line_streamed(recorded)) continue;
+            stall += dependent ? lat_.l2_ps : l2_independent_ps_;
+            ++l2;
+            l2_ind += !dependent;
             continue;
         }
-        const bool dependent = line_dependent(recorded);
+        if (written) {
+            llc_.touch(tag);  // a new line written: taken into every cache, no stall
+            continue;
+        }
         if (llc_.touch(tag)) {
             stall += dependent ? lat_.llc_ps : llc_independent_ps_;
             ++llc;
@@ -93,12 +155,16 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
                            : 0;
     } else if (n < all) {
         stall = static_cast<int64_t>(static_cast<__int128>(stall) * all / n);
+        l2 = l2 * all / n;
+        l2_ind = l2_ind * all / n;
         llc = llc * all / n;
         dram = dram * all / n;
         llc_ind = llc_ind * all / n;
         dram_ind = dram_ind * all / n;
     }
     tally.touches += all;
+    tally.l2_hits += l2;
+    tally.l2_independent += l2_ind;
     tally.llc_hits += llc;
     tally.dram += dram;
     tally.llc_independent += llc_ind;

@@ -1,7 +1,10 @@
 // The memory hierarchy of the counted cost model: each simulated CPU has a private cache, and
 // all share a last level. A unit of core work costs its profile price when the line it reads is
 // in the CPU's private cache, plus the last level's latency when only the last level holds it,
-// plus the memory latency when neither does (CpuProfile::memory).
+// plus the memory latency when neither does (CpuProfile::memory). A profile may also give each
+// CPU a first level inside the private one ([memory] l1_kib): the price is then a first-level
+// hit's, and a line only the private level (L2) holds adds l2_ns; the other latencies are still
+// what the level adds over the price.
 //
 // The model is approximate, deterministic and cheap:
 // - a cache is a set of line tags (mem_line: a line named by what it holds, so the result
@@ -11,14 +14,23 @@
 //   all of the capacity in distinct lines touched after it; true LRU keeps it for exactly all);
 // - fully associative: no set conflicts;
 // - a private hit does not touch the last level; a private miss fills both (an inclusive
-//   hierarchy); lines written by other CPUs are not invalidated (the core's read paths write
-//   little; a lock word's transfers are priced by the lock model, PrimitiveCosts);
+//   hierarchy); a line another CPU stores to is taken from the others' caches only where the
+//   store is recorded as one (Access::Modified, below; a lock word's transfers are priced by the
+//   lock model, PrimitiveCosts);
 // - a miss of a dependent read (a chain's next node: Access::Dependent) costs the level's latency;
 //   an independent one (a hash slot) that latency over the profile's memory-level parallelism,
 //   the misses a core keeps in flight at once ([memory] mlp, default 1: none overlap); a line
 //   written where it was just allocated (Access::Written: a new node, a copy's destination)
-//   enters both caches without a stall;
-// - prefetchers, TLBs and bandwidth limits are not modelled.
+//   enters every cache without a stall; with a first level, a line read just after the line
+//   before it in the same object (kStreamedLine: an array walked in order, a stream) misses the
+//   first level without a stall where the private level holds it (the prefetchers follow the
+//   walk); misses beyond the private level are priced by their kind alone;
+// - a store to a line where it already was (Access::Modified: a flag toggled in place) is free
+//   where its CPU's caches hold the line, else an independent miss; unless its CPU holds the
+//   line alone (no other CPU read it since its own last store), it makes a new version of the
+//   line, held by the storing CPU alone: the copies other CPUs hold miss from then on (served by
+//   the last level, as a line moving between two cores is);
+// - TLBs and bandwidth limits are not modelled.
 // A call's lines are priced in the order it touched them, one touch per distinct line.
 //
 // Set sampling keeps the model's own cost small: with `sample` = N > 1 only the lines whose
@@ -31,6 +43,7 @@
 
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "util/line_set.h"
@@ -53,6 +66,8 @@ class TagCache {
 
 struct MemoryLatency {
     int64_t private_lines = 0;  // 0: the model is off
+    int64_t l1_lines = 0;       // each CPU's first level inside the private one; 0: none
+    int64_t l2_ps = 0;          // added to a unit whose line the private level holds, not the first
     int64_t llc_lines = 0;
     int64_t llc_ps = 0;   // added to a unit whose line only the last level holds
     int64_t dram_ps = 0;  // added to a unit whose line no cache holds
@@ -64,9 +79,11 @@ struct MemoryLatency {
 
 struct MemoryTally {
     uint64_t touches = 0;
-    uint64_t llc_hits = 0;                               // private misses the last level served
-    uint64_t dram = 0;                                   // misses of both
-    uint64_t llc_independent = 0, dram_independent = 0;  // of those, independent reads
+    uint64_t l2_hits = 0;   // first-level misses the private one served
+    uint64_t llc_hits = 0;  // private misses the last level served
+    uint64_t dram = 0;      // misses of both
+    uint64_t l2_independent = 0, llc_independent = 0,
+             dram_independent = 0;  // of those, independent reads
     int64_t stall_ps = 0;
 };
 
@@ -84,18 +101,28 @@ class CacheHierarchy {
     int64_t price_sampled(int cpu, std::span<const uint64_t> sampled, uint64_t touches,
                           MemoryTally &tally);
     int sample_shift() const { return shift_; }
+    bool has_first_level() const { return !first_.empty(); }
 
   private:
     template <bool Filter>
     int64_t price_lines(int cpu, std::span<const uint64_t> lines, uint64_t touches,
                         MemoryTally &tally);
     MemoryLatency lat_;
-    int64_t llc_independent_ps_, dram_independent_ps_;  // the latencies over the parallelism
-    int shift_ = 0;                                     // log2(sample)
-    std::vector<TagCache> private_;
+    // The latencies over the parallelism.
+    int64_t l2_independent_ps_, llc_independent_ps_, dram_independent_ps_;
+    int shift_ = 0;                          // log2(sample)
+    std::vector<TagCache> first_, private_;  // per CPU; first_ empty without a first level
     TagCache llc_;
     // Per CPU: sampled lines priced and their stall, for calls without a sampled line.
     std::vector<std::pair<uint64_t, int64_t>> seen_;
+    // Lines modified in place (Access::Modified): their version and the CPU holding the
+    // current one exclusively (-1: read by another since).
+    struct Owner {
+        uint32_t version = 0;
+        int cpu = -1;
+    };
+    LineSet ever_modified_;
+    std::unordered_map<uint64_t, Owner> owners_;
 };
 
 }  // namespace locksim::sim

@@ -95,6 +95,8 @@ MemoryLatency MemoryProfile::latency() const {
     MemoryLatency l;
     if (private_kib <= 0) return l;
     l.private_lines = private_kib * 1024 / line_bytes;
+    l.l1_lines = l1_kib * 1024 / line_bytes;
+    l.l2_ps = std::llround(l2_ns * 1000.0);
     l.llc_lines = llc_kib * 1024 / line_bytes;
     l.llc_ps = std::llround(llc_ns * 1000.0);
     l.dram_ps = std::llround(dram_ns * 1000.0);
@@ -127,8 +129,9 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
         bool required;
     };
     static const Key kKeys[] = {
-        {"line_bytes", false}, {"private_kib", true},    {"llc_kib", true}, {"llc_ns", true},
-        {"dram_ns", true},     {"sample_one_in", false}, {"mlp", false}};
+        {"line_bytes", false}, {"private_kib", true}, {"llc_kib", true},
+        {"llc_ns", true},      {"dram_ns", true},     {"sample_one_in", false},
+        {"mlp", false},        {"l1_kib", false},     {"l2_ns", false}};
     for (auto &&[k, v] : m)
         if (std::none_of(std::begin(kKeys), std::end(kKeys),
                          [&](const Key &key) { return k.str() == key.name; }))
@@ -155,6 +158,19 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
     out.llc_kib = whole("llc_kib", 1);
     out.llc_ns = cost_ns(source, *m.get("llc_ns"), "llc_ns");
     out.dram_ns = cost_ns(source, *m.get("dram_ns"), "dram_ns");
+    if (m.contains("l1_kib") != m.contains("l2_ns"))
+        fail(source, m.source(),
+             "[memory] needs both 'l1_kib' (the first level) and 'l2_ns' (what a line only the "
+             "private level holds adds), or neither");
+    if (m.contains("l1_kib")) {
+        out.l1_kib = whole("l1_kib", 1);
+        if (out.l1_kib >= out.private_kib)
+            fail(source, m.get("l1_kib")->source(),
+                 fmt::format("'l1_kib' ({}) must be smaller than 'private_kib' ({}): the first "
+                             "level is inside the private one",
+                             out.l1_kib, out.private_kib));
+        out.l2_ns = cost_ns(source, *m.get("l2_ns"), "l2_ns");
+    }
     if (const toml::node *n = m.get("mlp")) {
         out.mlp = number(source, *n, "mlp");
         if (!(out.mlp >= 1 && out.mlp <= MemoryProfile::kMaxMlp))
@@ -239,6 +255,7 @@ CpuProfile with_prices(CpuProfile p, const PriceFactors &f) {
         ps = scaled(ps, work);
     p.measured_scale *= work;
     const double memory = f[static_cast<size_t>(PriceFamily::Memory)];
+    p.memory.l2_ns *= memory;
     p.memory.llc_ns *= memory;
     p.memory.dram_ns *= memory;
     const double primitive = f[static_cast<size_t>(PriceFamily::Primitive)];
@@ -321,6 +338,12 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
     if (const toml::node *c = root.get("cluster")) {
         if (!c->is_array()) fail(source, c->source(), "'cluster' must be an array of tables");
         parse_clusters(source, *c->as_array(), p.clusters);
+        for (const CpuCluster &cl : p.clusters)
+            if (cl.private_kib > 0 && cl.private_kib <= p.memory.l1_kib)
+                fail(source, c->source(),
+                     fmt::format("cluster '{}': 'private_kib' ({}) must be larger than [memory] "
+                                 "'l1_kib' ({})",
+                                 cl.name, cl.private_kib, p.memory.l1_kib));
     }
     if (const toml::node *pub = root.get("published")) {
         if (!pub->is_table()) fail(source, pub->source(), "'published' must be a table");
@@ -399,10 +422,13 @@ std::string format_profile(const CpuProfile &p) {
     if (p.memory.private_kib > 0)
         out += fmt::format(
             "\n[memory]\nline_bytes = {}\nprivate_kib = {}\nllc_kib = {}\nllc_ns = {}\ndram_ns = "
-            "{}\nsample_one_in = {}\n{}",
+            "{}\nsample_one_in = {}\n{}{}",
             p.memory.line_bytes, p.memory.private_kib, p.memory.llc_kib, p.memory.llc_ns,
             p.memory.dram_ns, p.memory.sample_one_in,
-            p.memory.mlp != 1 ? fmt::format("mlp = {}\n", p.memory.mlp) : "");
+            p.memory.mlp != 1 ? fmt::format("mlp = {}\n", p.memory.mlp) : "",
+            p.memory.l1_kib > 0
+                ? fmt::format("l1_kib = {}\nl2_ns = {}\n", p.memory.l1_kib, p.memory.l2_ns)
+                : "");
     for (const CpuCluster &c : p.clusters)
         out += fmt::format("\n[[cluster]]\nname = {}\ncpus = {}\nspeed = {}\n{}", quoted(c.name),
                            c.cpus, c.speed,

@@ -77,8 +77,13 @@ struct MemoryProfile {
     int64_t line_bytes = 64;
     int64_t private_kib = 0;  // per CPU: the largest private level (L2)
     int64_t llc_kib = 0;      // shared by all CPUs
-    double llc_ns = 0;        // a private miss served by the last level
-    double dram_ns = 0;       // a miss of both: load-to-use latency of memory
+    // Optional: each CPU's first level (L1d) inside the private one, and what a line only the
+    // private level holds adds to a unit priced as a first-level hit. 0: no first level, the
+    // prices are private-level hits.
+    int64_t l1_kib = 0;
+    double l2_ns = 0;
+    double llc_ns = 0;   // a private miss served by the last level
+    double dram_ns = 0;  // a miss of both: load-to-use latency of memory
     // Memory-level parallelism: how many independent misses a core overlaps (sim/cache_model.h);
     // 1: none, each miss costs its full latency.
     double mlp = 1;
@@ -101,7 +106,7 @@ struct CpuCluster {
 // The families a profile's prices fall into, for stating and exploring how uncertain they are
 // (`locksim robust`, a scenario's [prices]):
 //   work          every [work_ns] price (and the measured model's scale);
-//   memory        [memory]'s latencies beyond the private cache (llc_ns, dram_ns);
+//   memory        [memory]'s latencies beyond the price's level (l2_ns, llc_ns, dram_ns);
 //   primitive     every [primitive_ns] price but the expedited grace period's;
 //   grace_period  the expedited grace period's priced steps (rcu_exp_setup, rcu_exp_handler).
 // A normal grace period's length is not a price: it comes from the simulated quiescent states

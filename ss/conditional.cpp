@@ -91,23 +91,25 @@ void cond_evaluate_nodes(CondPolicy &cond, bool force) {
     const Avtab &table = cond.te_cond_avtab;
     for (size_t i = 0; i < cond.cond_list.size(); ++i) {
         CondNode &node = cond.cond_list[i];
-        cond.touch_node(i, Access::Independent);
-        cond.touch_expr(i);
         int new_state = cond_evaluate_expr(node.expr, cond.bools);
-        if (new_state == node.cur_state && !force) continue;
+        const bool changed = new_state != node.cur_state || force;
+        // The node (its cur_state stored in place where it changes), then its expression.
+        cond.touch_node(i, changed ? Access::Modified : Access::Independent);
+        cond.touch_expr(i);
+        if (!changed) continue;
         node.cur_state = new_state;
         count_work(Work::AvtabToggle, node.true_list.size() + node.false_list.size());
         // The lists are arrays of pointers: every rule's address is known once the array is
-        // read, so the rules' misses may overlap.
+        // read, so the rules' misses may overlap. Each rule's flag is stored in place.
         using Part = CondPolicy::Part;
         cond.touch_part(i, Part::TrueList, node.true_list.size() * sizeof(AvtabNode *),
                         Access::Independent);
         for (const AvtabNode *n : node.true_list)
-            table.touch_node(*n, Access::Independent);
+            table.touch_node(*n, Access::Modified);
         cond.touch_part(i, Part::FalseList, node.false_list.size() * sizeof(AvtabNode *),
                         Access::Independent);
         for (const AvtabNode *n : node.false_list)
-            table.touch_node(*n, Access::Independent);
+            table.touch_node(*n, Access::Modified);
         for (AvtabNode *n : node.true_list) {
             if (new_state <= 0)
                 n->key.specified &= static_cast<uint16_t>(~AVTAB_ENABLED);

@@ -9,6 +9,7 @@ EbitmapNode *alloc_node(uint32_t startbit) {
     count_work(Work::Alloc);
     auto *n = new EbitmapNode;
     n->startbit = startbit;
+    n->line = next_ebitmap_node();
     return n;
 }
 

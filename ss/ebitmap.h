@@ -27,6 +27,10 @@ struct EbitmapNode {
     EbitmapNode *next = nullptr;
     uint64_t maps[kEbitmapUnitNumbers] = {};
     uint32_t startbit = 0;
+    // In what is padding in the kernel's node: its place in the ebitmap_node slab cache
+    // (next_ebitmap_node), which names its line for the cache model. Nodes allocated one after
+    // another lie one after another, as the slab hands them out.
+    uint32_t line = 0;
 };
 static_assert(sizeof(EbitmapNode) == 64, "an ebitmap node is one 64-byte cache line");
 
@@ -64,14 +68,15 @@ class Ebitmap {
     uint32_t highbit() const { return highbit_; }
     const EbitmapNode *first() const { return node_; }
     bool empty() const { return node_ == nullptr; }
-    // The name of the ebitmap's lines for the cache model (next_line_object); 0: not named, its
-    // reads are not recorded.
+    // Whether the ebitmap's reads are recorded for the cache model: a name from
+    // next_line_object, or 0 (not named). Its nodes' lines are their places in the slab
+    // (EbitmapNode::line).
     uint32_t lines() const { return lines_; }
     void name_lines(uint32_t object) { lines_ = object; }
     // Records the read of node `n` (the ebitmap's own) where the lines are named.
     void touch(const EbitmapNode *n) const { touch_node(lines_, n, Access::Dependent); }
     static void touch_node(uint32_t lines, const EbitmapNode *n, Access access) {
-        if (lines) touch_line(mem_line(MemRegion::EbitmapNode, lines, n->startbit), access);
+        if (lines) touch_line(mem_line(MemRegion::EbitmapNode, 0, n->line), access);
     }
 
     bool get_bit(uint32_t bit) const;        // walks the list from the start

@@ -151,6 +151,7 @@ void te_rules_av_memo(TeRulesMemo &memo, const Policydb &db, uint32_t stype, uin
         // recorded in the memo's buffer (reused, not grown for every entry), and the entry keeps
         // a copy of the few it needs.
         e.work.line_shift = c && c->records_lines() ? 0 : -1;
+        e.work.streams = c && c->streams;
         TeRulesMemo::LineScratch &scratch = memo.line_scratch();
         if (e.work.records_lines()) e.work.lines.swap(scratch.lines);
         {
@@ -427,7 +428,9 @@ int cond_set_bools(CondPolicy &cond, std::span<const int> values) {
     if (values.size() != cond.bools.nprim) return -EINVAL;
     for (uint32_t i = 0; i < values.size(); ++i) {
         BoolDatum *b = cond.bools.by_value(i + 1);
-        if (b) b->state = values[i] ? 1 : 0;
+        if (!b || b->state == (values[i] ? 1 : 0)) continue;
+        b->state = values[i] ? 1 : 0;
+        cond.touch_bool(i + 1, Access::Modified);  // the datum's state, stored in place
     }
     cond_evaluate_nodes(cond);
     return 0;

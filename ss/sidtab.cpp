@@ -201,8 +201,25 @@ void Sidtab::hash_add(Entry *e) {
     touch_line(mem_line(MemRegion::SidtabSlots, name_, bucket / 8), Access::Independent);
     touch_entry(e->sid - 1, kOffHnext, kEntryBytes, Access::Written);
     std::atomic<Entry *> &head = buckets_[bucket];
-    e->hnext = head.load(std::memory_order_relaxed);
+    e->hnext.store(head.load(std::memory_order_relaxed), std::memory_order_relaxed);
     head.store(e, std::memory_order_release);
+}
+
+// sidtab_insert (v4.15.1 ss/sidtab.c): the node goes into its bucket's chain (the first
+// kSidtabLegacyBuckets heads of buckets_), before the first node of a higher SID. A reader may
+// be walking the chain: the node is complete before the link to it is published.
+void Sidtab::legacy_link(Entry *e) {
+    std::atomic<Entry *> *link = &buckets_[e->sid & (kSidtabLegacyBuckets - 1)];
+    Entry *cur;
+    while ((cur = link->load(std::memory_order_relaxed)) && cur->sid < e->sid)
+        link = &cur->hnext;
+    e->hnext.store(cur, std::memory_order_relaxed);
+    link->store(e, std::memory_order_release);
+}
+
+const Sidtab::Entry *Sidtab::legacy_head(uint32_t bucket) const {
+    touch_line(mem_line(MemRegion::SidtabSlots, name_, bucket / 8), Access::Independent);
+    return buckets_[bucket].load(std::memory_order_acquire);
 }
 
 void Sidtab::touch_entry(uint32_t i, uint32_t from, uint32_t to, Access access) const {
@@ -229,6 +246,7 @@ Sidtab::Entry *Sidtab::insert_at(uint32_t sid, Context c, uint32_t hash, bool ha
     e.used.store(true, std::memory_order_release);
     count_.fetch_add(1, std::memory_order_relaxed);
     if (hashed_era() && hashed) hash_add(&e);
+    if (era_ == SidtabEra::Legacy) legacy_link(&e);
     return &e;
 }
 
@@ -254,16 +272,13 @@ const Sidtab::Entry *Sidtab::entry(uint32_t sid) const {
 // not below `sid`; every node visited is a dependent load, priced as a probe. nullptr when the
 // walk ends without `sid`.
 Sidtab::Entry *Sidtab::legacy_walk(uint32_t sid) {
-    const uint32_t n = size_.load(std::memory_order_acquire);
-    const uint32_t first = (sid & (kSidtabLegacyBuckets - 1)) ? sid & (kSidtabLegacyBuckets - 1)
-                                                              : kSidtabLegacyBuckets;
-    for (uint32_t s = first; s <= n; s += kSidtabLegacyBuckets) {
-        Entry &e = at(s - 1);
-        if (!e.used.load(std::memory_order_acquire)) continue;  // not in the chain
+    // The bucket's head (s->htable[hvalue]), then its chain, each node through the one before.
+    for (const Entry *e = legacy_head(sid & (kSidtabLegacyBuckets - 1)); e;
+         e = e->hnext.load(std::memory_order_acquire)) {
         count_work(Work::HashProbe);
-        touch_entry(s - 1, 0, 4, Access::Dependent);  // the node, through the one before
-        touch_entry(s - 1, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);  // its `next`
-        if (s >= sid) return s == sid ? &e : nullptr;
+        touch_entry(e->sid - 1, 0, 4, Access::Dependent);
+        touch_entry(e->sid - 1, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);  // `next`
+        if (e->sid >= sid) return e->sid == sid ? const_cast<Entry *>(e) : nullptr;
     }
     return nullptr;
 }
@@ -322,30 +337,42 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
     // the type is compared first, as the most selective field.
     const bool by_fields = c.str.empty();
     const LineRecorder rec;  // looked up once: the scan records a line or two per entry
-    for (uint32_t i = from; i < to;) {
-        const Entry *chunk = chunks_[i >> kChunkBits].load(std::memory_order_acquire);
-        for (const uint32_t end = std::min(to, (i | (kChunk - 1)) + 1); i < end; ++i) {
-            const Entry &e = chunk[i & (kChunk - 1)];
-            if (!e.used.load(std::memory_order_acquire)) continue;
-            // The entry's type (a leaf's array: its address known ahead; legacy: a chain node
-            // and its `next`, each through the one before).
-            if (rec) {
-                touch_entry(rec, i, kOffType, kOffType + 4,
-                            legacy ? Access::Dependent : Access::Independent);
-                if (legacy)
-                    touch_entry(rec, i, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
-            }
-            if (by_fields && e.context.type != c.type) continue;
-            // The rest of the entry's context: the entry's own lines (known ahead).
-            if (rec) touch_entry(rec, i, kOffContext, kOffContextEnd, Access::Independent);
-            if (context_equal(e.context, c)) {
-                count_work(Work::HashProbe, i - from + 1);
-                remember(e.sid);
-                return e.sid;
-            }
+    uint32_t looked = 0;
+    // Entry i, looked at: whether it holds the context.
+    auto holds = [&](const Entry &e, uint32_t i) {
+        if (!e.used.load(std::memory_order_acquire)) return false;
+        ++looked;
+        // The entry's type (a leaf's array: its address known ahead; legacy: a chain node
+        // and its `next`, each through the one before).
+        if (rec) {
+            touch_entry(rec, i, kOffType, kOffType + 4,
+                        legacy ? Access::Dependent : Access::Independent);
+            if (legacy) touch_entry(rec, i, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
+        }
+        if (by_fields && e.context.type != c.type) return false;
+        // The rest of the entry's context: the entry's own lines (known ahead).
+        if (rec) touch_entry(rec, i, kOffContext, kOffContextEnd, Access::Independent);
+        return context_equal(e.context, c);
+    };
+    auto found = [&](const Entry &e) {
+        count_work(Work::HashProbe, looked);
+        remember(e.sid);
+        return e.sid;
+    };
+    if (legacy) {
+        // sidtab_search_context (v4.15.1 ss/sidtab.c): bucket after bucket, each chain node
+        // through the one before, in rising SID order (kSidtabLegacyBuckets SIDs apart).
+        for (uint32_t b = 0; b < kSidtabLegacyBuckets; ++b)
+            for (const Entry *e = legacy_head(b); e; e = e->hnext.load(std::memory_order_acquire))
+                if (e->sid > from && e->sid <= to && holds(*e, e->sid - 1)) return found(*e);
+    } else {
+        for (uint32_t i = from; i < to;) {
+            const Entry *chunk = chunks_[i >> kChunkBits].load(std::memory_order_acquire);
+            for (const uint32_t end = std::min(to, (i | (kChunk - 1)) + 1); i < end; ++i)
+                if (holds(chunk[i & (kChunk - 1)], i)) return found(chunk[i & (kChunk - 1)]);
         }
     }
-    count_work(Work::HashProbe, to - from);
+    count_work(Work::HashProbe, looked);
     return SECSID_NULL;
 }
 
@@ -353,7 +380,8 @@ uint32_t Sidtab::lookup(const Context &c, uint32_t hash) const {
     if (!hashed_era()) return scan(c, 0, size_.load(std::memory_order_acquire), true);
     const uint32_t bucket = hash & (kSidtabHashBuckets - 1);
     touch_line(mem_line(MemRegion::SidtabSlots, name_, bucket / 8), Access::Independent);
-    for (const Entry *e = buckets_[bucket].load(std::memory_order_acquire); e; e = e->hnext) {
+    for (const Entry *e = buckets_[bucket].load(std::memory_order_acquire); e;
+         e = e->hnext.load(std::memory_order_acquire)) {
         count_work(Work::HashProbe);
         touch_entry(e->sid - 1, 0, kOffHash + 4, Access::Dependent);
         touch_entry(e->sid - 1, kOffHnext, kEntryBytes, Access::Independent);  // same node

@@ -139,7 +139,9 @@ class Sidtab {
         std::atomic<bool> used{false};  // an initial SID slot may be unset; set last
         bool cached = false;            // `cache` is valid
         Context context;
-        Entry *hnext = nullptr;  // reverse hash chain
+        // The reverse hash chain (hash eras), or the chain of the SID's bucket in ascending SID
+        // order (legacy: struct sidtab_node's `next`).
+        std::atomic<Entry *> hnext{nullptr};
         std::list<CacheItem>::iterator cache;
     };
 
@@ -220,6 +222,9 @@ class Sidtab {
     Entry &slot(uint32_t sid);         // grows the array up to sid (lock held)
     Entry *insert_at(uint32_t sid, Context c, uint32_t hash, bool hashed = true);
     void hash_add(Entry *e);
+    void legacy_link(Entry *e);  // into its bucket's chain (legacy)
+    // The first node of a legacy bucket's chain (s->htable[bucket]), its line read.
+    const Entry *legacy_head(uint32_t bucket) const;
     // Records the read (or write) of bytes [from, to) of the entry of index i (SID i + 1) for
     // the cache model, in the era's layout: the kernel's struct sidtab_entry, 104 bytes, in
     // page-sized leaves of kSidtabLeafEntries (hash and linear eras), or a struct sidtab_node of

@@ -2,7 +2,7 @@
 
 namespace locksim {
 namespace {
-thread_local uint32_t tl_objects = 0;
+thread_local uint32_t tl_objects = 0, tl_ebitmap_nodes = 0;
 thread_local int tl_scope_depth = 0;
 }  // namespace
 
@@ -10,13 +10,18 @@ uint32_t next_line_object() {
     return ++tl_objects;
 }
 
-LineObjectScope::LineObjectScope() : saved_(tl_objects), outermost_(tl_scope_depth++ == 0) {
-    if (outermost_) tl_objects = 0;
+uint32_t next_ebitmap_node() {
+    return ++tl_ebitmap_nodes;
+}
+
+LineObjectScope::LineObjectScope()
+    : saved_(tl_objects), saved_nodes_(tl_ebitmap_nodes), outermost_(tl_scope_depth++ == 0) {
+    if (outermost_) tl_objects = tl_ebitmap_nodes = 0;
 }
 
 LineObjectScope::~LineObjectScope() {
     --tl_scope_depth;
-    if (outermost_) tl_objects = saved_;
+    if (outermost_) tl_objects = saved_, tl_ebitmap_nodes = saved_nodes_;
 }
 
 void touch_stream([[maybe_unused]] uint32_t object, [[maybe_unused]] uint64_t offset,

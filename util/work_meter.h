@@ -64,7 +64,7 @@ enum class MemRegion : uint8_t {
     SidtabEntry,   // a SID table's entries: its leaves' lines (104-byte entries), or a chain node
     SidtabSlots,   // a SID table's hash buckets (8 heads to a line) and its small reverse cache
     SidtabString,  // the SID table's string cache: an item and its text
-    EbitmapNode,   // one node of a named ebitmap (a context's categories, a policy's sets)
+    EbitmapNode,   // the ebitmap_node slab: a node's line is its allocation number
     Constraint,    // a constraint's or a conditional's expression nodes
     CondNode,      // a conditional node and its rule lists
     AvcSlots,      // the AVC's slot heads (8 to a line)
@@ -74,31 +74,48 @@ enum class MemRegion : uint8_t {
 
 inline uint64_t mem_line(MemRegion r, uint64_t object, uint64_t index) {
     // Distinct (region, object, index) triples give distinct tags (an object below 2^22, an index
-    // below 2^36: names wrap past them); only equality of tags matters to the cache model.
+    // below 2^35: names wrap past them); only equality of tags matters to the cache model, and
+    // that the lines of one object are numbered in address order (a stream: kStreamedLine).
     // Regions take bits 58-61: the top two bits are the access's kind (kDependentLine,
-    // kWrittenLine).
+    // kWrittenLine); bit 35 marks a streamed line.
     return (uint64_t{static_cast<uint8_t>(r)} << 58) | ((object & 0x3fffff) << 36) |
-           (index & 0xfffffffff);
+           (index & 0x7ffffffff);
 }
 
 // How a line is used: read with its address known ahead (a hash slot, the next element of an
 // array: the core may overlap its miss with others), read through the read before it (a chain's
 // next node: its miss waits for the previous one), or written where it was just allocated (a new
 // node, a copy's destination: it takes the line into the caches without a stall, a store not
-// waiting for its line). Recorded in a line's top bits, which neither the sampling nor the caches
-// see (line_tag strips them); the cache model prices an independent miss at its latency over the
-// profile's memory-level parallelism ([memory] mlp).
-enum class Access : uint8_t { Independent, Dependent, Written };
+// waiting for its line), or modified where it already was (a flag toggled in place: the line is
+// taken from every other CPU's caches, which then miss it). Recorded in a line's top bits, which
+// neither the sampling nor the caches see (line_tag strips them); the cache model prices an
+// independent miss at its latency over the profile's memory-level parallelism ([memory] mlp).
+enum class Access : uint8_t { Independent, Dependent, Written, Modified };
 inline constexpr uint64_t kDependentLine = uint64_t{1} << 63;
 inline constexpr uint64_t kWrittenLine = uint64_t{1} << 62;
+inline constexpr uint64_t kModifiedLine = kDependentLine | kWrittenLine;  // both bits
+// A line a little ahead (at most 2 KiB: WorkCounts::kStreamReach lines) of one of the last few
+// lines read in the same object: an array walked in order, a stream read or written, nodes
+// handed out one after another by a slab and read in that order. The hardware's prefetchers
+// follow such walks (a stride prefetcher's reach is 2 KiB, within a page), so a first level
+// ([memory] l1_kib) misses it without a stall where the private level holds it. Set by the
+// recording, whatever the access's kind.
+inline constexpr uint64_t kStreamedLine = uint64_t{1} << 35;
 inline uint64_t line_tag(uint64_t recorded) {
-    return recorded & ~(kDependentLine | kWrittenLine);
+    return recorded & ~(kDependentLine | kWrittenLine | kStreamedLine);
+}
+inline constexpr uint64_t kAccessBits[] = {0, kDependentLine, kWrittenLine, kModifiedLine};
+inline bool line_streamed(uint64_t recorded) {
+    return (recorded & kStreamedLine) != 0;
 }
 inline bool line_dependent(uint64_t recorded) {
-    return (recorded & kDependentLine) != 0;
+    return (recorded & kModifiedLine) == kDependentLine;
 }
 inline bool line_written(uint64_t recorded) {
-    return (recorded & kWrittenLine) != 0;
+    return (recorded & kModifiedLine) == kWrittenLine;
+}
+inline bool line_modified(uint64_t recorded) {
+    return (recorded & kModifiedLine) == kModifiedLine;
 }
 inline MemRegion line_region(uint64_t recorded) {
     return static_cast<MemRegion>((line_tag(recorded) >> 58) & 0xf);
@@ -107,6 +124,9 @@ inline MemRegion line_region(uint64_t recorded) {
 // A new object name for mem_line, numbered per host thread from 1 in each outermost
 // LineObjectScope (so that a job's names are a function of the job alone).
 uint32_t next_line_object();
+// The next node of the kernel's ebitmap_node slab cache (64-byte objects, one to a line, handed
+// out in order), numbered as next_line_object's names are.
+uint32_t next_ebitmap_node();
 // Opened for one simulation job on its thread: the objects made inside are numbered from 1. A
 // scope opened inside another goes on with the outer one's numbers (its objects are alive).
 class LineObjectScope {
@@ -117,7 +137,7 @@ class LineObjectScope {
     LineObjectScope &operator=(const LineObjectScope &) = delete;
 
   private:
-    uint32_t saved_;
+    uint32_t saved_, saved_nodes_;
     bool outermost_;
 };
 
@@ -132,8 +152,27 @@ struct WorkCounts {
     // Lines, when the platform models caches (line_shift >= 0, its sampling): every line touched
     // is counted in line_touches, and the sampled ones are listed in `lines`, in order.
     int line_shift = -1;
+    // Whether the recording marks streams (kStreamedLine): only a model with a first level
+    // prices them.
+    bool streams = false;
     uint64_t line_touches = 0;
     std::vector<uint64_t> lines;
+    // The tags of the lines touched last (sampled or not), the newest at recent_at: the
+    // streams a prefetcher follows at once (kStreamedLine).
+    static constexpr size_t kStreams = 4;
+    std::array<uint64_t, kStreams> recent{};
+    uint32_t recent_at = 0;
+    // Whether `line` follows one of the recent lines (up to kStreamReach lines on in the same
+    // object); it becomes the newest.
+    static constexpr uint64_t kStreamReach = 32;
+    bool follows_recent(uint64_t line) {
+        bool follows = false;
+        for (uint64_t r : recent)
+            follows |= line - r - 1 < kStreamReach;
+        recent_at = (recent_at + 1) % kStreams;
+        recent[recent_at] = line;
+        return follows;
+    }
 
     WorkCounts() { clear_counts(); }
 
@@ -165,6 +204,8 @@ struct WorkCounts {
         clear_counts();
         line_touches = 0;
         lines.clear();
+        recent.fill(0);
+        recent_at = 0;
     }
 };
 
@@ -192,10 +233,10 @@ class LineRecorder {
     // Only when true.
     void touch(uint64_t line, Access access) const {
         ++c_->line_touches;
+        const bool streamed = c_->streams && c_->follows_recent(line);
         if (line_sampled(line, c_->line_shift))
-            c_->lines.push_back(access == Access::Dependent ? line | kDependentLine
-                                : access == Access::Written ? line | kWrittenLine
-                                                            : line);
+            c_->lines.push_back(line | kAccessBits[static_cast<size_t>(access)] |
+                                (streamed ? kStreamedLine : 0));
     }
 
   private:

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/profile.h"
+#include "util/line_set.h"
 
 namespace locksim {
 namespace {
@@ -197,7 +198,7 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
         // A call read from empty caches finds no more lines in memory than the same call
         // repeated, and stalls as long or longer: within 1 % where its lines exceed the caches
         // (the approximate LRU may then miss a few more the second time, from the last level).
-        EXPECT_GE(s.cold_dram, s.hot_dram) << s.name;
+        EXPECT_GE(s.cold.dram, s.hot.dram) << s.name;
         EXPECT_GE(s.stall_cold_ns, s.stall_hot_ns * 0.99) << s.name;
         validate_read |= s.name.starts_with("validate read") && !s.lines.empty();
     }
@@ -255,6 +256,31 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
     EXPECT_DOUBLE_EQ(back.memory.dram_ns, m.dram_ns);
     EXPECT_EQ(back.memory.sample_one_in, m.sample_one_in);
     EXPECT_TRUE(back.memory.latency().private_lines > 0) << "the cache model is on";
+    // The first level, where the host says what it is: inside the private level, its misses
+    // priced at most at the private level's whole chase latency, written and read back.
+    if (c.memory.l1_kib > 0) {
+        EXPECT_EQ(m.l1_kib, c.memory.l1_kib);
+        EXPECT_LT(2 * m.l1_kib, m.private_kib);
+        EXPECT_GE(m.l2_ns, 0);
+        EXPECT_LE(m.l2_ns, c.memory.private_ns + 0.05);
+        EXPECT_LE(m.l2_ns, m.llc_ns);
+        EXPECT_EQ(back.memory.l1_kib, m.l1_kib);
+        EXPECT_DOUBLE_EQ(back.memory.l2_ns, m.l2_ns);
+    } else {
+        EXPECT_EQ(m.l1_kib, 0);
+    }
+    // The random decisions read at most half the private cache (their hot time is its).
+    for (const auto &s : c.samples)
+        if (s.name.starts_with("compute_av x")) {
+            LineSet read;
+            for (uint64_t line : s.lines)
+                read.insert(line_tag(line));
+            EXPECT_LE(read.size() * 64 * 2, static_cast<uint64_t>(m.private_kib) * 1024 + 64 * 400)
+                << "at most one decision's lines over half of it";
+        }
+    // The same four decisions repeated are shown, not fitted; every other operation is.
+    for (const auto &s : c.samples)
+        EXPECT_EQ(s.fitted, s.name.find("pool 4") == std::string::npos) << s.name;
     // Memory-level parallelism: measured within its bounds, written and read back. A search that
     // finds an empty slot reads slots only (independent reads); compute_av also walks chains.
     EXPECT_GT(c.memory.independent_ns, 0);
@@ -263,8 +289,8 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
     EXPECT_EQ(m.mlp, c.memory.mlp);
     EXPECT_EQ(back.memory.mlp, m.mlp);
     for (const auto &s : c.samples) {
-        const uint64_t misses = s.cold_llc + s.cold_dram;
-        const uint64_t independent = s.cold_llc_independent + s.cold_dram_independent;
+        const uint64_t misses = s.cold.llc_hits + s.cold.dram;
+        const uint64_t independent = s.cold.llc_independent + s.cold.dram_independent;
         if (s.name.starts_with("avtab search")) {
             EXPECT_GT(misses, 0u) << s.name;
             EXPECT_EQ(independent, misses) << s.name;

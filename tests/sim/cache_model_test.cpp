@@ -305,3 +305,140 @@ TEST(ProfileFormat, MemoryLevelParallelismRoundTripsAndIsChecked) {
             << e.what();
     }
 }
+
+// A first level inside the private one ([memory] l1_kib): a line the private level holds but the
+// first does not costs l2_ns (over mlp when independent); one the prefetchers bring along (a
+// stream's next line) costs nothing; misses beyond are priced as without a first level.
+TEST(CacheHierarchy, AFirstLevelPricesItsMissesAtTheSecondLevelsLatency) {
+    MemoryLatency lat{.private_lines = 64,
+                      .l1_lines = 4,
+                      .l2_ps = 5'000,
+                      .llc_lines = 1024,
+                      .llc_ps = 20'000,
+                      .dram_ps = 60'000,
+                      .mlp = 4};
+    CacheHierarchy h(lat, {0});
+    std::vector<uint64_t> eight;  // eight lines of one object, far apart: no stream
+    for (uint64_t i = 0; i < 8; ++i)
+        eight.push_back(mem_line(MemRegion::AvtabNode, 1, i * 100) | kDependentLine);
+    MemoryTally t;
+    EXPECT_EQ(h.price(0, eight, t), 8 * 60'000);  // cold
+    // Again: the private level holds the eight, the first level (four lines) none of the first
+    // six any more.
+    EXPECT_EQ(h.price(0, std::span(eight).first(6), t), 6 * 5'000);
+    EXPECT_EQ(t.l2_hits, 6u);
+    EXPECT_EQ(t.l2_independent, 0u);
+    // The last two just read: in the first level.
+    EXPECT_EQ(h.price(0, std::span(eight).subspan(4, 2), t), 0);
+    // Independent reads overlap by mlp; a streamed line comes with the prefetchers.
+    std::vector<uint64_t> other = {line_tag(eight[0]), line_tag(eight[1]) | kStreamedLine};
+    EXPECT_EQ(h.price(0, other, t), 5'000 / 4);
+    EXPECT_EQ(t.l2_independent, 1u);
+    // Without a first level the same lines are private hits, at no cost.
+    lat.l1_lines = 0;
+    CacheHierarchy flat(lat, {0});
+    EXPECT_EQ(flat.price(0, eight, t), 8 * 60'000);
+    EXPECT_EQ(flat.price(0, eight, t), 0);
+}
+
+// The recording marks a line a little ahead of one of the last few lines of the same object
+// (an array or a slab walked in order), whatever else is read in between; not a line behind,
+// far ahead, or in another object.
+TEST(CacheHierarchy, TheRecordingMarksStreams) {
+    WorkCounts c;
+    c.line_shift = 0;
+    c.streams = true;  // as where the model has a first level
+    auto line = [](uint64_t object, uint64_t index) {
+        return mem_line(MemRegion::SidtabEntry, object, index);
+    };
+    {
+        WorkMeterScope scope(&c);
+        touch_line(line(1, 10), Access::Independent);       // first: no stream
+        touch_line(line(2, 500), Access::Dependent);        // another object
+        touch_line(line(1, 12), Access::Independent);       // two lines on: streamed
+        touch_line(line(2, 506), Access::Dependent);        // six lines on, object 2: streamed
+        touch_line(line(1, 9), Access::Independent);        // behind 10 and 12: no
+        touch_line(line(1, 12 + 40), Access::Independent);  // 40 lines on: no
+        touch_line(line(3, 13), Access::Independent);       // object 3: no
+    }
+    ASSERT_EQ(c.lines.size(), 7u);
+    const std::vector<bool> want = {false, false, true, true, false, false, false};
+    for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(line_streamed(c.lines[i]), want[i]) << i;
+        EXPECT_FALSE(line_streamed(line_tag(c.lines[i]))) << i;
+    }
+    EXPECT_TRUE(line_dependent(c.lines[3]));
+    EXPECT_EQ(line_tag(c.lines[3]), line(2, 506));
+    // Where the model has no first level, nothing is marked (the recording saves the work).
+    WorkCounts flat;
+    flat.line_shift = 0;
+    {
+        WorkMeterScope scope(&flat);
+        for (uint64_t i = 0; i < 8; ++i)
+            touch_line(line(1, i), Access::Independent);
+    }
+    for (uint64_t recorded : flat.lines)
+        EXPECT_FALSE(line_streamed(recorded));
+}
+
+TEST(ProfileFormat, AFirstLevelRoundTripsAndIsChecked) {
+    sim::CpuProfile p = sim::find_profile("xeon-w3520");
+    EXPECT_EQ(p.memory.l1_kib, 0);  // unstated: no first level
+    EXPECT_EQ(sim::format_profile(p).find("l1_kib"), std::string::npos);
+    p.memory.l1_kib = 48;
+    p.memory.l2_ns = 7.5;
+    const sim::CpuProfile back = sim::parse_profile(sim::format_profile(p), "rt.toml");
+    EXPECT_EQ(back.memory.l1_kib, 48);
+    EXPECT_EQ(back.memory.l2_ns, 7.5);
+    EXPECT_EQ(back.memory.latency().l1_lines, 48 * 1024 / 64);
+    EXPECT_EQ(back.memory.latency().l2_ps, 7'500);
+    auto rejects = [](std::string text, const std::string &why) {
+        try {
+            (void)sim::parse_profile(text, "f.toml");
+            ADD_FAILURE() << "accepted: " << why;
+        } catch (const UserError &e) {
+            EXPECT_NE(std::string(e.what()).find("f.toml:"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        }
+    };
+    std::string text = sim::format_profile(p);
+    std::string no_l2 = text;
+    no_l2.erase(no_l2.find("l2_ns = 7.5\n"), 12);
+    rejects(no_l2, "needs both 'l1_kib'");
+    std::string too_big = text;
+    too_big.replace(too_big.find("l1_kib = 48"), 11, "l1_kib = 99999");
+    rejects(too_big, "must be smaller than 'private_kib'");
+}
+
+// A store to a line where it already was (Access::Modified) takes it from every other CPU:
+// their next read misses (the last level serves it); the store is free where its CPU's caches
+// hold the line, an independent miss where they do not.
+TEST(CacheHierarchy, AStoreInPlaceTakesTheLineFromTheOthers) {
+    MemoryLatency lat{
+        .private_lines = 64, .llc_lines = 1024, .llc_ps = 20'000, .dram_ps = 60'000, .mlp = 4};
+    CacheHierarchy h(lat, {0, 0});
+    const uint64_t line = mem_line(MemRegion::AvtabNode, 1, 7);
+    const std::vector<uint64_t> read = {line | kDependentLine}, store = {line | kModifiedLine};
+    MemoryTally t;
+    EXPECT_EQ(h.price(0, read, t), 60'000);       // CPU 0 reads it from memory
+    EXPECT_EQ(h.price(0, read, t), 0);            // and holds it
+    EXPECT_EQ(h.price(1, store, t), 20'000 / 4);  // CPU 1 takes it (a store: over mlp)
+    EXPECT_EQ(h.price(1, store, t), 0);           // held: free
+    EXPECT_EQ(h.price(0, read, t), 20'000);       // CPU 0's copy is gone: from the last level
+    EXPECT_EQ(h.price(0, read, t), 0);            // and now held again
+    EXPECT_EQ(h.price(1, store, t), 0);           // CPU 1 still holds it: free, but
+    EXPECT_EQ(h.price(1, store, t), 0);           // (twice)
+    EXPECT_EQ(h.price(0, read, t), 20'000);       // CPU 0's copy is gone again
+    EXPECT_EQ(h.price(0, read, t), 0);
+    EXPECT_EQ(h.price(1, read, t), 0);  // CPU 1 reads what it stored
+    // Without stores the same reads stay where they are.
+    const std::vector<uint64_t> other = {mem_line(MemRegion::AvtabNode, 1, 8) | kDependentLine};
+    EXPECT_EQ(h.price(0, other, t), 60'000);
+    EXPECT_EQ(h.price(1, other, t), 20'000);
+    EXPECT_EQ(h.price(0, other, t), 0);
+    // The kinds are told apart.
+    EXPECT_TRUE(line_modified(store[0]));
+    EXPECT_FALSE(line_dependent(store[0]));
+    EXPECT_FALSE(line_written(store[0]));
+    EXPECT_EQ(line_tag(store[0]), line);
+}

@@ -47,6 +47,36 @@ TEST(SidtabLegacy, SearchWalksTheChain) {
     EXPECT_EQ(probes_of_search(h, last), 1u);
 }
 
+// sidtab_search_context (v4.15): a context's search goes bucket by bucket (SID & 127), each
+// chain in ascending SID order, so the context of SID 128 (the first node of bucket 0) is found
+// at once, and that of SID 129 (bucket 1's first) behind every node of bucket 0.
+TEST(SidtabLegacy, ContextSearchGoesBucketByBucket) {
+    Sidtab t(0, SidtabEra::Legacy);
+    ASSERT_EQ(t.set_initial(SECINITSID_UNLABELED, testing::typed_context(1)), 0);
+    uint32_t type_of[2] = {0, 0}, in_bucket0 = 0;
+    for (uint32_t i = 0; i < 1280; ++i) {
+        uint32_t sid = 0;
+        ASSERT_EQ(t.context_to_sid(testing::typed_context(100 + i), &sid), 0);
+        if (sid == 128 || sid == 129) type_of[sid - 128] = 100 + i;
+        in_bucket0 += sid % kSidtabLegacyBuckets == 0;
+    }
+    ASSERT_NE(type_of[0], 0u);
+    ASSERT_NE(type_of[1], 0u);
+    auto probes = [&t](uint32_t type) {
+        WorkCounts w;
+        uint32_t sid = 0;
+        {
+            WorkMeterScope s(&w);
+            EXPECT_EQ(t.context_to_sid(testing::typed_context(type), &sid), 0);
+        }
+        return w[Work::HashProbe];
+    };
+    const uint64_t first = probes(type_of[0]), second = probes(type_of[1]);
+    EXPECT_LE(first, kSidtabCacheLen + 1);  // the small cache, then one node
+    EXPECT_EQ(second - first, in_bucket0);
+    EXPECT_EQ(in_bucket0, 10u);
+}
+
 TEST(SidtabLegacy, UnknownAndInvalidGiveUnlabeled) {
     Sidtab t(0, SidtabEra::Legacy);
     ASSERT_EQ(t.set_initial(SECINITSID_UNLABELED, testing::typed_context(1)), 0);
