@@ -106,6 +106,10 @@ struct StrategySeries {
     std::vector<Series> metrics;
     std::vector<double> host_load;  // per round: the host's other runnable tasks (mean)
     int failed = 0;
+    // Where the time goes: per compute label, the work charged on each platform, summed over
+    // the rounds (the reader's labels and the writer's), and the operations it was spent on.
+    std::map<std::string, std::pair<kernel::Time, kernel::Time>> compute_ns;
+    uint64_t sim_reads = 0, real_reads = 0, sim_commits = 0, real_commits = 0;
 
     void add(size_t i, double sim, double real) {
         metrics[i].sim.push_back(sim);
@@ -279,6 +283,12 @@ int validate(const ValidateArgs &a) {
             };
             ss.add(m++, per_s(so, sim_side.results) / 1000.0,
                    per_s(ro, real_side.results) / 1000.0);
+            for (const auto &[label, ns] : sim_side.results.compute_ns)
+                ss.compute_ns[label].first += ns;
+            for (const auto &[label, ns] : real_side.results.compute_ns)
+                ss.compute_ns[label].second += ns;
+            ss.sim_reads += so.completed, ss.real_reads += ro.completed;
+            ss.sim_commits += st.completed, ss.real_commits += rt.completed;
             for (const Side *side : {&sim_side, &real_side})
                 if (side->torture.failed()) {
                     ++ss.failed;
@@ -323,6 +333,12 @@ int validate(const ValidateArgs &a) {
                    median(hl),
                    a.host_load ? "as many CPU-bound tasks in the simulation, rounded"
                                : "not simulated (--no-host-load)");
+        const StrategySeries &sr = it->second;
+        nlohmann::ordered_json &work = j["compute"];
+        work["reads"] = {{"sim", sr.sim_reads}, {"real", sr.real_reads}};
+        work["commits"] = {{"sim", sr.sim_commits}, {"real", sr.real_commits}};
+        for (const auto &[label, ns] : sr.compute_ns)
+            work["ns"][label] = {{"sim", ns.first}, {"real", ns.second}};
         j["failed_checks"] = it->second.failed;
     }
     if (!a.out_dir.empty()) {

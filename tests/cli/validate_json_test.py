@@ -72,6 +72,19 @@ for name, s in doc["strategies"].items():
               f"{name}.{group}.{metric}: sim/real {ratio:.3g} outside [1/{band:g}, {band:g}] "
               f"(sim {s[group][metric]['sim']}, real {s[group][metric]['real']})")
     check(s["failed_checks"] == 0, f"{name}: failed checks")
+    # Where the time went: the reader's and the writer's work on both platforms, as the runs
+    # counted them.
+    work = s["compute"]
+    check(work["reads"]["sim"] > 0 and work["reads"]["real"] > 0, f"{name}: compute.reads {work}")
+    check(work["commits"]["sim"] > 0 and work["commits"]["real"] > 0,
+          f"{name}: compute.commits {work['commits']}")
+    reads = work["ns"].get("torture_read", {})
+    check(reads.get("sim", 0) > 0 and reads.get("real", 0) > 0,
+          f"{name}: no read work in compute.ns {sorted(work['ns'])}")
+    # The commit's own work: in place (rwlock) or on a duplicate (rcu-cond-dup).
+    commit = work["ns"].get("set_bools_inplace" if name == "rwlock" else "cond_policydb_dup", {})
+    check(commit.get("sim", 0) > 0 and commit.get("real", 0) > 0,
+          f"{name}: no commit work in compute.ns {sorted(work['ns'])}")
     load = s["host_load"]
     check(len(load["simulated_tasks"]) == rounds and load["mean_other_runnable"] >= 0,
           f"{name}: host_load {load}")
