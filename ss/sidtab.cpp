@@ -350,8 +350,16 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
             if (legacy) touch_entry(rec, i, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
         }
         if (by_fields && e.context.type != c.type) return false;
-        // The rest of the entry's context: the entry's own lines (known ahead).
-        if (rec) touch_entry(rec, i, kOffContext, kOffContextEnd, Access::Independent);
+        // The rest of the entry's context: the entry's own lines (known ahead); and the first
+        // node of each level's categories, read through the entry but not waited for by the walk
+        // to the next entry, which a core runs ahead of the compare (predicting that it fails,
+        // as it does for all but one entry): those misses overlap the walk's.
+        if (rec) {
+            touch_entry(rec, i, kOffContext, kOffContextEnd, Access::Independent);
+            for (const MlsLevel &l : e.context.range.level)
+                if (l.cat.first())
+                    Ebitmap::touch_node(l.cat.lines(), l.cat.first(), Access::Independent);
+        }
         return context_equal(e.context, c);
     };
     auto found = [&](const Entry &e) {
