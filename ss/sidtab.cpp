@@ -208,11 +208,18 @@ void Sidtab::hash_add(Entry *e) {
 // sidtab_insert (v4.15.1 ss/sidtab.c): the node goes into its bucket's chain (the first
 // kSidtabLegacyBuckets heads of buckets_), before the first node of a higher SID. A reader may
 // be walking the chain: the node is complete before the link to it is published.
+// Each node passed is a probe, read through the one before.
 void Sidtab::legacy_link(Entry *e) {
-    std::atomic<Entry *> *link = &buckets_[e->sid & (kSidtabLegacyBuckets - 1)];
+    const uint32_t bucket = e->sid & (kSidtabLegacyBuckets - 1);
+    touch_line(mem_line(MemRegion::SidtabSlots, name_, bucket / 8), Access::Independent);
+    std::atomic<Entry *> *link = &buckets_[bucket];
     Entry *cur;
-    while ((cur = link->load(std::memory_order_relaxed)) && cur->sid < e->sid)
+    while ((cur = link->load(std::memory_order_relaxed)) && cur->sid < e->sid) {
+        count_work(Work::HashProbe);
+        touch_entry(cur->sid - 1, 0, 4, Access::Dependent);
+        touch_entry(cur->sid - 1, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
         link = &cur->hnext;
+    }
     e->hnext.store(cur, std::memory_order_relaxed);
     link->store(e, std::memory_order_release);
 }
@@ -437,9 +444,7 @@ int Sidtab::context_to_sid(const Context &c, uint32_t *sid) {
         else
             convert_target_->insert_at(newsid, std::move(converted), h2);
     }
-    // sidtab_insert walks the SID-keyed chain to its end (legacy).
-    if (era_ == SidtabEra::Legacy) count_work(Work::HashProbe, count() / kSidtabLegacyBuckets);
-    insert_at(newsid, c, hash);
+    insert_at(newsid, c, hash);  // legacy: sidtab_insert walks the SID's chain (legacy_link)
     if (era_ == SidtabEra::Linear) remember(newsid);
     *sid = newsid;
     return 0;
