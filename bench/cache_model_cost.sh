@@ -2,7 +2,10 @@
 # The cache model's own cost. The same runs on x86-server three ways: without its [memory] table
 # (flat: every unit at its hot price), with the table and latencies of zero (zero: the model
 # records, samples and prices every line, but no stall changes what the run does), and as shipped
-# (model: its latencies change the run's timing, so its work differs too). CPU time of each,
+# (model: its latencies change the run's timing, so its work differs too), and zero with
+# core_lines = false (locks: the lock words' lines alone, which change the run itself on many
+# CPUs; zero / locks is then the core's lines' own cost, a like-for-like ratio on scaling-256,
+# where the flat run does other work). CPU time of each,
 # alternating, REPS times; zero / flat is the model's own cost. Two runs: the main job's
 # scenario (default.toml, all strategies, its 4 seeds) and scaling.toml at 256 CPUs for 50 ms
 # (rcu-cond-dup), as bench/speed_vs_base.sh runs it.
@@ -19,8 +22,9 @@ awk '/^\[memory\]/{skip=1; next} /^\[/{skip=0} !skip' "$root/profiles/x86-server
   >"$work/flat.toml"
 sed -e 's/^llc_ns = .*/llc_ns = 0/' -e 's/^dram_ns = .*/dram_ns = 0/' \
   "$root/profiles/x86-server.toml" >"$work/zero.toml"
+sed -e 's/^\[memory\]$/[memory]\ncore_lines = false/' "$work/zero.toml" >"$work/locks.toml"
 cp "$root/profiles/x86-server.toml" "$work/model.toml"
-for tag in flat zero model; do
+for tag in flat locks zero model; do
   p=$work/$tag.toml
   sed -e "s|^profile = .*|profile = \"$p\"|" "$root/scenarios/default.toml" >"$work/default-$tag.toml"
   sed -e 's/^duration = .*/duration = "50ms"/' -e 's/^cpus = .*/cpus = 256/' -e '/^\[sweep\]/,$d' \
@@ -34,9 +38,9 @@ cpu() {  # user+system seconds of one run
 med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 for what in default scaling-256; do
-  declare -A t=([flat]="" [zero]="" [model]="")
+  declare -A t=([flat]="" [locks]="" [zero]="" [model]="")
   for ((i = 0; i < reps; i++)); do
-    for tag in flat zero model; do
+    for tag in flat locks zero model; do
       case $what in
         default) s=$(cpu "$bin" compare "$work/default-$tag.toml" -q -j1 -o "$work/out") ;;
         scaling-256) s=$(cpu "$bin" run "$work/scaling-256-$tag.toml" --strategy rcu-cond-dup -j1 -q \
@@ -45,8 +49,8 @@ for what in default scaling-256; do
       t[$tag]="${t[$tag]} $s"
     done
   done
-  f=$(med ${t[flat]}) z=$(med ${t[zero]}) m=$(med ${t[model]})
-  echo "$what: CPU s flat${t[flat]} (median $f); zero latencies${t[zero]} (median $z); shipped${t[model]} (median $m)"
-  awk -v f="$f" -v z="$z" -v m="$m" -v w="$what" \
-    'BEGIN { printf "%s: the model'"'"'s own cost zero/flat %.3f; shipped/flat %.3f\n", w, z / f, m / f }'
+  f=$(med ${t[flat]}) l=$(med ${t[locks]}) z=$(med ${t[zero]}) m=$(med ${t[model]})
+  echo "$what: CPU s flat${t[flat]} (median $f); lock lines only${t[locks]} (median $l); zero latencies${t[zero]} (median $z); shipped${t[model]} (median $m)"
+  awk -v f="$f" -v l="$l" -v z="$z" -v m="$m" -v w="$what" \
+    'BEGIN { printf "%s: the model'"'"'s own cost zero/flat %.3f; the core'"'"'s lines zero/locks %.3f; shipped/flat %.3f\n", w, z / f, z / l, m / f }'
 done

@@ -129,9 +129,9 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
         bool required;
     };
     static const Key kKeys[] = {
-        {"line_bytes", false}, {"private_kib", true}, {"llc_kib", true},
-        {"llc_ns", true},      {"dram_ns", true},     {"sample_one_in", false},
-        {"mlp", false},        {"l1_kib", false},     {"l2_ns", false}};
+        {"line_bytes", false}, {"private_kib", true},    {"llc_kib", true}, {"llc_ns", true},
+        {"dram_ns", true},     {"sample_one_in", false}, {"mlp", false},    {"l1_kib", false},
+        {"l2_ns", false},      {"core_lines", false}};
     for (auto &&[k, v] : m)
         if (std::none_of(std::begin(kKeys), std::end(kKeys),
                          [&](const Key &key) { return k.str() == key.name; }))
@@ -158,6 +158,10 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
     out.llc_kib = whole("llc_kib", 1);
     out.llc_ns = cost_ns(source, *m.get("llc_ns"), "llc_ns");
     out.dram_ns = cost_ns(source, *m.get("dram_ns"), "dram_ns");
+    if (const toml::node *n = m.get("core_lines")) {
+        if (!n->is_boolean()) fail(source, n->source(), "'core_lines' must be true or false");
+        out.core_lines = *n->value<bool>();
+    }
     if (m.contains("l1_kib") != m.contains("l2_ns"))
         fail(source, m.source(),
              "[memory] needs both 'l1_kib' (the first level) and 'l2_ns' (what a line only the "
@@ -429,6 +433,7 @@ std::string format_profile(const CpuProfile &p) {
             p.memory.l1_kib > 0
                 ? fmt::format("l1_kib = {}\nl2_ns = {}\n", p.memory.l1_kib, p.memory.l2_ns)
                 : "");
+    if (p.memory.private_kib > 0 && !p.memory.core_lines) out += "core_lines = false\n";
     for (const CpuCluster &c : p.clusters)
         out += fmt::format("\n[[cluster]]\nname = {}\ncpus = {}\nspeed = {}\n{}", quoted(c.name),
                            c.cpus, c.speed,

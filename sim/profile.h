@@ -82,6 +82,9 @@ struct MemoryProfile {
     // prices are private-level hits.
     int64_t l1_kib = 0;
     double l2_ns = 0;
+    // false: the core records no lines (every unit costs its hot price) and only the lock
+    // words' lines are modelled: the lock-line model alone, a peer for measuring the rest.
+    bool core_lines = true;
     double llc_ns = 0;   // a private miss served by the last level
     double dram_ns = 0;  // a miss of both: load-to-use latency of memory
     // Memory-level parallelism: how many independent misses a core overlaps (sim/cache_model.h);

@@ -106,7 +106,9 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     void might_sleep(Site site) override;
     void charge(Label label, const WorkCounts &counts, Time host_ns) override;
     bool measures_host_time() override { return cfg_.cost_model == CostModel::Measured; }
-    int memory_sample_shift() override { return caches_ ? caches_->sample_shift() : -1; }
+    int memory_sample_shift() override {
+        return caches_ && cfg_.profile.memory.core_lines ? caches_->sample_shift() : -1;
+    }
     bool memory_streams() override { return caches_ && caches_->has_first_level(); }
     void ndelay(Time ns, Label label) override;
     void preempt_disable(Site site) override;

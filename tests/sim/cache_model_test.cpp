@@ -116,6 +116,20 @@ TEST(CacheCost, WithoutAMemoryTableEveryUnitCostsItsPrice) {
     EXPECT_EQ(took, (std::vector<Time>{100, 100}));
 }
 
+// [memory] core_lines = false: the core records nothing, so its work costs the hot prices
+// (the lock words' lines are still modelled): the peer that measures the core's lines alone.
+TEST(CacheCost, WithoutTheCoresLinesEveryUnitCostsItsPrice) {
+    auto cfg = zero_config(2, 10 * kMsec);
+    cfg.profile = memory_profile();
+    cfg.profile.memory.core_lines = false;
+    EXPECT_EQ(spans(cfg, {0, 0, 1}, 100), (std::vector<Time>{100, 100, 100}));
+    const sim::CpuProfile back = sim::parse_profile(sim::format_profile(cfg.profile), "lines.toml");
+    EXPECT_FALSE(back.memory.core_lines);
+    std::string bad = sim::format_profile(cfg.profile);
+    bad.replace(bad.find("core_lines = false"), 18, "core_lines = 3");
+    EXPECT_THROW((void)sim::parse_profile(bad, "bad.toml"), UserError);
+}
+
 TEST(CacheCost, StallsAreReportedByLabelAndRunsRepeatExactly) {
     auto run = [] {
         auto cfg = zero_config(2, 10 * kMsec);
