@@ -78,6 +78,18 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
     TagCache *first = first_.empty() ? nullptr : &first_[c];
     int64_t stall = 0;
     uint64_t n = 0, l2 = 0, llc = 0, dram = 0, l2_ind = 0, llc_ind = 0, dram_ind = 0;
+    // A line neither private level holds: the last level's latency, or memory's.
+    auto beyond = [&](uint64_t tag, bool dependent) {
+        if (llc_.touch(tag)) {
+            stall += dependent ? lat_.llc_ps : llc_independent_ps_;
+            ++llc;
+            llc_ind += !dependent;
+        } else {
+            stall += dependent ? lat_.dram_ps : dram_independent_ps_;
+            ++dram;
+            dram_ind += !dependent;
+        }
+    };
     for (uint64_t recorded : lines) {
         uint64_t tag = line_tag(recorded);
         if (Filter && !line_sampled(tag, shift_)) continue;
@@ -85,34 +97,22 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
         // A line modified in place is named by its version: the copies other CPUs hold of an
         // older one miss from then on.
         const bool modified = line_modified(recorded);
-        Owner *own = nullptr;
         if (modified || ever_modified_.contains(tag)) {
+            if (modified) ever_modified_.insert(tag);
             const uint64_t base = tag;
-            if (modified && ever_modified_.insert(base)) owners_.emplace(base, Owner{});
-            own = &owners_.find(base)->second;
-            tag = version(base, own->version);
-            if (!modified && own->cpu != cpu) own->cpu = -1;  // read here: no longer exclusive
-            if (modified) {
+            Owner &own = owners_[base];
+            tag = version(base, own.version);
+            if (!modified) {
+                if (own.cpu != cpu) own.cpu = -1;  // read here: no longer held alone
+            } else {
                 // A store: free where this CPU's caches hold the line, else an independent miss
                 // (a store does not wait for its line). Where another CPU may hold a copy (it
                 // read the line since this CPU's last store), the line becomes a new version,
                 // held here alone.
-                const bool held = (first && first->touch(tag)) || mine.touch(tag);
-                if (!held) {
-                    if (llc_.touch(tag)) {
-                        stall += llc_independent_ps_;
-                        ++llc;
-                        ++llc_ind;
-                    } else {
-                        stall += dram_independent_ps_;
-                        ++dram;
-                        ++dram_ind;
-                    }
-                }
-                if (own->cpu != cpu) {
-                    own->version += 1;
-                    own->cpu = cpu;
-                    tag = version(base, own->version);
+                if (!((first && first->touch(tag)) || mine.touch(tag))) beyond(tag, false);
+                if (own.cpu != cpu) {
+                    own = {own.version + 1, cpu};
+                    tag = version(base, own.version);
                     if (first) first->touch(tag);
                     mine.touch(tag);
                     llc_.touch(tag);
@@ -134,15 +134,7 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
             llc_.touch(tag);  // a new line written: taken into every cache, no stall
             continue;
         }
-        if (llc_.touch(tag)) {
-            stall += dependent ? lat_.llc_ps : llc_independent_ps_;
-            ++llc;
-            llc_ind += !dependent;
-        } else {
-            stall += dependent ? lat_.dram_ps : dram_independent_ps_;
-            ++dram;
-            dram_ind += !dependent;
-        }
+        beyond(tag, dependent);
     }
     auto &[seen_lines, seen_stall] = seen_[c];
     seen_lines += n;
