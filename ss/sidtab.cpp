@@ -215,13 +215,17 @@ void Sidtab::legacy_link(Entry *e) {
     std::atomic<Entry *> *link = &buckets_[bucket];
     Entry *cur;
     while ((cur = link->load(std::memory_order_relaxed)) && cur->sid < e->sid) {
-        count_work(Work::HashProbe);
-        touch_entry(cur->sid - 1, 0, 4, Access::Dependent);
-        touch_entry(cur->sid - 1, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
+        legacy_pass(*cur);
         link = &cur->hnext;
     }
     e->hnext.store(cur, std::memory_order_relaxed);
     link->store(e, std::memory_order_release);
+}
+
+void Sidtab::legacy_pass(const Entry &e) const {
+    count_work(Work::HashProbe);
+    touch_entry(e.sid - 1, 0, 4, Access::Dependent);  // the node, through the one before
+    touch_entry(e.sid - 1, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);  // its `next`
 }
 
 const Sidtab::Entry *Sidtab::legacy_head(uint32_t bucket) const {
@@ -282,9 +286,7 @@ Sidtab::Entry *Sidtab::legacy_walk(uint32_t sid) {
     // The bucket's head (s->htable[hvalue]), then its chain, each node through the one before.
     for (const Entry *e = legacy_head(sid & (kSidtabLegacyBuckets - 1)); e;
          e = e->hnext.load(std::memory_order_acquire)) {
-        count_work(Work::HashProbe);
-        touch_entry(e->sid - 1, 0, 4, Access::Dependent);
-        touch_entry(e->sid - 1, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);  // `next`
+        legacy_pass(*e);
         if (e->sid >= sid) return e->sid == sid ? const_cast<Entry *>(e) : nullptr;
     }
     return nullptr;

@@ -223,6 +223,8 @@ class Sidtab {
     Entry *insert_at(uint32_t sid, Context c, uint32_t hash, bool hashed = true);
     void hash_add(Entry *e);
     void legacy_link(Entry *e);  // into its bucket's chain (legacy)
+    // A chain walk's step past node e: a probe, the node read through the one before.
+    void legacy_pass(const Entry &e) const;
     // The first node of a legacy bucket's chain (s->htable[bucket]), its line read.
     const Entry *legacy_head(uint32_t bucket) const;
     // Records the read (or write) of bytes [from, to) of the entry of index i (SID i + 1) for
