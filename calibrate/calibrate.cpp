@@ -851,8 +851,6 @@ Calibration calibrate(const CalibrateOptions &o) {
         say(fmt::format("{:<56} {:>12.0f} ns, cold {:>12.0f} ns", name, s.host_ns, s.host_cold_ns));
         c.samples.push_back(std::move(s));
     }
-    // The model's stall for each call's lines with the given latencies: from empty caches, and
-    // when called again (the same lines, now cached where they fit).
     // Where the model serves each call's lines from (sizes only): from empty caches (cold), and
     // when called again (hot: the same lines, now cached where they fit).
     {
