@@ -269,6 +269,20 @@ double independent_loads_ns(size_t bytes, int64_t steps, int rounds) {
     return median(std::move(per));
 }
 
+std::pair<double, double> idle_lifetimes_us(const MemoryMeasure &m) {
+    auto lifetime = [&m](double kept, double gone) {
+        if (!(kept > 0) || gone < 1.5 * kept) return 0.0;
+        const double limit = std::sqrt(kept * gone);
+        double found = 0;
+        for (size_t i = m.idle_ns.size(); i-- > 0;) {
+            if (m.idle_ns[i] <= limit) break;
+            found = m.idle_us[i];
+        }
+        return found;
+    };
+    return {lifetime(m.idle_hot_ns, m.idle_llc_ns), lifetime(m.idle_llc_ns, m.idle_cold_ns)};
+}
+
 namespace {
 
 double elapsed_ns(Clock::time_point since) {
@@ -398,6 +412,62 @@ MemoryMeasure measure_memory(const CalibrateOptions &o) {
                                        100
                                  : 1.0;
     return m;
+}
+
+// A chase through a quarter of the private cache (a commit's working set, about), timed once
+// through after the caches were left in some state: how long lines stay while the CPU sleeps.
+void measure_idle(MemoryMeasure &m, std::vector<uint8_t> &evict, const CalibrateOptions &o) {
+    struct alignas(64) Line {
+        uint32_t next;
+    };
+    const size_t n = std::max<size_t>(64, static_cast<size_t>(m.private_kib) * 1024 / 4 / 64);
+    std::vector<Line> buf(n);
+    const std::vector<uint32_t> perm = cyclic_permutation(n, 0x69646c65ull);
+    for (size_t i = 0; i < n; ++i)
+        buf[i].next = perm[i];
+    uint32_t at = 0;
+    auto through = [&] {
+        for (size_t i = 0; i < n; ++i)
+            at = buf[at].next;
+    };
+    // The median over `reps` of one timed chase after `prepare` (each after a warming chase).
+    const int reps = std::max(3, std::min(o.rounds, 7));
+    auto timed = [&](auto &&prepare) {
+        std::vector<double> per;
+        for (int r = 0; r < reps; ++r) {
+            through();
+            through();
+            prepare();
+            const auto t0 = Clock::now();
+            through();
+            per.push_back(elapsed_ns(t0) / static_cast<double>(n));
+        }
+        return median(std::move(per));
+    };
+    std::vector<uint8_t> other(static_cast<size_t>(m.private_kib) * 2048);
+    m.idle_hot_ns = timed([] {});
+    m.idle_llc_ns = timed([&] {
+        for (size_t i = 0; i < other.size(); i += 64)
+            ++other[i];
+    });
+    m.idle_cold_ns = timed([&] {
+        for (size_t i = 0; i < evict.size(); i += 64)
+            ++evict[i];
+    });
+    for (double us : {100.0, 300.0, 1000.0, 3000.0, 10000.0, 30000.0}) {
+        m.idle_us.push_back(us);
+        m.idle_ns.push_back(timed(
+            [us] { std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(us)); }));
+    }
+    asm volatile("" : : "r"(at));
+}
+
+// "100 us 6.3, 300 us 6.3, ...": the idle chases' times after each sleep.
+std::string idle_text(const MemoryMeasure &m) {
+    std::string text;
+    for (size_t i = 0; i < m.idle_us.size(); ++i)
+        text += fmt::format("{}{:g} us {:.1f}", i ? ", " : "", m.idle_us[i], m.idle_ns[i]);
+    return text;
 }
 
 template <class F>
@@ -836,6 +906,20 @@ Calibration calibrate(const CalibrateOptions &o) {
     std::vector<uint8_t> evict(std::clamp<size_t>(static_cast<size_t>(mm.llc_kib) * 2048,
                                                   std::min(kEvictMin, o.max_buffer_bytes),
                                                   o.max_buffer_bytes));
+    measure_idle(c.memory, evict, o);
+    std::tie(mem.private_lifetime_us, mem.llc_lifetime_us) = idle_lifetimes_us(mm);
+    {
+        const std::string after = idle_text(mm);
+        auto life = [](double us) {
+            return us > 0 ? fmt::format("{:g} us", us) : std::string("not seen to leave");
+        };
+        say(
+            fmt::format("lines while the CPU sleeps: a chase through {} KiB, ns per load: at once "
+                        "{:.1f}, private cache evicted {:.1f}, every level evicted {:.1f}; after "
+                        "sleeping {}: lifetime in the private cache {}, in the last level {}",
+                        mm.private_kib / 4, mm.idle_hot_ns, mm.idle_llc_ns, mm.idle_cold_ns, after,
+                        life(mem.private_lifetime_us), life(mem.llc_lifetime_us)));
+    }
     CoreOps core(o, static_cast<uint64_t>(mm.private_kib) * 1024 / 64);
     for (auto &[name, op, fitted] : core.list()) {
         CalibrationSample s;
@@ -983,7 +1067,10 @@ Calibration calibrate(const CalibrateOptions &o) {
         "before each call), with the misses of independent reads (hash slots) overlapping mlp at "
         "a time; mlp is the memory chase's latency over that of loads of the same buffer at "
         "addresses known ahead; [work_ns] is fitted to each operation's hot time less the cache "
-        "model's stall for its lines.",
+        "model's stall for its lines; private_lifetime_us and llc_lifetime_us are the shortest "
+        "sleeps after which a chase through a quarter of the private cache is slower than the "
+        "geometric mean of its times with that level holding the lines and with only the next "
+        "one holding them (the machine's other load, idle states, other guests take them).",
         fmt::localtime(now), fit.size(), o.policy_name, o.base.name, o.prior_weight, o.base.name,
         mm.sizes_from,
         mm.l1_kib > 0 ? "l2_ns is the chase within the private cache less that within the first "
@@ -1009,10 +1096,13 @@ Calibration calibrate(const CalibrateOptions &o) {
         "first level {} KiB, private {} KiB, last level {} KiB (from {}); pointer chase: {:.1f} "
         "ns in {} KiB, {:.1f} ns in {} KiB, {:.1f} ns in the last level, {:.1f} ns in memory; "
         "independent loads {:.1f} ns in memory (mlp {:.2f}); l2_ns {}; fitted llc_ns {}, "
-        "dram_ns {}",
+        "dram_ns {}; a chase through {} KiB after sleeping: {:.1f} ns per load at once, {:.1f} "
+        "with the private cache evicted, {:.1f} with every level evicted, {} (lifetimes: "
+        "private {}, last level {}; 0: not seen to leave)",
         mm.l1_kib, mm.private_kib, mm.llc_kib, mm.sizes_from, mm.l1_ns, mm.l1_kib / 2,
         mm.private_ns, mm.private_kib / 2, mm.llc_ns, mm.dram_ns, mm.independent_ns, mm.mlp,
-        mem.l2_ns, mem.llc_ns, mem.dram_ns);
+        mem.l2_ns, mem.llc_ns, mem.dram_ns, mm.private_kib / 4, mm.idle_hot_ns, mm.idle_llc_ns,
+        mm.idle_cold_ns, idle_text(mm), mem.private_lifetime_us, mem.llc_lifetime_us);
     p.calibration["fit"] =
         fmt::format("worst model/host ratio {:.2f} or {:.2f}", std::exp(worst), std::exp(-worst));
     // [uncertainty]: the work prices move together as far as the fit leaves some operation's

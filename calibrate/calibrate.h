@@ -70,7 +70,20 @@ struct MemoryMeasure {
     // their misses overlap, and dram_ns / independent_ns is the memory-level parallelism.
     double independent_ns = 0;
     double mlp = 1;  // that ratio, within [1, MemoryProfile::kMaxMlp]
+    // How long lines stay while the CPU sleeps: a chase through a buffer of a quarter of the
+    // private cache, ns per load, after sleeping each of idle_us (idle_ns), and the same chase
+    // at once (idle_hot_ns), after the private cache is evicted (idle_llc_ns) and after every
+    // level is (idle_cold_ns).
+    std::vector<double> idle_us, idle_ns;
+    double idle_hot_ns = 0, idle_llc_ns = 0, idle_cold_ns = 0;
 };
+
+// The lines' lifetimes ([memory] private_lifetime_us, llc_lifetime_us) from `m`'s idle chases:
+// for each level, the shortest sleep after which, and after every longer one, the chase is
+// slower than the geometric mean of that level's time and the next one's (the private level:
+// hot and evicted; the last level: evicted and cold). 0: not seen to leave (or the references
+// do not tell the levels apart: each under 1.5x the one before).
+std::pair<double, double> idle_lifetimes_us(const MemoryMeasure &m);
 
 // Nanoseconds per load of `bytes` / 64 lines read in a random order whose addresses are known
 // ahead (independent loads: their misses overlap).

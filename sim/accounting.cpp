@@ -425,7 +425,7 @@ void SimPlatform::charge(Label label, const locksim::WorkCounts &counts, Time ho
     int64_t stall = 0;
     if (caches_ && counts.line_touches > 0) {
         MemoryTally t;
-        stall = caches_->price_sampled(cpu, counts.lines, counts.line_touches, t);
+        stall = caches_->price_sampled(cpu, counts.lines, counts.line_touches, t, now());
         ps += stall;
         if (recording()) {
             if (label.id() >= stall_.size()) stall_.resize(label.id() + 1);

@@ -6,9 +6,23 @@
 #include "util/work_meter.h"
 
 namespace locksim::sim {
-TagCache::TagCache(uint64_t lines) : half_(std::max<uint64_t>(1, lines / 2)) {}
+TagCache::TagCache(uint64_t lines, int64_t lifetime_ns)
+    : half_(std::max<uint64_t>(1, lines / 2)),
+      epoch_ns_(lifetime_ns > 0 ? std::max<int64_t>(1, lifetime_ns / 2) : 0) {}
 
-bool TagCache::touch(uint64_t tag) {
+bool TagCache::touch(uint64_t tag, int64_t now_ns) {
+    if (epoch_ns_ > 0) {
+        // A line touched in one half lifetime is held through the next and gone after it.
+        const int64_t e = now_ns / epoch_ns_;
+        if (e >= epoch_ + 2) {
+            gens_[0].clear();
+            gens_[1].clear();
+        } else if (e == epoch_ + 1) {
+            cur_ = 1 - cur_;
+            gens_[cur_].clear();
+        }
+        epoch_ = std::max(epoch_, e);
+    }
     LineSet &cur = gens_[cur_];
     if (cur.contains(tag)) return true;
     const bool held = gens_[1 - cur_].contains(tag);
@@ -48,30 +62,33 @@ CacheHierarchy::CacheHierarchy(const MemoryLatency &lat, const std::vector<int64
       llc_independent_ps_(over_parallelism(lat.llc_ps, lat.mlp)),
       dram_independent_ps_(over_parallelism(lat.dram_ps, lat.mlp)),
       shift_(log2_of(std::max<int64_t>(1, lat.sample))),
-      llc_(static_cast<uint64_t>(std::max<int64_t>(1, lat.llc_lines >> shift_))) {
+      llc_(static_cast<uint64_t>(std::max<int64_t>(1, lat.llc_lines >> shift_)),
+           lat.llc_lifetime_ns) {
     if (!enabled()) return;
     auto sampled = [this](int64_t lines) {
         return static_cast<uint64_t>(std::max<int64_t>(2, lines >> shift_));
     };
     for (int64_t lines : private_lines) {
-        private_.emplace_back(sampled(lines > 0 ? lines : lat.private_lines));
-        if (lat.l1_lines > 0) first_.emplace_back(sampled(lat.l1_lines));
+        private_.emplace_back(sampled(lines > 0 ? lines : lat.private_lines),
+                              lat.private_lifetime_ns);
+        if (lat.l1_lines > 0) first_.emplace_back(sampled(lat.l1_lines), lat.private_lifetime_ns);
     }
     seen_.assign(private_lines.size(), {0, 0});
 }
 
-int64_t CacheHierarchy::price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally) {
-    return price_lines<true>(cpu, lines, lines.size(), tally);
+int64_t CacheHierarchy::price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally,
+                              int64_t now_ns) {
+    return price_lines<true>(cpu, lines, lines.size(), tally, now_ns);
 }
 
 int64_t CacheHierarchy::price_sampled(int cpu, std::span<const uint64_t> sampled, uint64_t touches,
-                                      MemoryTally &tally) {
-    return price_lines<false>(cpu, sampled, touches, tally);
+                                      MemoryTally &tally, int64_t now_ns) {
+    return price_lines<false>(cpu, sampled, touches, tally, now_ns);
 }
 
 template <bool Filter>
 int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, uint64_t touches,
-                                    MemoryTally &tally) {
+                                    MemoryTally &tally, int64_t now_ns) {
     if (!enabled() || touches == 0) return 0;
     const auto c = static_cast<size_t>(cpu);
     TagCache &mine = private_[c];
@@ -80,7 +97,7 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
     uint64_t n = 0, l2 = 0, llc = 0, dram = 0, l2_ind = 0, llc_ind = 0, dram_ind = 0;
     // A line neither private level holds: the last level's latency, or memory's.
     auto beyond = [&](uint64_t tag, bool dependent) {
-        if (llc_.touch(tag)) {
+        if (llc_.touch(tag, now_ns)) {
             stall += dependent ? lat_.llc_ps : llc_independent_ps_;
             ++llc;
             llc_ind += !dependent;
@@ -109,20 +126,21 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
                 // (a store does not wait for its line). Where another CPU may hold a copy (it
                 // read the line since this CPU's last store), the line becomes a new version,
                 // held here alone.
-                if (!((first && first->touch(tag)) || mine.touch(tag))) beyond(tag, false);
+                if (!((first && first->touch(tag, now_ns)) || mine.touch(tag, now_ns)))
+                    beyond(tag, false);
                 if (own.cpu != cpu) {
                     own = {own.version + 1, cpu};
                     tag = version(base, own.version);
-                    if (first) first->touch(tag);
-                    mine.touch(tag);
-                    llc_.touch(tag);
+                    if (first) first->touch(tag, now_ns);
+                    mine.touch(tag, now_ns);
+                    llc_.touch(tag, now_ns);
                 }
                 continue;
             }
         }
-        if (first && first->touch(tag)) continue;
+        if (first && first->touch(tag, now_ns)) continue;
         const bool written = line_written(recorded), dependent = line_dependent(recorded);
-        if (mine.touch(tag)) {
+        if (mine.touch(tag, now_ns)) {
             // Written, or a stream's next line, which the prefetchers bring to the first level.
             if (!first || written || line_streamed(recorded)) continue;
             stall += dependent ? lat_.l2_ps : l2_independent_ps_;
@@ -131,7 +149,7 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
             continue;
         }
         if (written) {
-            llc_.touch(tag);  // a new line written: taken into every cache, no stall
+            llc_.touch(tag, now_ns);  // a new line written: taken into every cache, no stall
             continue;
         }
         beyond(tag, dependent);

@@ -30,6 +30,12 @@
 //   line alone (no other CPU read it since its own last store), it makes a new version of the
 //   line, held by the storing CPU alone: the copies other CPUs hold miss from then on (served by
 //   the last level, as a line moving between two cores is);
+// - optionally, lines age out ([memory] private_lifetime_us, llc_lifetime_us): a line nobody in
+//   the simulation touched for that long has left the level, taken by what the model does not
+//   run (a deep idle state powering a core's caches down, the machine's other processes, a
+//   hypervisor's other guests); calibrate measures both on its host by reading a buffer again
+//   after sleeping. Each cache turns its generations every half lifetime of simulated time as
+//   well as when one fills, so an untouched line leaves after between half its lifetime and all;
 // - TLBs and bandwidth limits are not modelled.
 // A call's lines are priced in the order it touched them, one touch per distinct line.
 //
@@ -53,15 +59,20 @@ namespace locksim::sim {
 // One cache: a set of line tags with two-generation LRU (each generation an LineSet).
 class TagCache {
   public:
-    explicit TagCache(uint64_t lines);
-    // True when `tag` was held; it is held afterwards either way.
-    bool touch(uint64_t tag);
+    // `lifetime_ns` > 0: a line nobody touched for that long has left (between half of it and
+    // all of it: the generations also turn every half lifetime of simulated time).
+    explicit TagCache(uint64_t lines, int64_t lifetime_ns = 0);
+    // True when `tag` was held; it is held afterwards either way. `now_ns`: the simulated time
+    // of the touch (never decreasing); it matters only with a lifetime.
+    bool touch(uint64_t tag, int64_t now_ns = 0);
     uint64_t capacity() const { return half_ * 2; }
 
   private:
     LineSet gens_[2];
     int cur_ = 0;
     uint64_t half_;
+    int64_t epoch_ns_ = 0;  // half the lifetime; 0: none
+    int64_t epoch_ = 0;     // the half lifetime the current generation was opened in
 };
 
 struct MemoryLatency {
@@ -75,6 +86,10 @@ struct MemoryLatency {
     // costs the latency over it; 1: none overlap, every miss costs the full latency.
     double mlp = 1;
     int64_t sample = 1;  // model one line in `sample` (a power of two; 1: every line)
+    // How long a line nobody in the simulation touches stays in each CPU's private levels and in
+    // the last level ([memory] private_lifetime_us, llc_lifetime_us); 0: until it is replaced.
+    int64_t private_lifetime_ns = 0;
+    int64_t llc_lifetime_ns = 0;
 };
 
 struct MemoryTally {
@@ -94,19 +109,20 @@ class CacheHierarchy {
     // private_lines is the default.
     CacheHierarchy(const MemoryLatency &lat, const std::vector<int64_t> &private_lines);
     bool enabled() const { return lat_.private_lines > 0; }
-    // The stall, picoseconds, of `cpu` reading `lines` (distinct tags, in order); adds to `tally`.
-    int64_t price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally);
+    // The stall, picoseconds, of `cpu` reading `lines` (distinct tags, in order) at simulated
+    // time `now_ns`; adds to `tally`.
+    int64_t price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally, int64_t now_ns = 0);
     // The same for a call that read `touches` lines, of which `sampled` are those the model
     // samples (line_sampled with sample_shift()), in order: what WorkCounts records.
     int64_t price_sampled(int cpu, std::span<const uint64_t> sampled, uint64_t touches,
-                          MemoryTally &tally);
+                          MemoryTally &tally, int64_t now_ns = 0);
     int sample_shift() const { return shift_; }
     bool has_first_level() const { return !first_.empty(); }
 
   private:
     template <bool Filter>
     int64_t price_lines(int cpu, std::span<const uint64_t> lines, uint64_t touches,
-                        MemoryTally &tally);
+                        MemoryTally &tally, int64_t now_ns);
     MemoryLatency lat_;
     // The latencies over the parallelism.
     int64_t l2_independent_ps_, llc_independent_ps_, dram_independent_ps_;

@@ -102,6 +102,8 @@ MemoryLatency MemoryProfile::latency() const {
     l.dram_ps = std::llround(dram_ns * 1000.0);
     l.mlp = mlp;
     l.sample = sample_one_in;
+    l.private_lifetime_ns = std::llround(private_lifetime_us * 1000.0);
+    l.llc_lifetime_ns = std::llround(llc_lifetime_us * 1000.0);
     return l;
 }
 
@@ -128,10 +130,18 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
         const char *name;
         bool required;
     };
-    static const Key kKeys[] = {
-        {"line_bytes", false}, {"private_kib", true},    {"llc_kib", true}, {"llc_ns", true},
-        {"dram_ns", true},     {"sample_one_in", false}, {"mlp", false},    {"l1_kib", false},
-        {"l2_ns", false},      {"core_lines", false}};
+    static const Key kKeys[] = {{"line_bytes", false},
+                                {"private_kib", true},
+                                {"llc_kib", true},
+                                {"llc_ns", true},
+                                {"dram_ns", true},
+                                {"sample_one_in", false},
+                                {"mlp", false},
+                                {"l1_kib", false},
+                                {"l2_ns", false},
+                                {"core_lines", false},
+                                {"private_lifetime_us", false},
+                                {"llc_lifetime_us", false}};
     for (auto &&[k, v] : m)
         if (std::none_of(std::begin(kKeys), std::end(kKeys),
                          [&](const Key &key) { return k.str() == key.name; }))
@@ -175,6 +185,17 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
                              out.l1_kib, out.private_kib));
         out.l2_ns = cost_ns(source, *m.get("l2_ns"), "l2_ns");
     }
+    for (auto [key, field] : {std::pair{"private_lifetime_us", &MemoryProfile::private_lifetime_us},
+                              std::pair{"llc_lifetime_us", &MemoryProfile::llc_lifetime_us}})
+        if (const toml::node *n = m.get(key)) {
+            const double v = number(source, *n, key);
+            if (!(v > 0 && v <= 3.6e9))
+                fail(source, n->source(),
+                     fmt::format("'{}' must be a time in microseconds above 0 (leave it out: "
+                                 "lines stay until they are replaced)",
+                                 key));
+            out.*field = v;
+        }
     if (const toml::node *n = m.get("mlp")) {
         out.mlp = number(source, *n, "mlp");
         if (!(out.mlp >= 1 && out.mlp <= MemoryProfile::kMaxMlp))
@@ -433,6 +454,10 @@ std::string format_profile(const CpuProfile &p) {
             p.memory.l1_kib > 0
                 ? fmt::format("l1_kib = {}\nl2_ns = {}\n", p.memory.l1_kib, p.memory.l2_ns)
                 : "");
+    if (p.memory.private_kib > 0 && p.memory.private_lifetime_us > 0)
+        out += fmt::format("private_lifetime_us = {}\n", p.memory.private_lifetime_us);
+    if (p.memory.private_kib > 0 && p.memory.llc_lifetime_us > 0)
+        out += fmt::format("llc_lifetime_us = {}\n", p.memory.llc_lifetime_us);
     if (p.memory.private_kib > 0 && !p.memory.core_lines) out += "core_lines = false\n";
     for (const CpuCluster &c : p.clusters)
         out += fmt::format("\n[[cluster]]\nname = {}\ncpus = {}\nspeed = {}\n{}", quoted(c.name),

@@ -92,6 +92,11 @@ struct MemoryProfile {
     double mlp = 1;
     static constexpr double kMaxMlp = 64;
     int64_t sample_one_in = 32;  // set sampling: one line in this many modelled (cache_model.h)
+    // Optional: how long a line nobody in the simulation touches stays in a CPU's private levels
+    // and in the last level (what the model does not run takes it: deep idle states, other
+    // processes, a hypervisor's other guests). 0: until it is replaced.
+    double private_lifetime_us = 0;
+    double llc_lifetime_us = 0;
     MemoryLatency latency() const;
 };
 

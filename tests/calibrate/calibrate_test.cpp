@@ -230,6 +230,15 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
     EXPECT_GE(m.dram_ns, 0);
     EXPECT_GE(m.llc_ns, 0);
     EXPECT_TRUE(c.profile.calibration.contains("memory"));
+    // How long lines stay while the CPU sleeps: measured, and what the profile states.
+    ASSERT_EQ(c.memory.idle_us.size(), c.memory.idle_ns.size());
+    EXPECT_GE(c.memory.idle_us.size(), 4u);
+    for (double ns : c.memory.idle_ns)
+        EXPECT_GT(ns, 0);
+    EXPECT_GT(c.memory.idle_hot_ns, 0);
+    const auto [private_life, llc_life] = idle_lifetimes_us(c.memory);
+    EXPECT_EQ(m.private_lifetime_us, private_life);
+    EXPECT_EQ(m.llc_lifetime_us, llc_life);
     // A search of the rule table costs something: its probe (the hash and the slot), its nodes,
     // or both. Which one the fit prices depends on the host's timings.
     EXPECT_GT(c.profile.work_ps[idx(Work::AvtabNode)] + c.profile.work_ps[idx(Work::HashProbe)], 0);
@@ -342,6 +351,28 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
             EXPECT_NE(text.find("not identified"), std::string::npos) << key << ": " << text;
         }
     }
+}
+
+TEST(CalibrateIdle, ALevelsLifetimeIsTheShortestSleepFromWhichItsLinesAreGone) {
+    MemoryMeasure m;
+    m.idle_hot_ns = 6, m.idle_llc_ns = 18, m.idle_cold_ns = 86;
+    m.idle_us = {100, 300, 1000, 3000, 10000, 30000};
+    // Kept after 1 ms (a slow round at 300 us is noise: a longer sleep kept them), from the
+    // last level after 3 ms (limit sqrt(6 * 18) = 10.4), gone from it after 10 ms (limit 39.5).
+    m.idle_ns = {6.3, 12, 6.4, 26, 72, 120};
+    auto [p, l] = idle_lifetimes_us(m);
+    EXPECT_EQ(p, 3000);
+    EXPECT_EQ(l, 10000);
+    // Never gone from the last level: no lifetime there.
+    m.idle_ns = {6.3, 6.3, 6.4, 26, 30, 35};
+    std::tie(p, l) = idle_lifetimes_us(m);
+    EXPECT_EQ(p, 3000);
+    EXPECT_EQ(l, 0);
+    // References that do not tell the levels apart: nothing is said.
+    m.idle_llc_ns = 7, m.idle_ns = {6.3, 12, 20, 26, 72, 120};
+    std::tie(p, l) = idle_lifetimes_us(m);
+    EXPECT_EQ(p, 0);
+    EXPECT_EQ(l, 3000);  // the last level's limit, sqrt(7 * 86) = 24.5, is passed from 3 ms on
 }
 
 TEST(Calibrate, PointerChaseFollowsOneCycleThroughEveryLine) {

@@ -35,6 +35,22 @@ TEST(TagCache, KeepsALineForAtLeastHalfItsCapacity) {
     EXPECT_FALSE(c.touch(100));
 }
 
+TEST(TagCache, ALineNobodyTouchesLeavesAfterHalfItsLifetimeToAllOfIt) {
+    TagCache c(1024, 1000);  // lines live 1000 ns untouched: the generations turn every 500
+    EXPECT_FALSE(c.touch(1, 0));
+    EXPECT_TRUE(c.touch(1, 499));    // the same half lifetime
+    EXPECT_TRUE(c.touch(1, 999));    // touched at 499: kept through the next half
+    EXPECT_TRUE(c.touch(1, 1499));   // touched at 999: kept through the next half
+    EXPECT_FALSE(c.touch(1, 2500));  // untouched 1001 ns: gone
+    EXPECT_FALSE(c.touch(2, 2500));
+    EXPECT_FALSE(c.touch(2, 3500));  // untouched 1000 ns, two halves on: gone
+    EXPECT_FALSE(c.touch(3, 3999));
+    EXPECT_TRUE(c.touch(3, 4000));  // 1 ns on, the next half: kept
+    TagCache forever(1024);
+    EXPECT_FALSE(forever.touch(1, 0));
+    EXPECT_TRUE(forever.touch(1, 1'000'000'000));
+}
+
 TEST(TagCache, ALoopLargerThanTheCacheAlwaysMisses) {
     TagCache c(64);
     uint64_t hits = 0;
@@ -422,6 +438,47 @@ TEST(ProfileFormat, AFirstLevelRoundTripsAndIsChecked) {
     std::string too_big = text;
     too_big.replace(too_big.find("l1_kib = 48"), 11, "l1_kib = 99999");
     rejects(too_big, "must be smaller than 'private_kib'");
+}
+
+TEST(ProfileFormat, LifetimesRoundTripAndAreChecked) {
+    sim::CpuProfile p = sim::find_profile("xeon-w3520");
+    EXPECT_EQ(p.memory.private_lifetime_us, 0);  // unstated: lines stay until replaced
+    EXPECT_EQ(sim::format_profile(p).find("lifetime"), std::string::npos);
+    p.memory.private_lifetime_us = 3000;
+    p.memory.llc_lifetime_us = 10000.5;
+    const sim::CpuProfile back = sim::parse_profile(sim::format_profile(p), "rt.toml");
+    EXPECT_EQ(back.memory.latency().private_lifetime_ns, 3'000'000);
+    EXPECT_EQ(back.memory.latency().llc_lifetime_ns, 10'000'500);
+    std::string text = sim::format_profile(p);
+    text.replace(text.find("private_lifetime_us = 3000"), 26, "private_lifetime_us = 0");
+    try {
+        (void)sim::parse_profile(text, "f.toml");
+        ADD_FAILURE() << "a negative lifetime was accepted";
+    } catch (const UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("f.toml:"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("'private_lifetime_us' must be a time"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+// Lines age out of every level with their lifetimes: a CPU that comes back after one finds
+// them in the level that still holds them.
+TEST(CacheHierarchy, LinesLeaveEachLevelAfterItsLifetime) {
+    MemoryLatency lat{.private_lines = 64,
+                      .llc_lines = 1024,
+                      .llc_ps = 20'000,
+                      .dram_ps = 60'000,
+                      .private_lifetime_ns = 1'000,
+                      .llc_lifetime_ns = 10'000};
+    CacheHierarchy h(lat, {0});
+    const std::vector<uint64_t> read = {mem_line(MemRegion::AvtabNode, 1, 7) | kDependentLine};
+    MemoryTally t;
+    EXPECT_EQ(h.price(0, read, t, 0), 60'000);
+    EXPECT_EQ(h.price(0, read, t, 400), 0);         // within the private lifetime
+    EXPECT_EQ(h.price(0, read, t, 2'500), 20'000);  // gone from the private level only
+    EXPECT_EQ(h.price(0, read, t, 2'600), 0);
+    EXPECT_EQ(h.price(0, read, t, 30'000), 60'000);  // gone from both
 }
 
 // A store to a line where it already was (Access::Modified) takes it from every other CPU:

@@ -18,7 +18,8 @@ namespace {
 constexpr int64_t kProbePs = 1000;            // a probe (an entry looked at) when hot: 1 ns
 constexpr int64_t kLlcNs = 10, kDramNs = 50;  // simulated times are in ns
 
-sim::SimConfig config(bool memory) {
+// `private_life_us`, `llc_life_us`: the lines' lifetimes in the private and last levels (0: none).
+sim::SimConfig config(bool memory, double private_life_us = 0, double llc_life_us = 0) {
     auto cfg = sim::testing::zero_config(1, 100 * kMsec);
     cfg.profile.work_ps[static_cast<size_t>(Work::HashProbe)] = kProbePs;
     if (memory) {
@@ -27,6 +28,8 @@ sim::SimConfig config(bool memory) {
         cfg.profile.memory.llc_ns = kLlcNs;
         cfg.profile.memory.dram_ns = kDramNs;
         cfg.profile.memory.sample_one_in = 1;  // every line: exact prices
+        cfg.profile.memory.private_lifetime_us = private_life_us;
+        cfg.profile.memory.llc_lifetime_us = llc_life_us;
     }
     return cfg;
 }
@@ -47,14 +50,16 @@ ss::Context app_context(uint32_t i, bool typed = false) {
 }
 
 // Three context_to_sid calls for contexts the table lacks (each a scan of every entry), timed
-// in a task on the simulated CPU; the table of `entries` is built before the run.
-std::vector<Time> scans(uint32_t entries, bool memory, bool typed = false) {
+// in a task on the simulated CPU; the table of `entries` is built before the run. The task
+// sleeps `idle` between scans; the run's profile is `cfg` (config(memory) by default).
+std::vector<Time> scans(uint32_t entries, bool memory, bool typed = false, Time idle = 0,
+                        const sim::SimConfig *cfg = nullptr) {
     ss::Sidtab table(0, ss::SidtabEra::Linear);
     for (uint32_t i = 0; i < entries; ++i) {
         uint32_t sid = 0;
         EXPECT_EQ(table.context_to_sid(app_context(i, typed), &sid), 0);
     }
-    SimPlatform sim(config(memory));
+    SimPlatform sim(cfg ? *cfg : config(memory));
     std::vector<Time> took;
     sim.create_task({"scanner", Sched::Other, 0, 0, false}, [&] {
         for (uint32_t k = 0; k < 3; ++k) {
@@ -67,6 +72,7 @@ std::vector<Time> scans(uint32_t entries, bool memory, bool typed = false) {
                 EXPECT_EQ(sid, 0u);
             });
             took.push_back(now() - t0);
+            if (idle > 0) sleep_for(idle);
         }
     });
     sim.run();
@@ -109,4 +115,29 @@ TEST(CoreLines, ARescanOfATableThatFitsCostsItsPrivateCachePrice) {
     EXPECT_GT(model[0], flat[0]);  // the first scan misses
     EXPECT_EQ(model[1], flat[1]);  // the rescans do not
     EXPECT_EQ(model[2], flat[2]);
+}
+
+TEST(CoreLines, ARescanAfterTheLinesLifetimeFindsThemInTheLevelThatStillHoldsThem) {
+    // The table that fits the private cache, scanned every 5 ms of sleep: with lines living 1 ms
+    // in the private level, each rescan finds its entries in the last level alone; with 1 ms in
+    // the last level too, in memory; after a sleep of 0.2 ms (within half the lifetime) in the
+    // private level, at its price.
+    const uint32_t n = 100;
+    const Time idle = 5 * kMsec;
+    const std::vector<Time> flat = scans(n, false, false, idle);
+    const double hot = static_cast<double>(flat[1]) / n;
+    const sim::SimConfig keep_all = config(true), private_only = config(true, 1000),
+                         neither = config(true, 1000, 1000);
+    const std::vector<Time> kept = scans(n, true, false, idle, &keep_all),
+                            llc = scans(n, true, false, idle, &private_only),
+                            dram = scans(n, true, false, idle, &neither),
+                            brief = scans(n, true, false, 200 * kUsec, &neither);
+    EXPECT_EQ(kept[1], flat[1]);
+    EXPECT_EQ(brief[1], flat[1]);
+    EXPECT_EQ(brief[2], flat[2]);
+    for (size_t k = 1; k < 3; ++k) {
+        EXPECT_GE(static_cast<double>(llc[k]) / n, hot + kLlcNs) << "scan " << k;
+        EXPECT_LT(static_cast<double>(llc[k]) / n, hot + kDramNs) << "scan " << k;
+        EXPECT_GE(static_cast<double>(dram[k]) / n, hot + kDramNs) << "scan " << k;
+    }
 }
