@@ -856,6 +856,27 @@ std::vector<PrimitiveSample> time_primitives(sim::CpuProfile *profile, const Cal
           &p->kmalloc, &p->kfree);
     double gp = time_per_call([] { kernel::synchronize_rcu(); }, o);
     out.push_back({"urcu_grace_period", gp, "kernel::synchronize_rcu, no readers (liburcu memb)"});
+    if (std::thread::hardware_concurrency() >= 2) {
+        // validate's reader always runs on the other CPU: liburcu's membarrier then interrupts
+        // it, and waits for the interrupt's handler (a round trip through the hypervisor on a
+        // virtual machine). That grace period is what validate's simulator gets.
+        std::atomic<bool> stop{false}, running{false};
+        std::thread busy([&] {
+            real::urcu_thread_register();
+            running = true;
+            uint64_t x = 0;
+            while (!stop.load(std::memory_order_relaxed))
+                asm volatile("" : "+r"(x));
+        });
+        while (!running.load())
+            std::this_thread::yield();
+        gp = time_per_call([] { kernel::synchronize_rcu(); }, o);
+        stop = true;
+        busy.join();
+        out.push_back({"urcu_grace_period, a CPU busy", gp,
+                       "the same, another thread of the process running on another CPU (no "
+                       "reader): what validate's simulator gets"});
+    }
     profile->calibration[kUrcuGracePeriodKey] = fmt::format("{:.0f}", gp);
     if (std::thread::hardware_concurrency() >= 2) {
         double line = cacheline_round_trip(o);
