@@ -110,6 +110,17 @@ struct StrategySeries {
     // the rounds (the reader's labels and the writer's), and the operations it was spent on.
     std::map<std::string, std::pair<kernel::Time, kernel::Time>> compute_ns;
     uint64_t sim_reads = 0, real_reads = 0, sim_commits = 0, real_commits = 0;
+    // The commits' time on each platform, summed over the rounds: their latency, and the
+    // parts of it spent in charged work, waiting for locks and waiting for grace periods.
+    struct CommitParts {
+        kernel::Time latency = 0;
+        kernel::OpParts parts;
+        void add(const kernel::OpStats &o) {
+            latency += o.completed_mean() * static_cast<kernel::Time>(o.completed);
+            parts += o;
+        }
+    };
+    CommitParts sim_commit, real_commit;
 
     void add(size_t i, double sim, double real) {
         metrics[i].sim.push_back(sim);
@@ -289,6 +300,8 @@ int validate(const ValidateArgs &a) {
                 ss.compute_ns[label].second += ns;
             ss.sim_reads += so.completed, ss.real_reads += ro.completed;
             ss.sim_commits += st.completed, ss.real_commits += rt.completed;
+            ss.sim_commit.add(st);
+            ss.real_commit.add(rt);
             for (const Side *side : {&sim_side, &real_side})
                 if (side->torture.failed()) {
                     ++ss.failed;
@@ -339,6 +352,12 @@ int validate(const ValidateArgs &a) {
         work["commits"] = {{"sim", sr.sim_commits}, {"real", sr.real_commits}};
         for (const auto &[label, ns] : sr.compute_ns)
             work["ns"][label] = {{"sim", ns.first}, {"real", ns.second}};
+        for (const auto &[side, c] : {std::pair{"sim", &sr.sim_commit}, {"real", &sr.real_commit}})
+            work["commit_parts"][side] = {{"latency_ns", c->latency},
+                                          {"compute_ns", c->parts.compute_ns},
+                                          {"lock_wait_ns", c->parts.lock_wait_ns},
+                                          {"gp_wait_ns", c->parts.gp_wait_ns},
+                                          {"grace_periods", c->parts.grace_periods}};
         j["failed_checks"] = it->second.failed;
     }
     if (!a.out_dir.empty()) {

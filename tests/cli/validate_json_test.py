@@ -85,6 +85,19 @@ for name, s in doc["strategies"].items():
     commit = work["ns"].get("set_bools_inplace" if name == "rwlock" else "cond_policydb_dup", {})
     check(commit.get("sim", 0) > 0 and commit.get("real", 0) > 0,
           f"{name}: no commit work in compute.ns {sorted(work['ns'])}")
+    # Where a commit's time went on each platform: its parts lie within its latency, and a
+    # commit that waits for grace periods (every design's notification does: synchronize_net)
+    # counts them.
+    for side in ("sim", "real"):
+        parts = work["commit_parts"][side]
+        check(parts["latency_ns"] > 0 and parts["compute_ns"] > 0,
+              f"{name}: commit_parts.{side} {parts}")
+        # (a commit still open at the end may add its parts, not its latency: one commit more)
+        bound = parts["latency_ns"] * (1 + 1 / work["commits"][side])
+        check(parts["compute_ns"] + parts["lock_wait_ns"] + parts["gp_wait_ns"] <= bound,
+              f"{name}: commit_parts.{side} exceed the latency {parts}")
+        check(parts["grace_periods"] >= work["commits"][side] and parts["gp_wait_ns"] > 0,
+              f"{name}: commit_parts.{side} without grace periods {parts}")
     load = s["host_load"]
     check(len(load["simulated_tasks"]) == rounds and load["mean_other_runnable"] >= 0,
           f"{name}: host_load {load}")
