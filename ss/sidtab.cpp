@@ -5,6 +5,7 @@
 #include <iterator>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "util/work_meter.h"
 
@@ -347,18 +348,26 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
     const bool by_fields = c.str.empty();
     const LineRecorder rec;  // looked up once: the scan records a line or two per entry
     uint32_t looked = 0;
+    // Legacy: whether the compare of the node before went past the type (the range and its
+    // categories), work that covers the private level's latency of the node after, which the
+    // core loads meanwhile (Access::RunAhead); a compare that stops at the type does not.
+    bool covered = false;
     // Entry i, looked at: whether it holds the context.
     auto holds = [&](const Entry &e, uint32_t i) {
+        const bool after_deep = std::exchange(covered, false);
         if (!e.used.load(std::memory_order_acquire)) return false;
         ++looked;
         // The entry's type (a leaf's array: its address known ahead; legacy: a chain node
         // and its `next`, each through the one before).
         if (rec) {
             touch_entry(rec, i, kOffType, kOffType + 4,
-                        legacy ? Access::Dependent : Access::Independent);
+                        !legacy      ? Access::Independent
+                        : after_deep ? Access::RunAhead
+                                     : Access::Dependent);
             if (legacy) touch_entry(rec, i, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
         }
         if (by_fields && e.context.type != c.type) return false;
+        covered = true;
         // The rest of the entry's context: the entry's own lines (known ahead); and the first
         // node of each level's categories, read through the entry but not waited for by the walk
         // to the next entry, which a core runs ahead of the compare (predicting that it fails,
@@ -379,9 +388,11 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
     if (legacy) {
         // sidtab_search_context (v4.15.1 ss/sidtab.c): bucket after bucket, each chain node
         // through the one before, in rising SID order (kSidtabLegacyBuckets SIDs apart).
-        for (uint32_t b = 0; b < kSidtabLegacyBuckets; ++b)
+        for (uint32_t b = 0; b < kSidtabLegacyBuckets; ++b) {
+            covered = false;  // a chain's first node: through the bucket's head
             for (const Entry *e = legacy_head(b); e; e = e->hnext.load(std::memory_order_acquire))
                 if (e->sid > from && e->sid <= to && holds(*e, e->sid - 1)) return found(*e);
+        }
     } else {
         for (uint32_t i = from; i < to;) {
             const Entry *chunk = chunks_[i >> kChunkBits].load(std::memory_order_acquire);

@@ -90,7 +90,12 @@ inline uint64_t mem_line(MemRegion r, uint64_t object, uint64_t index) {
 // taken from every other CPU's caches, which then miss it). Recorded in a line's top bits, which
 // neither the sampling nor the caches see (line_tag strips them); the cache model prices an
 // independent miss at its latency over the profile's memory-level parallelism ([memory] mlp).
-enum class Access : uint8_t { Independent, Dependent, Written, Modified };
+// RunAhead: a chain's next node, read through the node before while the core still compares
+// that one (a search that predicts its compare fails, and whose compare's work covers the
+// private level's latency): recorded as a dependent read and as streamed (kStreamedLine,
+// where the recording marks streams), so that with a first level its latency from the private
+// level costs nothing, and beyond the private level it is a dependent miss.
+enum class Access : uint8_t { Independent, Dependent, Written, Modified, RunAhead };
 inline constexpr uint64_t kDependentLine = uint64_t{1} << 63;
 inline constexpr uint64_t kWrittenLine = uint64_t{1} << 62;
 inline constexpr uint64_t kModifiedLine = kDependentLine | kWrittenLine;  // both bits
@@ -104,7 +109,8 @@ inline constexpr uint64_t kStreamedLine = uint64_t{1} << 35;
 inline uint64_t line_tag(uint64_t recorded) {
     return recorded & ~(kDependentLine | kWrittenLine | kStreamedLine);
 }
-inline constexpr uint64_t kAccessBits[] = {0, kDependentLine, kWrittenLine, kModifiedLine};
+inline constexpr uint64_t kAccessBits[] = {0, kDependentLine, kWrittenLine, kModifiedLine,
+                                           kDependentLine};
 inline bool line_streamed(uint64_t recorded) {
     return (recorded & kStreamedLine) != 0;
 }
@@ -233,7 +239,8 @@ class LineRecorder {
     // Only when true.
     void touch(uint64_t line, Access access) const {
         ++c_->line_touches;
-        const bool streamed = c_->streams && c_->follows_recent(line);
+        const bool streamed =
+            c_->streams && (c_->follows_recent(line) || access == Access::RunAhead);
         if (line_sampled(line, c_->line_shift))
             c_->lines.push_back(line | kAccessBits[static_cast<size_t>(access)] |
                                 (streamed ? kStreamedLine : 0));

@@ -53,8 +53,9 @@ ss::Context app_context(uint32_t i, bool typed = false) {
 // in a task on the simulated CPU; the table of `entries` is built before the run. The task
 // sleeps `idle` between scans; the run's profile is `cfg` (config(memory) by default).
 std::vector<Time> scans(uint32_t entries, bool memory, bool typed = false, Time idle = 0,
-                        const sim::SimConfig *cfg = nullptr) {
-    ss::Sidtab table(0, ss::SidtabEra::Linear);
+                        const sim::SimConfig *cfg = nullptr,
+                        ss::SidtabEra era = ss::SidtabEra::Linear) {
+    ss::Sidtab table(0, era);
     for (uint32_t i = 0; i < entries; ++i) {
         uint32_t sid = 0;
         EXPECT_EQ(table.context_to_sid(app_context(i, typed), &sid), 0);
@@ -140,4 +141,27 @@ TEST(CoreLines, ARescanAfterTheLinesLifetimeFindsThemInTheLevelThatStillHoldsThe
         EXPECT_LT(static_cast<double>(llc[k]) / n, hot + kDramNs) << "scan " << k;
         EXPECT_GE(static_cast<double>(dram[k]) / n, hot + kDramNs) << "scan " << k;
     }
+}
+
+TEST(CoreLines, ALegacyChainHidesTheNextNodesLatencyBehindADeepCompareOnly) {
+    // The legacy era's scan walks 128 chains, each node through the one before. With a first
+    // level, a node the private level holds costs l2_ns where the compare of the node before
+    // stopped at the type (every entry of another type) and nothing where it went on to the
+    // range (entries of one type), as a core loads the next node meanwhile.
+    const uint32_t n = 1000;
+    constexpr double kL2Ns = 5;
+    sim::SimConfig first = config(true);
+    first.profile.memory.private_kib = 2048;
+    first.profile.memory.l1_kib = 4;
+    first.profile.memory.l2_ns = kL2Ns;
+    first.profile.memory.mlp = 64;
+    const sim::SimConfig flat_cfg = config(false);
+    auto extra_per_node = [&](bool typed) {
+        const std::vector<Time> flat = scans(n, false, typed, 0, &flat_cfg, ss::SidtabEra::Legacy);
+        const std::vector<Time> model = scans(n, true, typed, 0, &first, ss::SidtabEra::Legacy);
+        return static_cast<double>(model[2] - flat[2]) / n;
+    };
+    const double shallow = extra_per_node(true), deep = extra_per_node(false);
+    EXPECT_GE(shallow, 0.9 * kL2Ns);
+    EXPECT_LE(deep, 0.3 * kL2Ns);
 }
