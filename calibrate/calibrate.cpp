@@ -454,7 +454,7 @@ void measure_idle(MemoryMeasure &m, std::vector<uint8_t> &evict, const Calibrate
         for (size_t i = 0; i < evict.size(); i += 64)
             ++evict[i];
     });
-    for (double us : {100.0, 300.0, 1000.0, 3000.0, 10000.0, 30000.0}) {
+    for (double us : {100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 20000.0, 50000.0}) {
         m.idle_us.push_back(us);
         m.idle_ns.push_back(timed(
             [us] { std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(us)); }));
