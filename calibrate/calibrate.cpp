@@ -31,6 +31,7 @@
 #include "sim/cache_model.h"
 #include "ss/policydb.h"
 #include "ss/services.h"
+#include "ss/sidtab.h"
 #include "util/error.h"
 #include "util/line_set.h"
 #include "util/median.h"
@@ -556,6 +557,11 @@ class CoreOps {
             user_ = users.front();
             from_sid_ = sid_of(main_, facts_->some_domain_context({"unconfined_t", "sysadm_t"}));
         }
+        for (uint32_t i = 0; i < kScanEntries; ++i) {
+            uint32_t sid = 0;
+            if (scan_table_.context_to_sid(mcs_context(i), &sid))
+                throw std::runtime_error("calibrate: the scan's SID table is full");
+        }
         bools_ = ss::get_bools(main_);
         if (!bools_.empty()) {
             // What `validate`'s reader checks: decisions that depend on the booleans.
@@ -662,6 +668,10 @@ class CoreOps {
                 toggled_ = std::move(next);
             });
         }
+        // A scan's step: a context the table lacks, looked for among kScanEntries.
+        ops.emplace_back(
+            fmt::format("context_to_sid scan x{}, linear era, a context it lacks", kScanEntries),
+            [this] { sink_ += scan_table_.lookup(scan_absent_, 0); });
         ops.emplace_back("policydb_read + free", [this] {
             ss::Policydb db = ss::policydb_read(o_.policy_image, o_.policy_name);
             sink_ += db.base->types.nprim;
@@ -671,6 +681,22 @@ class CoreOps {
 
   private:
     static constexpr size_t kValidatePool = 256;
+    // The SID table of the linear era (5.0-5.5) that validate's sidtab-growth searches: MCS
+    // contexts of one type that differ only in their categories, so that each entry's compare
+    // goes on to the range.
+    static constexpr uint32_t kScanEntries = 4000;
+    static ss::Context mcs_context(uint32_t i) {
+        ss::Context c;
+        c.user = c.role = c.type = 1;
+        for (ss::MlsLevel &l : c.range.level) {
+            l.sens = 1;
+            l.cat.set_bit(i % 256, true);
+            l.cat.set_bit(256 + (i / 256) % 256, true);
+        }
+        return c;
+    }
+    ss::Sidtab scan_table_{0, ss::SidtabEra::Linear};
+    ss::Context scan_absent_ = mcs_context(kScanEntries + 7);
     uint64_t next_random() {
         rng_ ^= rng_ << 13, rng_ ^= rng_ >> 7, rng_ ^= rng_ << 17;
         return rng_;

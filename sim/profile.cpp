@@ -332,6 +332,8 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
             p.work_ps[i] = kVfsNodePerAlloc * p.work_ps[static_cast<size_t>(Work::Alloc)];
         else if (w == Work::CacheFree)
             p.work_ps[i] = kCacheFreePerFreePct * p.work_ps[static_cast<size_t>(Work::Free)] / 100;
+        else if (w == Work::ScanEntry)
+            p.work_ps[i] = p.work_ps[static_cast<size_t>(Work::HashProbe)];
         else
             fail(source, work->source(), fmt::format("[work_ns] lacks '{}'", kWorkNames[i]));
     }

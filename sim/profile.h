@@ -60,6 +60,8 @@ inline constexpr int64_t kVfsNodePerAlloc = 25;
 //   (virt_to_head_page, the large-allocation check). The same fast path after that: an
 //   estimate puts the named cache's free at 4/5 of a kfree.
 inline constexpr int64_t kCacheFreePerFreePct = 80;
+//   scan_entry = hash_probe. A SID table scan's step was counted as a hash probe (an entry
+//   looked at) before it had a unit of its own; calibrate fits it to a timed scan.
 
 //   tick_irq = kTickPerTimerIrq x timer_irq. The tick is the same local timer interrupt as an
 //   hrtimer wake-up (entry, hrtimer_interrupt, exit) running tick_sched_timer, whose

@@ -342,7 +342,7 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
             }
         }
     }
-    // One probe per entry looked at, counted once for the whole scan (nothing between the
+    // One scan_entry per entry looked at, counted once for the whole scan (nothing between the
     // entries is charged). A context of fields (not a string) equals no entry of another type:
     // the type is compared first, as the most selective field.
     const bool by_fields = c.str.empty();
@@ -381,7 +381,7 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
         return context_equal(e.context, c);
     };
     auto found = [&](const Entry &e) {
-        count_work(Work::HashProbe, looked);
+        count_work(Work::ScanEntry, looked);
         remember(e.sid);
         return e.sid;
     };
@@ -400,7 +400,7 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
                 if (holds(chunk[i & (kChunk - 1)], i)) return found(chunk[i & (kChunk - 1)]);
         }
     }
-    count_work(Work::HashProbe, looked);
+    count_work(Work::ScanEntry, looked);
     return SECSID_NULL;
 }
 

@@ -42,6 +42,8 @@ enum class Work : uint8_t {
     CacheFree,        // one kmem_cache_free (an avtab, ebitmap or hashtab node), where the
                       // security server charges the kernel's frees of a policy or SID table;
                       // Free is then one kfree
+    ScanEntry,        // one SID table entry a context search looks at (the linear and legacy
+                      // eras' scans): the step to it and the start of its compare
     Count
 };
 
@@ -51,7 +53,7 @@ inline constexpr std::array<std::string_view, kWorkKinds> kWorkNames = {
     "avtab_node",    "hash_probe",   "ebitmap_word",     "ebitmap_node", "constraint_node",
     "bit_iteration", "bytes_copied", "bytes_serialized", "alloc",        "free",
     "call",          "string_byte",  "audit_call",       "avtab_toggle", "syscall",
-    "vfs_node",      "cache_free"};
+    "vfs_node",      "cache_free",   "scan_entry"};
 
 // The memory a unit of work reads, for a platform that models caches (sim/cache_model.h): a
 // cache line named by what it holds, not by its host address, so that a run's cache behaviour

@@ -83,6 +83,19 @@ TEST(Profile, OlderProfileWithoutCacheFreeDerivesIt) {
     EXPECT_EQ(find_profile("x86-modern").work_ps[cache_free], 20000);  // 20 ns, as written
 }
 
+// A profile written before scan_entry existed still loads: a scan's step costs its hash_probe,
+// as it did when the scan counted one.
+TEST(Profile, OlderProfileWithoutScanEntryPricesItAsAHashProbe) {
+    CpuProfile old = sh4_without("scan_entry");
+    const auto scan = static_cast<size_t>(Work::ScanEntry);
+    const auto probe = static_cast<size_t>(Work::HashProbe);
+    EXPECT_GT(old.work_ps[probe], 0);
+    EXPECT_EQ(old.work_ps[scan], old.work_ps[probe]);
+    CpuProfile stated = find_profile("sh4");
+    stated.work_ps[scan] = 1234;
+    EXPECT_EQ(parse_profile(format_profile(stated), "new.toml").work_ps[scan], 1234);
+}
+
 TEST(Profile, ErrorsNameFileLineAndColumn) {
     std::string bad = format_profile(find_profile("x86-modern")) + "\n[primitive_ns]\n";
     try {
