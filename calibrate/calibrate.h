@@ -81,8 +81,9 @@ struct MemoryMeasure {
 // The lines' lifetimes ([memory] private_lifetime_us, llc_lifetime_us) from `m`'s idle chases:
 // for each level, the shortest sleep after which, and after every longer one, the chase is
 // slower than the geometric mean of that level's time and the next one's (the private level:
-// hot and evicted; the last level: evicted and cold). 0: not seen to leave (or the references
-// do not tell the levels apart: each under 1.5x the one before).
+// hot and evicted; the last level: evicted and cold, the coldest chase seen, evicted or after a
+// sleep). 0: not seen to leave (or the references do not tell the levels apart: each under 1.5x
+// the one before).
 std::pair<double, double> idle_lifetimes_us(const MemoryMeasure &m);
 
 // Nanoseconds per load of `bytes` / 64 lines read in a random order whose addresses are known

@@ -372,7 +372,8 @@ TEST(CalibrateIdle, ALevelsLifetimeIsTheShortestSleepFromWhichItsLinesAreGone) {
     m.idle_hot_ns = 6, m.idle_llc_ns = 18, m.idle_cold_ns = 86;
     m.idle_us = {100, 300, 1000, 3000, 10000, 30000};
     // Kept after 1 ms (a slow round at 300 us is noise: a longer sleep kept them), from the
-    // last level after 3 ms (limit sqrt(6 * 18) = 10.4), gone from it after 10 ms (limit 39.5).
+    // last level after 3 ms (limit sqrt(6 * 18) = 10.4), gone from it after 10 ms (the coldest
+    // chase, 120 after 30 ms, is the cold reference: limit sqrt(18 * 120) = 46.5).
     m.idle_ns = {6.3, 12, 6.4, 26, 72, 120};
     auto [p, l] = idle_lifetimes_us(m);
     EXPECT_EQ(p, 3000);
@@ -386,7 +387,14 @@ TEST(CalibrateIdle, ALevelsLifetimeIsTheShortestSleepFromWhichItsLinesAreGone) {
     m.idle_llc_ns = 7, m.idle_ns = {6.3, 12, 20, 26, 72, 120};
     std::tie(p, l) = idle_lifetimes_us(m);
     EXPECT_EQ(p, 0);
-    EXPECT_EQ(l, 3000);  // the last level's limit, sqrt(7 * 86) = 24.5, is passed from 3 ms on
+    EXPECT_EQ(l, 10000);  // the last level's limit, sqrt(7 * 120) = 29, is passed from 10 ms on
+    // An eviction the last level partly kept (33 ns, under 1.5x the evicted private level's 32):
+    // the chase after the longest sleep is the cold reference.
+    m.idle_hot_ns = 6.3, m.idle_llc_ns = 32, m.idle_cold_ns = 33;
+    m.idle_ns = {6.3, 6.3, 6.4, 68, 46, 114};
+    std::tie(p, l) = idle_lifetimes_us(m);
+    EXPECT_EQ(p, 3000);
+    EXPECT_EQ(l, 30000);  // limit sqrt(32 * 114) = 60.4: 46 at 10 ms is under it, 114 is not
 }
 
 TEST(Calibrate, PointerChaseFollowsOneCycleThroughEveryLine) {
