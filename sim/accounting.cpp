@@ -425,7 +425,9 @@ void SimPlatform::charge(Label label, const locksim::WorkCounts &counts, Time ho
     int64_t stall = 0;
     if (caches_ && counts.line_touches > 0) {
         MemoryTally t;
-        stall = caches_->price_sampled(cpu, counts.lines, counts.line_touches, t, now());
+        // Lines leave a CPU's private levels while it idles, and the last level with time.
+        const Time idle = cur_ ? cpus_[static_cast<size_t>(cpu)].idle_total : 0;
+        stall = caches_->price_sampled(cpu, counts.lines, counts.line_touches, t, now(), idle);
         ps += stall;
         if (recording()) {
             if (label.id() >= stall_.size()) stall_.resize(label.id() + 1);

@@ -77,18 +77,18 @@ CacheHierarchy::CacheHierarchy(const MemoryLatency &lat, const std::vector<int64
 }
 
 int64_t CacheHierarchy::price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally,
-                              int64_t now_ns) {
-    return price_lines<true>(cpu, lines, lines.size(), tally, now_ns);
+                              int64_t now_ns, int64_t idle_ns) {
+    return price_lines<true>(cpu, lines, lines.size(), tally, now_ns, idle_ns);
 }
 
 int64_t CacheHierarchy::price_sampled(int cpu, std::span<const uint64_t> sampled, uint64_t touches,
-                                      MemoryTally &tally, int64_t now_ns) {
-    return price_lines<false>(cpu, sampled, touches, tally, now_ns);
+                                      MemoryTally &tally, int64_t now_ns, int64_t idle_ns) {
+    return price_lines<false>(cpu, sampled, touches, tally, now_ns, idle_ns);
 }
 
 template <bool Filter>
 int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, uint64_t touches,
-                                    MemoryTally &tally, int64_t now_ns) {
+                                    MemoryTally &tally, int64_t now_ns, int64_t idle_ns) {
     if (!enabled() || touches == 0) return 0;
     const auto c = static_cast<size_t>(cpu);
     TagCache &mine = private_[c];
@@ -126,21 +126,21 @@ int64_t CacheHierarchy::price_lines(int cpu, std::span<const uint64_t> lines, ui
                 // (a store does not wait for its line). Where another CPU may hold a copy (it
                 // read the line since this CPU's last store), the line becomes a new version,
                 // held here alone.
-                if (!((first && first->touch(tag, now_ns)) || mine.touch(tag, now_ns)))
+                if (!((first && first->touch(tag, idle_ns)) || mine.touch(tag, idle_ns)))
                     beyond(tag, false);
                 if (own.cpu != cpu) {
                     own = {own.version + 1, cpu};
                     tag = version(base, own.version);
-                    if (first) first->touch(tag, now_ns);
-                    mine.touch(tag, now_ns);
+                    if (first) first->touch(tag, idle_ns);
+                    mine.touch(tag, idle_ns);
                     llc_.touch(tag, now_ns);
                 }
                 continue;
             }
         }
-        if (first && first->touch(tag, now_ns)) continue;
+        if (first && first->touch(tag, idle_ns)) continue;
         const bool written = line_written(recorded), dependent = line_dependent(recorded);
-        if (mine.touch(tag, now_ns)) {
+        if (mine.touch(tag, idle_ns)) {
             // Written, or a stream's next line, which the prefetchers bring to the first level.
             if (!first || written || line_streamed(recorded)) continue;
             stall += dependent ? lat_.l2_ps : l2_independent_ps_;

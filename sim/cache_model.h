@@ -30,12 +30,14 @@
 //   line alone (no other CPU read it since its own last store), it makes a new version of the
 //   line, held by the storing CPU alone: the copies other CPUs hold miss from then on (served by
 //   the last level, as a line moving between two cores is);
-// - optionally, lines age out ([memory] private_lifetime_us, llc_lifetime_us): a line nobody in
-//   the simulation touched for that long has left the level, taken by what the model does not
-//   run (a deep idle state powering a core's caches down, the machine's other processes, a
-//   hypervisor's other guests); calibrate measures both on its host by reading a buffer again
-//   after sleeping. Each cache turns its generations every half lifetime of simulated time as
-//   well as when one fills, so an untouched line leaves after between half its lifetime and all;
+// - optionally, lines age out ([memory] private_lifetime_us, llc_lifetime_us), taken by what
+//   the model does not run (a deep idle state powering a core's caches down, the machine's other
+//   processes, a hypervisor's other guests): a line leaves a CPU's private levels once the CPU
+//   has idled that long since the line was last touched there (a CPU that never idles keeps
+//   them), and the last level once nobody touched it for that long; calibrate measures both on
+//   its host by reading a buffer again after sleeping. Each cache turns its generations every
+//   half lifetime of its clock (the CPU's idle time, or simulated time) as well as when one
+//   fills, so an untouched line leaves after between half its lifetime and all;
 // - TLBs and bandwidth limits are not modelled.
 // A call's lines are priced in the order it touched them, one touch per distinct line.
 //
@@ -110,19 +112,21 @@ class CacheHierarchy {
     CacheHierarchy(const MemoryLatency &lat, const std::vector<int64_t> &private_lines);
     bool enabled() const { return lat_.private_lines > 0; }
     // The stall, picoseconds, of `cpu` reading `lines` (distinct tags, in order) at simulated
-    // time `now_ns`; adds to `tally`.
-    int64_t price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally, int64_t now_ns = 0);
+    // time `now_ns`, the CPU having idled `idle_ns` in all so far (the clock of its private
+    // levels' lifetimes); adds to `tally`.
+    int64_t price(int cpu, std::span<const uint64_t> lines, MemoryTally &tally, int64_t now_ns = 0,
+                  int64_t idle_ns = 0);
     // The same for a call that read `touches` lines, of which `sampled` are those the model
     // samples (line_sampled with sample_shift()), in order: what WorkCounts records.
     int64_t price_sampled(int cpu, std::span<const uint64_t> sampled, uint64_t touches,
-                          MemoryTally &tally, int64_t now_ns = 0);
+                          MemoryTally &tally, int64_t now_ns = 0, int64_t idle_ns = 0);
     int sample_shift() const { return shift_; }
     bool has_first_level() const { return !first_.empty(); }
 
   private:
     template <bool Filter>
     int64_t price_lines(int cpu, std::span<const uint64_t> lines, uint64_t touches,
-                        MemoryTally &tally, int64_t now_ns);
+                        MemoryTally &tally, int64_t now_ns, int64_t idle_ns);
     MemoryLatency lat_;
     // The latencies over the parallelism.
     int64_t l2_independent_ps_, llc_independent_ps_, dram_independent_ps_;

@@ -202,7 +202,10 @@ bool SimPlatform::preemptible(const Task *t) const {
 }
 
 void SimPlatform::go_idle(Cpu &c) {
-    if (c.act != Act::Idle) c.stats.busy_ns += engine_.now() - c.busy_since;
+    if (c.act != Act::Idle) {
+        c.stats.busy_ns += engine_.now() - c.busy_since;
+        c.idle_since = engine_.now();
+    }
     c.curr = nullptr;
     c.last = nullptr;
     c.act = Act::Idle;
@@ -270,7 +273,10 @@ void SimPlatform::switch_in(Cpu &c, Task *next, Time extra) {
     c.rq.erase(std::find(c.rq.begin(), c.rq.end(), next));
     --queued_;
     bool was_idle = c.act == Act::Idle;
-    if (was_idle) c.busy_since = engine_.now();
+    if (was_idle) {
+        c.busy_since = engine_.now();
+        c.idle_total += engine_.now() - c.idle_since;
+    }
     c.curr = next;
     c.last = next;
     next->state = TaskState::Running;

@@ -207,6 +207,10 @@ struct Cpu {
     int64_t last_balance = 0;
     int64_t balance_interval_ms = 0;
     Time busy_since = 0;
+    // The CPU's time idle since the run began (the cache model's clock for its private levels,
+    // whose lines leave while the CPU idles), and when its current idle stretch began.
+    Time idle_total = 0;
+    Time idle_since = 0;
     kernel::CpuStats stats;
 };
 

@@ -474,11 +474,14 @@ TEST(CacheHierarchy, LinesLeaveEachLevelAfterItsLifetime) {
     CacheHierarchy h(lat, {0});
     const std::vector<uint64_t> read = {mem_line(MemRegion::AvtabNode, 1, 7) | kDependentLine};
     MemoryTally t;
-    EXPECT_EQ(h.price(0, read, t, 0), 60'000);
-    EXPECT_EQ(h.price(0, read, t, 400), 0);         // within the private lifetime
-    EXPECT_EQ(h.price(0, read, t, 2'500), 20'000);  // gone from the private level only
-    EXPECT_EQ(h.price(0, read, t, 2'600), 0);
-    EXPECT_EQ(h.price(0, read, t, 30'000), 60'000);  // gone from both
+    // The CPU idles between its reads (its idle clock keeps up with the time).
+    EXPECT_EQ(h.price(0, read, t, 0, 0), 60'000);
+    EXPECT_EQ(h.price(0, read, t, 400, 400), 0);           // within the private lifetime
+    EXPECT_EQ(h.price(0, read, t, 2'500, 2'500), 20'000);  // gone from the private level only
+    EXPECT_EQ(h.price(0, read, t, 2'600, 2'600), 0);
+    EXPECT_EQ(h.price(0, read, t, 30'000, 30'000), 60'000);  // gone from both
+    // A CPU busy since (its idle clock stopped) keeps its private lines, whatever the time.
+    EXPECT_EQ(h.price(0, read, t, 100'000, 30'000), 0);
 }
 
 // A store to a line where it already was (Access::Modified) takes it from every other CPU:
