@@ -312,14 +312,19 @@ double time_per_call(F &&f, const CalibrateOptions &o) {
     return median(std::move(per));
 }
 
+// Writes a byte of every line of `buf`: its lines take the caches' place of what was there.
+void write_every_line(std::vector<uint8_t> &buf) {
+    for (size_t i = 0; i < buf.size(); i += 64)
+        ++buf[i];
+}
+
 // Host time of one call of `f` with cold caches: `evict` (larger than the last level) is
 // written through before each call; the median of `rounds` calls (at least 3).
 template <class F>
 double time_cold_call(F &&f, std::vector<uint8_t> &evict, const CalibrateOptions &o) {
     std::vector<double> per;
     for (int r = 0; r < std::max(o.rounds, 3); ++r) {
-        for (size_t i = 0; i < evict.size(); i += 64)
-            ++evict[i];
+        write_every_line(evict);
         auto start = Clock::now();
         f();
         per.push_back(elapsed_ns(start));
@@ -452,14 +457,8 @@ void measure_idle(MemoryMeasure &m, std::vector<uint8_t> &evict, const Calibrate
     };
     std::vector<uint8_t> other(static_cast<size_t>(m.private_kib) * 2048);
     m.idle_hot_ns = timed([] {});
-    m.idle_llc_ns = timed([&] {
-        for (size_t i = 0; i < other.size(); i += 64)
-            ++other[i];
-    });
-    m.idle_cold_ns = timed([&] {
-        for (size_t i = 0; i < evict.size(); i += 64)
-            ++evict[i];
-    });
+    m.idle_llc_ns = timed([&] { write_every_line(other); });
+    m.idle_cold_ns = timed([&] { write_every_line(evict); });
     for (double us : {100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 20000.0, 50000.0}) {
         m.idle_us.push_back(us);
         m.idle_ns.push_back(timed(
