@@ -19,6 +19,7 @@
 #include <optional>
 #include <random>
 #include <semaphore>
+#include <sstream>
 #include <thread>
 
 #include "kernel/platform.h"
@@ -270,6 +271,50 @@ double independent_loads_ns(size_t bytes, int64_t steps, int rounds) {
     return median(std::move(per));
 }
 
+std::string chase_record(const ChaseSet &set) {
+    std::string text;
+    for (const ChasePoint &p : set)
+        text +=
+            fmt::format("{}{} {:.1f} ns in {} KiB", text.empty() ? "" : "; ", p.level, p.ns, p.kib);
+    return text;
+}
+
+ChaseSet parse_chase_record(const std::string &text) {
+    ChaseSet set;
+    size_t from = 0;
+    while (from <= text.size()) {
+        const size_t end = std::min(text.find(';', from), text.size());
+        const std::string part = text.substr(from, end - from);
+        std::istringstream in(part);
+        ChasePoint p;
+        std::string ns, word_in, kib, rest;
+        if (!(in >> p.level >> p.ns >> ns >> word_in >> p.kib >> kib) || ns != "ns" ||
+            word_in != "in" || kib != "KiB" || (in >> rest) || !(p.ns > 0) || p.kib <= 0)
+            throw UserError(
+                fmt::format("{} '{}': part {} ('{}') is not '<level> <ns> ns in <size> KiB'",
+                            kHostChaseKey, text, set.size() + 1, part));
+        set.push_back(std::move(p));
+        from = end + 1;
+    }
+    return set;
+}
+
+ChaseSet chase_again(const ChaseSet &set, int64_t steps, int rounds) {
+    ChaseSet now = set;
+    for (ChasePoint &p : now)
+        p.ns = pointer_chase_ns(static_cast<size_t>(p.kib) * 1024, steps, rounds);
+    return now;
+}
+
+double largest_move(const ChaseSet &then, const ChaseSet &now) {
+    double worst = 0;
+    for (const ChasePoint &a : then)
+        for (const ChasePoint &b : now)
+            if (a.level == b.level && a.ns > 0 && b.ns > 0)
+                worst = std::max({worst, a.ns / b.ns, b.ns / a.ns});
+    return worst;
+}
+
 std::pair<double, double> idle_lifetimes_us(const MemoryMeasure &m) {
     auto lifetime = [&m](double kept, double gone) {
         if (!(kept > 0) || gone < 1.5 * kept) return 0.0;
@@ -399,23 +444,35 @@ MemoryMeasure host_cache_sizes(const sim::MemoryProfile &base) {
 constexpr size_t kLlcChaseMax = size_t{32} << 20;
 constexpr size_t kDramChaseMin = size_t{64} << 20, kEvictMin = size_t{16} << 20;
 
+}  // namespace
+
+int64_t chase_steps(const CalibrateOptions &o) {
+    return static_cast<int64_t>(std::max(20000.0, o.batch_ms * 1e6 / 50.0));
+}
+
+namespace {
+
 // The load-to-use latencies of the private cache, the last level and memory, by pointer chasing.
 MemoryMeasure measure_memory(const CalibrateOptions &o) {
     MemoryMeasure m = host_cache_sizes(o.base.memory);
     const size_t kib = 1024;
     const auto priv = static_cast<size_t>(m.private_kib) * kib;
     const auto llc = static_cast<size_t>(m.llc_kib) * kib;
-    const auto steps = static_cast<int64_t>(std::max(20000.0, o.batch_ms * 1e6 / 50.0));
+    const int64_t steps = chase_steps(o);
     if (m.l1_kib > 0)
         m.l1_ns = pointer_chase_ns(static_cast<size_t>(m.l1_kib) * kib / 2, steps, o.rounds);
-    m.private_ns = pointer_chase_ns(priv / 2, steps, o.rounds);
+    auto chase = [&](const char *level, size_t bytes) {
+        const double ns = pointer_chase_ns(bytes, steps, o.rounds);
+        m.chases.push_back({level, static_cast<int64_t>(bytes / kib), ns});
+        return ns;
+    };
+    m.private_ns = chase("private", priv / 2);
     // Well beyond the private cache, well within the last level: its own latency.
-    m.llc_ns = llc >= 4 * priv
-                   ? pointer_chase_ns(std::min({4 * priv, llc / 2, kLlcChaseMax}), steps, o.rounds)
-                   : m.private_ns;
-    const size_t dram_bytes = std::clamp<size_t>(4 * llc, 64 << 20, size_t{1} << 30);
-    m.dram_ns = pointer_chase_ns(dram_bytes, steps, o.rounds);
-    m.independent_ns = independent_loads_ns(dram_bytes, steps, o.rounds);
+    m.llc_ns =
+        llc >= 4 * priv ? chase("llc", std::min({4 * priv, llc / 2, kLlcChaseMax})) : m.private_ns;
+    m.dram_ns = chase("memory", std::clamp<size_t>(4 * llc, 64 << 20, size_t{1} << 30));
+    m.independent_ns =
+        independent_loads_ns(static_cast<size_t>(m.chases.back().kib) * kib, steps, o.rounds);
     // Two decimals: what the profile file states.
     m.mlp = m.independent_ns > 0 ? std::round(std::clamp(m.dram_ns / m.independent_ns, 1.0,
                                                          sim::MemoryProfile::kMaxMlp) *
@@ -972,7 +1029,8 @@ Calibration calibrate(const CalibrateOptions &o) {
                         life(mem.private_lifetime_us), life(mem.llc_lifetime_us)));
     }
     CoreOps core(o, static_cast<uint64_t>(mm.private_kib) * 1024 / 64);
-    for (auto &[name, op, fitted] : core.list()) {
+    const auto ops = core.list();
+    for (auto &[name, op, fitted] : ops) {
         CalibrationSample s;
         s.name = name;
         s.fitted = fitted;
@@ -981,10 +1039,30 @@ Calibration calibrate(const CalibrateOptions &o) {
         s.lines = std::move(s.counts.lines);
         s.counts.line_shift = -1;
         s.counts.line_touches = 0;
-        s.host_ns = time_per_call(op, o);
-        s.host_cold_ns = time_cold_call(op, evict, o);
-        say(fmt::format("{:<56} {:>12.0f} ns, cold {:>12.0f} ns", name, s.host_ns, s.host_cold_ns));
         c.samples.push_back(std::move(s));
+    }
+    // Every operation timed in each pass, the median over the passes kept: a host that moves
+    // while it is calibrated moves every operation alike rather than the few timed then.
+    const auto passes = static_cast<size_t>(std::max(o.passes, 1));
+    std::vector<std::vector<double>> hot(ops.size()), cold(ops.size());
+    for (size_t pass = 0; pass < passes; ++pass)
+        for (size_t i = 0; i < ops.size(); ++i) {
+            hot[i].push_back(time_per_call(ops[i].run, o));
+            cold[i].push_back(time_cold_call(ops[i].run, evict, o));
+        }
+    auto spread = [](const std::vector<double> &v) {
+        const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+        return *lo > 0 ? *hi / *lo : 1.0;
+    };
+    for (size_t i = 0; i < ops.size(); ++i) {
+        CalibrationSample &s = c.samples[i];
+        s.host_spread = spread(hot[i]);
+        s.host_cold_spread = spread(cold[i]);
+        s.host_ns = median(std::move(hot[i]));
+        s.host_cold_ns = median(std::move(cold[i]));
+        say(fmt::format("{:<56} {:>12.0f} ns, cold {:>12.0f} ns (over {} passes x{:.2f}, x{:.2f})",
+                        s.name, s.host_ns, s.host_cold_ns, passes, s.host_spread,
+                        s.host_cold_spread));
     }
     // Where the model serves each call's lines from (sizes only): from empty caches (cold), and
     // when called again (hot: the same lines, now cached where they fit).
@@ -1138,9 +1216,9 @@ Calibration calibrate(const CalibrateOptions &o) {
         if (s.fitted) worst = std::max(worst, std::abs(std::log(r)));
         p.calibration["op: " + s.name] = fmt::format(
             "host {:.0f} ns, model {:.0f} ns ({:.2f}); cold: host {:.0f} ns, model {:.0f} ns "
-            "({:.2f}), {} lines{}",
+            "({:.2f}), {} lines; passes' largest over smallest: hot {:.2f}, cold {:.2f}{}",
             s.host_ns, s.predicted_ns, r, s.host_cold_ns, s.predicted_cold_ns,
-            s.predicted_cold_ns / s.host_cold_ns, s.lines.size(),
+            s.predicted_cold_ns / s.host_cold_ns, s.lines.size(), s.host_spread, s.host_cold_spread,
             s.fitted ? "" : "; shown, not fitted (the host's branch predictors learn it)");
     }
     p.calibration["memory"] = fmt::format(
@@ -1154,6 +1232,7 @@ Calibration calibrate(const CalibrateOptions &o) {
         mm.private_ns, mm.private_kib / 2, mm.llc_ns, mm.dram_ns, mm.independent_ns, mm.mlp,
         mem.l2_ns, mem.llc_ns, mem.dram_ns, mm.private_kib / 4, mm.idle_hot_ns, mm.idle_llc_ns,
         mm.idle_cold_ns, idle_text(mm), mem.private_lifetime_us, mem.llc_lifetime_us);
+    p.calibration[kHostChaseKey] = chase_record(mm.chases);
     p.calibration["fit"] =
         fmt::format("worst model/host ratio {:.2f} or {:.2f}", std::exp(worst), std::exp(-worst));
     // [uncertainty]: the work prices move together as far as the fit leaves some operation's

@@ -43,8 +43,10 @@ struct CalibrationSample {
     double predicted_ns = 0;      // counts x fitted costs + the model's warm stall (calibrate())
     std::vector<uint64_t> lines;  // the lines it reads (locksim::mem_line), in order
     double host_cold_ns = 0;      // host time of one call after the caches were evicted
-    double stall_hot_ns = 0;      // the cache model's stall for `lines`, called repeatedly
-    double stall_cold_ns = 0;     // ... and from empty caches
+    // Each time's largest over its smallest among the passes (CalibrateOptions::passes).
+    double host_spread = 1, host_cold_spread = 1;
+    double stall_hot_ns = 0;   // the cache model's stall for `lines`, called repeatedly
+    double stall_cold_ns = 0;  // ... and from empty caches
     double predicted_cold_ns = 0;
     // Where the model serves the lines from (the private level past the first, the last level,
     // memory), cold and hot, and of them the independent reads (locksim::Access), whose misses
@@ -56,6 +58,29 @@ struct CalibrationSample {
 inline double effective_misses(uint64_t n, uint64_t independent, double mlp) {
     return static_cast<double>(n - independent) + static_cast<double>(independent) / mlp;
 }
+
+// Pointer chases through buffers of a few sizes (the private cache's, the last level's,
+// memory's), ns per load: what a calibration records ([calibration] host_chase) and `validate`
+// times again before and after its rounds, to tell how far the host has moved since.
+struct ChasePoint {
+    std::string level;  // "private", "llc", "memory"
+    int64_t kib = 0;    // the buffer
+    double ns = 0;      // per load, the fastest round
+};
+using ChaseSet = std::vector<ChasePoint>;
+
+// The [calibration] key holding a ChaseSet.
+inline constexpr const char *kHostChaseKey = "host_chase";
+
+// "private 7.1 ns in 1024 KiB; llc 41.1 ns in 32768 KiB; memory 98.0 ns in 1048576 KiB".
+std::string chase_record(const ChaseSet &set);
+// The inverse; a UserError naming the part it cannot read.
+ChaseSet parse_chase_record(const std::string &text);
+// The same chases timed now (`steps` loads a round, the fastest of `rounds`).
+ChaseSet chase_again(const ChaseSet &set, int64_t steps, int rounds);
+// The largest factor between a point of `now` and the same level's in `then`, either way (1:
+// none moved; 0: no level in common).
+double largest_move(const ChaseSet &then, const ChaseSet &now);
 
 // The host's caches and load-to-use latencies (pointer chasing), as `calibrate` measured them.
 struct MemoryMeasure {
@@ -76,6 +101,7 @@ struct MemoryMeasure {
     // level is (idle_cold_ns).
     std::vector<double> idle_us, idle_ns;
     double idle_hot_ns = 0, idle_llc_ns = 0, idle_cold_ns = 0;
+    ChaseSet chases;  // private_ns, llc_ns (where measured) and dram_ns with their buffers
 };
 
 // The lines' lifetimes ([memory] private_lifetime_us, llc_lifetime_us) from `m`'s idle chases:
@@ -141,6 +167,8 @@ struct CalibrateOptions {
     // Timed batches per operation, the median kept. Short batches: on a shared host a batch
     // that another task's turn interrupted is then an outlier rather than part of every batch.
     int rounds = 15;
+    // Every operation is timed once per pass, the passes one after the other; the median is kept.
+    int passes = 3;
     double batch_ms = 1;  // target length of one batch
     // The largest buffer for the memory chase and for evicting the caches (the last level's
     // size decides, within 16 MiB and this).
@@ -148,6 +176,9 @@ struct CalibrateOptions {
     double prior_weight = 0.01;                         // see fit_work_costs
     std::function<void(const std::string &)> progress;  // one line per step
 };
+
+// Loads per round of a calibration's pointer chases.
+int64_t chase_steps(const CalibrateOptions &o);
 
 struct PrimitiveSample {
     std::string name;  // [primitive_ns] key, or what the figure is

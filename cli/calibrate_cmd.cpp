@@ -25,6 +25,7 @@ struct CalibrateArgs {
     std::string name = "host";
     std::string output;
     bool quick = false;
+    int passes = 0;  // 0: 3, or 1 with --quick
     bool verbose = false;
 };
 
@@ -47,6 +48,7 @@ void run(const CalibrateArgs &a) {
     o.policy_name = a.policy;
     o.base = sim::find_profile(a.base);
     o.name = a.name;
+    o.passes = a.passes ? a.passes : a.quick ? 1 : 3;
     if (a.quick) {
         o.rounds = 5;
         o.max_buffer_bytes = size_t{64} << 20;
@@ -74,6 +76,18 @@ void run(const CalibrateArgs &a) {
                    s.host_ns, s.predicted_ns, s.predicted_ns / s.host_ns, s.host_cold_ns,
                    s.predicted_cold_ns, s.predicted_cold_ns / s.host_cold_ns, s.fitted ? "" : " *");
         shown_only |= !s.fitted;
+    }
+    {
+        double hot = 1, cold = 1;
+        for (const auto &s : c.samples)
+            hot = std::max(hot, s.host_spread), cold = std::max(cold, s.host_cold_spread);
+        fmt::print(
+            "over {} passes, an operation's largest time over its smallest: hot up to {:.2f}, "
+            "cold up to {:.2f}{}\n",
+            o.passes, hot, cold,
+            std::max(hot, cold) > 1.25 ? " (the host moved while it was timed: the medians are "
+                                         "kept; a calibration at another time may differ as much)"
+                                       : "");
     }
     if (shown_only)
         fmt::print(
@@ -122,6 +136,10 @@ CommandRegistrar calibrate_registrar([](CLI::App &app) {
     cmd->add_option("-o,--output", a->output,
                     "Profile file to write (default: <profile dir>/<name>.toml)");
     cmd->add_flag("-v,--verbose", a->verbose, "Also print each operation's work counts");
+    cmd->add_option("--passes", a->passes,
+                    "Times every operation is timed, in passes one after the other; the median "
+                    "is kept (default 3; 1 with --quick)")
+        ->check(CLI::Range(1, 100));
     cmd->add_flag("--quick", a->quick,
                   "Fewer timing rounds and buffers of at most 64 MiB (less precise; for tests)");
     cmd->callback([a] { run(*a); });

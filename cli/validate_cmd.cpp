@@ -141,6 +141,37 @@ StrategySeries empty_series() {
     return s;
 }
 
+// The calibration's pointer chases beside the same timed before and after the rounds: printed,
+// and validate.json's "host_drift".
+nlohmann::ordered_json host_drift(const std::string &profile, const ChaseSet &calibrated,
+                                  const ChaseSet &before, const ChaseSet &after) {
+    fmt::print("\nthe host since its calibration: ");
+    if (calibrated.empty()) {
+        fmt::print("not known (profile '{}' records no {}: run 'locksim calibrate')\n", profile,
+                   kHostChaseKey);
+        return {{"recorded", false}};
+    }
+    fmt::print("pointer chase, ns per load (calibrated / before the rounds / after)\n ");
+    nlohmann::ordered_json levels = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < calibrated.size(); ++i) {
+        const ChasePoint &c = calibrated[i];
+        fmt::print(" {} ({} KiB) {:.1f} / {:.1f} / {:.1f}", c.level, c.kib, c.ns, before[i].ns,
+                   after[i].ns);
+        levels.push_back({{"level", c.level},
+                          {"kib", c.kib},
+                          {"calibrated_ns", c.ns},
+                          {"before_ns", before[i].ns},
+                          {"after_ns", after[i].ns}});
+    }
+    const double moved =
+        std::max(largest_move(calibrated, before), largest_move(calibrated, after));
+    fmt::print("\n  largest move x{:.2f}{}\n", moved,
+               moved > 1.25 ? " (over 1.25: the simulator prices the host as it was then; "
+                              "recalibrate, or read the sim/real ratios with this in mind)"
+                            : "");
+    return {{"recorded", true}, {"levels", levels}, {"largest_move", moved}};
+}
+
 int validate(const ValidateArgs &a) {
     Scenario s = load_scenario(a.file);
     Time duration = a.duration_ms > 0 ? a.duration_ms * kernel::kMsec : s.duration_ns;
@@ -224,6 +255,18 @@ int validate(const ValidateArgs &a) {
                                           static_cast<double>(urcu_gp) / 1000.0)
                             : std::string("the kernel's (the profile has no calibrated liburcu "
                                           "grace period)"));
+    // How far the host has moved since the calibration: its pointer chases timed again before
+    // and after the rounds (a virtual machine's memory latency can move 2x in minutes, and the
+    // profile's prices do not follow it).
+    ChaseSet calibrated;
+    if (auto it = profile.calibration.find(kHostChaseKey); it != profile.calibration.end())
+        calibrated = at_place(fmt::format("profile '{}' [calibration]", profile.name),
+                              [&] { return parse_chase_record(it->second); });
+    const CalibrateOptions chase_options;
+    auto chase_now = [&] {
+        return chase_again(calibrated, chase_steps(chase_options), chase_options.rounds);
+    };
+    const ChaseSet chase_before = chase_now();
     TortureConfig tc;
     tc.readers = 1;
     tc.reader_hold = 0;
@@ -315,6 +358,7 @@ int validate(const ValidateArgs &a) {
         if (!interrupted) ++rounds_done;
     }
 
+    const ChaseSet chase_after = chase_now();
     nlohmann::ordered_json doc = {{"schema", "locksim/validate/1"},
                                   {"scenario", a.file},
                                   {"profile", profile.name},
@@ -360,6 +404,7 @@ int validate(const ValidateArgs &a) {
                                           {"grace_periods", c->parts.grace_periods}};
         j["failed_checks"] = it->second.failed;
     }
+    doc["host_drift"] = host_drift(profile.name, calibrated, chase_before, chase_after);
     if (!a.out_dir.empty()) {
         const std::filesystem::path path = out_dir / "validate.json";
         write_whole_file(path.string(), doc.dump(2) + "\n");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/profile.h"
+#include "util/error.h"
 #include "util/line_set.h"
 
 namespace locksim {
@@ -261,6 +262,23 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
         }
     EXPECT_TRUE(empty_slots);
     EXPECT_EQ(c.profile.work_ps[idx(Work::AuditCall)], o.base.work_ps[idx(Work::AuditCall)]);
+    // The chases validate repeats: every level chased, in the record the profile keeps.
+    ASSERT_FALSE(c.memory.chases.empty());
+    EXPECT_EQ(c.memory.chases.front().level, "private");
+    EXPECT_EQ(c.memory.chases.back().level, "memory");
+    EXPECT_EQ(c.memory.chases.back().ns, c.memory.dram_ns);
+    const ChaseSet recorded = parse_chase_record(c.profile.calibration.at(kHostChaseKey));
+    ASSERT_EQ(recorded.size(), c.memory.chases.size());
+    for (size_t i = 0; i < recorded.size(); ++i) {
+        EXPECT_EQ(recorded[i].level, c.memory.chases[i].level);
+        EXPECT_EQ(recorded[i].kib, c.memory.chases[i].kib);
+        EXPECT_NEAR(recorded[i].ns, c.memory.chases[i].ns, 0.05);
+    }
+    // Each operation timed in every pass: its spread is a ratio of two of them.
+    for (const auto &s : c.samples) {
+        EXPECT_GE(s.host_spread, 1.0) << s.name;
+        EXPECT_GE(s.host_cold_spread, 1.0) << s.name;
+    }
     EXPECT_TRUE(c.profile.calibration.contains(kUrcuGracePeriodKey));
     EXPECT_GE(std::stod(c.profile.calibration.at(kUrcuGracePeriodKey)), 0);
     sim::CpuProfile back = sim::parse_profile(sim::format_profile(c.profile), "written");
@@ -395,6 +413,43 @@ TEST(CalibrateIdle, ALevelsLifetimeIsTheShortestSleepFromWhichItsLinesAreGone) {
     std::tie(p, l) = idle_lifetimes_us(m);
     EXPECT_EQ(p, 3000);
     EXPECT_EQ(l, 30000);  // limit sqrt(32 * 114) = 60.4: 46 at 10 ms is under it, 114 is not
+}
+
+TEST(CalibrateChase, TheRecordReadsBackAndABadOneIsNamed) {
+    const ChaseSet set = {{"private", 1024, 7.1}, {"llc", 32768, 41.06}, {"memory", 1048576, 98}};
+    const std::string text = chase_record(set);
+    EXPECT_EQ(text,
+              "private 7.1 ns in 1024 KiB; llc 41.1 ns in 32768 KiB; memory 98.0 ns in "
+              "1048576 KiB");
+    const ChaseSet back = parse_chase_record(text);
+    ASSERT_EQ(back.size(), 3u);
+    EXPECT_EQ(back[2].level, "memory");
+    EXPECT_EQ(back[2].kib, 1048576);
+    EXPECT_DOUBLE_EQ(back[1].ns, 41.1);
+    for (const char *bad : {"", "private 7.1 ns in 1024", "private 7.1 us in 1024 KiB",
+                            "private 7.1 ns in 1024 KiB; memory", "private -3 ns in 1024 KiB",
+                            "private 7.1 ns in 1024 KiB extra", "private 7.1 ns in 0 KiB"}) {
+        try {
+            parse_chase_record(bad);
+            ADD_FAILURE() << "accepted '" << bad << "'";
+        } catch (const UserError &e) {
+            EXPECT_NE(std::string(e.what()).find(kHostChaseKey), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(CalibrateChase, TheLargestMoveIsEitherWayOverTheLevelsInCommon) {
+    const ChaseSet then = {{"private", 1024, 7}, {"memory", 1048576, 200}};
+    EXPECT_DOUBLE_EQ(largest_move(then, then), 1.0);
+    // Memory twice as fast, the private level 10% slower: 2 either way.
+    EXPECT_DOUBLE_EQ(largest_move(then, {{"private", 1024, 7.7}, {"memory", 1048576, 100}}), 2.0);
+    EXPECT_DOUBLE_EQ(largest_move(then, {{"private", 1024, 14}}), 2.0);
+    EXPECT_DOUBLE_EQ(largest_move(then, {{"llc", 32768, 40}}), 0.0);
+    // Timed again: the same buffers, a latency each.
+    const ChaseSet now = chase_again({{"private", 64, 1}}, 10000, 1);
+    ASSERT_EQ(now.size(), 1u);
+    EXPECT_EQ(now[0].kib, 64);
+    EXPECT_GT(now[0].ns, 0);
 }
 
 TEST(Calibrate, PointerChaseFollowsOneCycleThroughEveryLine) {

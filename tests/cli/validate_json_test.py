@@ -16,6 +16,7 @@ usage: validate_json_test.py LOCKSIM SCENARIO PROFILE OUTDIR
 """
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -103,6 +104,63 @@ for name, s in doc["strategies"].items():
           f"{name}: host_load {load}")
 # The printed table shows the same medians.
 check("sim/real" in proc.stdout and "min-max" in proc.stdout, "printed table")
+
+
+def drift_of(doc, stdout, where):
+    """The host's chases against the calibration's: each level timed before and after the rounds,
+    the largest move the largest factor either way, and the same printed."""
+    drift = doc["host_drift"]
+    check(drift["recorded"], f"{where}: host_drift not recorded: {drift}")
+    if not drift["recorded"]:
+        return 0
+    levels = drift["levels"]
+    check(levels and levels[0]["level"] == "private" and levels[-1]["level"] == "memory",
+          f"{where}: host_drift levels {levels}")
+    moves = []
+    for l in levels:
+        for key in ("calibrated_ns", "before_ns", "after_ns"):
+            check(l[key] > 0, f"{where}: host_drift {l}")
+        for key in ("before_ns", "after_ns"):
+            moves += [l[key] / l["calibrated_ns"], l["calibrated_ns"] / l[key]]
+    check(abs(drift["largest_move"] - max(moves)) <= 1e-9 * max(moves),
+          f"{where}: largest_move {drift['largest_move']} is not the largest factor {max(moves)}")
+    check(f"largest move x{drift['largest_move']:.2f}" in stdout, f"{where}: drift not printed")
+    return drift["largest_move"]
+
+
+drift_of(doc, proc.stdout, "calibrated profile")
+
+
+def short_run(profile_path, name):
+    run = subprocess.run(
+        [locksim, "validate", scenario, "--profile", profile_path, "--duration-ms", "20",
+         "--toggle-us", "2000", "--rounds", "1", "-o", os.path.join(out, name)],
+        capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        sys.exit(f"validate ({name}) exited {run.returncode}:\n{run.stdout}\n{run.stderr}")
+    with open(os.path.join(out, name, "validate.json")) as f:
+        return json.load(f), run.stdout
+
+
+# A profile whose recorded memory chase is 50 times the host's: validate times the chases again
+# and says the host is not the one calibrated.
+with open(profile) as f:
+    text = f.read()
+match = re.search(r"memory ([0-9.]+) ns in", text)
+check(match is not None, "the calibrated profile records no memory chase")
+if match:
+    fake = text.replace(match.group(0), f"memory {float(match.group(1)) * 50:.1f} ns in")
+    fake_path = os.path.join(out, "moved.toml")
+    with open(fake_path, "w") as f:
+        f.write(fake)
+    moved_doc, moved_out = short_run(fake_path, "moved")
+    check(drift_of(moved_doc, moved_out, "moved profile") >= 10,
+          f"a 50x memory chase moved only {moved_doc['host_drift']}")
+    check("(over 1.25" in moved_out, "the move is not pointed out")
+# A shipped profile records no chases: said so, not made up.
+shipped_doc, shipped_out = short_run("x86-modern", "shipped")
+check(shipped_doc["host_drift"] == {"recorded": False}, f"shipped {shipped_doc['host_drift']}")
+check("records no host_chase" in shipped_out, "the missing record is not said")
 if problems:
     sys.exit("\n".join(problems))
 print("ok")
