@@ -342,7 +342,8 @@ const Metric kMetrics[] = {
      .series = Series::CommitTime,
      .series_name = "readers blocked",
      .per_commit_total = true,
-     .zero_reason = "the RCU designs never make a reader wait for the commit"},
+     .zero_reason = "the RCU designs make a reader wait for the commit only on the AVC's "
+                    "notification lock (avc_ss_reset against avc_insert), rarely"},
     {.group = "toggle",
      .key = "preempt_off_ns",
      .unit = Unit::Ns,

@@ -58,27 +58,16 @@ int parse_mls(const PolicyBase &p, std::string_view mls, MlsRange &r) {
     return 0;
 }
 
-void append_level(const PolicyBase &p, const MlsLevel &l, std::string &out) {
-    out += p.levels.name_of(l.sens);
-    // Runs of set bits: one name, `a,b` for a pair, `a.b` for three or more.
-    bool first = true;
-    ebitmap_for_each_run(l.cat, [&](uint32_t a, uint32_t b) {
-        out += first ? ':' : ',';
-        first = false;
-        out += p.cats.name_of(a + 1);
-        if (b != a) {
-            out += b - a > 1 ? '.' : ',';
-            out += p.cats.name_of(b + 1);
-        }
-    });
-}
-
-void append_mls(const PolicyBase &p, const MlsRange &r, std::string &out) {
-    append_level(p, r.level[0], out);
-    if (mls_level_eq(r.level[0], r.level[1])) return;
-    out += '-';
-    append_level(p, r.level[1], out);
-}
+// Names from the policy, for the MLS text.
+struct PolicyNames {
+    const PolicyBase &p;
+    auto sens() const {
+        return [this](uint32_t s) -> decltype(auto) { return p.levels.name_of(s); };
+    }
+    auto cat() const {
+        return [this](uint32_t bit) -> decltype(auto) { return p.cats.name_of(bit + 1); };
+    }
+};
 
 }  // namespace
 
@@ -122,31 +111,37 @@ void context_to_string_append(const PolicyBase &p, const Context &c, std::string
     if (c.is_invalid()) {
         out += c.str;
     } else {
-        out += p.users.name_of(c.user);
+        // context_struct_to_string: the length first (the names, then the MLS part's), the
+        // text after.
+        const PolicyNames names{p};
+        const std::string_view user = p.users.name_of(c.user), role = p.roles.name_of(c.role),
+                               type = p.types.name_of(c.type);
+        size_t len = user.size() + role.size() + type.size() + 2;
+        if (p.mls) len += mls_text_length(c.range, names.sens(), names.cat());
+        out.reserve(start + len);
+        out += user;
         out += ':';
-        out += p.roles.name_of(c.role);
+        out += role;
         out += ':';
-        out += p.types.name_of(c.type);
-        if (p.mls) {
-            out += ':';
-            append_mls(p, c.range, out);
-        }
+        out += type;
+        if (p.mls) append_mls_text(c.range, names.sens(), names.cat(), out);
     }
     count_work(Work::StringByte, out.size() - start);
 }
 
 std::string context_to_string(const PolicyBase &p, const Context &c) {
     std::string out;
-    out.reserve(64);
-    count_work(Work::Alloc);
+    count_work(Work::Alloc);  // the append sizes it (kmalloc of the computed length)
     context_to_string_append(p, c, out);
     return out;
 }
 
 std::string mls_to_string(const PolicyBase &p, const MlsRange &r) {
     std::string out;
-    if (p.mls) append_mls(p, r, out);
-    return out;
+    if (!p.mls) return out;
+    const PolicyNames names{p};
+    append_mls_text(r, names.sens(), names.cat(), out);
+    return out.substr(1);  // without the ':' that joins it to the type
 }
 
 }  // namespace locksim::ss

@@ -53,7 +53,7 @@ int context_to_sid(const PolicyState &st, std::string_view str, uint32_t *sid, b
         c.str = std::string(nul == std::string_view::npos ? str : str.substr(0, nul));
         if (c.str.empty()) return -EINVAL;
     }
-    return st.sidtab->context_to_sid(c, sid);
+    return st.sidtab->context_to_sid(c, sid, str.substr(0, str.find('\0')));
 }
 
 int sid_to_context(const PolicyState &st, uint32_t sid, std::string *out, bool force) {

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <iterator>
 #include <mutex>
 #include <stdexcept>
 #include <utility>
 
+#include "ss/context_string.h"
 #include "util/work_meter.h"
 
 namespace locksim::ss {
@@ -74,38 +77,73 @@ uint32_t context_compute_hash(const Context &c) {
     return finish(h);
 }
 
-uint32_t Sidtab::era_hash(const Context &c) const {
+namespace {
+
+// full_name_hash (fs/namei.c with word-at-a-time access, as x86-64 builds it): eight bytes a
+// step. A step counts as a string byte (a load and a mix).
+uint32_t full_name_hash(std::string_view s) {
+    uint64_t h = 0;
+    size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+        uint64_t w;
+        std::memcpy(&w, s.data() + i, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    }
+    uint64_t tail = 0;
+    std::memcpy(&tail, s.data() + i, s.size() - i);
+    h = (h ^ tail) * 0x9e3779b97f4a7c15ull;
+    count_work(Work::StringByte, (s.size() + 7) / 8);
+    return static_cast<uint32_t>(h >> 32);
+}
+
+// The text 5.6-5.7's context_add_hash hashes for a context the server made (v5.6.4 services.c:
+// context_struct_to_string into a GFP_ATOMIC buffer, then kfree). The table holds no policy to
+// spell the names with: user:role:type are kContextNamesBytes of their numbers, a sensitivity
+// "s<N>", a category "c<N>", as the reference policy names them.
+std::string made_context_text(const Context &c) {
+    auto number = [](char letter, uint32_t v) {
+        char buf[12] = {letter};
+        const auto end = std::to_chars(buf + 1, buf + sizeof buf, v).ptr;
+        return std::string(buf, end);
+    };
+    auto sens = [&](uint32_t s) { return number('s', s ? s - 1 : 0); };
+    auto cat = [&](uint32_t bit) { return number('c', bit); };
+    const size_t len = kContextNamesBytes + mls_text_length(c.range, sens, cat);
+    std::string text;
+    text.reserve(len);
+    count_work(Work::Alloc);
+    text = number('u', c.user) + ':' + number('r', c.role) + ':' + number('t', c.type);
+    text.resize(kContextNamesBytes, '_');
+    append_mls_text(c.range, sens, cat, text);
+    count_work(Work::StringByte, text.size());
+    return text;
+}
+
+}  // namespace
+
+uint32_t Sidtab::era_hash(const Context &c, std::string_view spelled) const {
     switch (era_) {
         case SidtabEra::Hash:
             return context_compute_hash(c);
         case SidtabEra::HashString: {
-            // 5.6-5.7's context_add_hash: context_struct_to_string into a GFP_ATOMIC buffer,
-            // full_name_hash over it, kfree. The table holds no policy to spell the names with:
-            // user:role:type counts as kContextNamesBytes, a level as "s<N>" and its categories
-            // as the kernel prints them, a run of three or more as "c<A>.c<B>"
-            // (mls_sid_to_context), the reference policy's names.
-            size_t bytes = c.is_invalid() ? c.str.size() : kContextNamesBytes;
-            if (!c.is_invalid()) {
-                auto digits = [](uint32_t v) {
-                    return v < 10 ? 1u : v < 100 ? 2u : v < 1000 ? 3u : 4u;
-                };
-                auto level_bytes = [&](const MlsLevel &l) {
-                    // ":s<N>" or "-s<N>", then ":c<A>" or ",c<A>" and ".c<B>" or ",c<B>" a run
-                    size_t n = 1 + 1 + digits(l.sens ? l.sens - 1 : 0);
-                    ebitmap_for_each_run(l.cat, [&](uint32_t a, uint32_t b) {
-                        n += 2 + digits(a) + (b != a ? 2 + digits(b) : 0);
-                        // mls_sid_to_context visits every set bit of a run, printed or not.
-                        count_work(Work::BitIteration, b - a + 1);
-                    });
-                    return n;
-                };
-                bytes += level_bytes(c.range.level[0]);
-                if (!mls_level_eq(c.range.level[0], c.range.level[1]))
-                    bytes += level_bytes(c.range.level[1]);
+            // v5.6.4: string_to_context_struct hashes the string it parses (context_compute_hash,
+            // full_name_hash over it); a context the server made (a transition, a user's
+            // context, a converted one) has no string, and context_add_hash writes its text to
+            // hash it, then frees it. An invalid context hashes its string.
+            if (c.is_invalid()) return context_compute_hash(c);
+            uint32_t h = 0;
+            if (!spelled.empty()) {
+                h = full_name_hash(spelled);
+            } else {
+                h = full_name_hash(made_context_text(c));
+                count_work(Work::Free);
             }
-            count_work(Work::Alloc);
-            count_work(Work::StringByte, bytes);
-            count_work(Work::Free);
+            asm volatile("" : : "r"(h));
+            // The bucket is the fields' hash (uncounted: the kernel's bucket is the string's),
+            // so that a context parsed and the same context made share an entry, as they do in
+            // 5.6 when the string is the canonical spelling (5.6 gave another spelling of an
+            // existing context a second SID: not modelled).
+            const WorkMeterScope unmetered(nullptr);
             return context_compute_hash(c);
         }
         case SidtabEra::Linear:
@@ -420,9 +458,9 @@ uint32_t Sidtab::lookup(const Context &c, uint32_t hash) const {
     return SECSID_NULL;
 }
 
-int Sidtab::context_to_sid(const Context &c, uint32_t *sid) {
+int Sidtab::context_to_sid(const Context &c, uint32_t *sid, std::string_view spelled) {
     // Only the hash eras hash the context (5.6-5.7 through its string), outside the lock.
-    const uint32_t hash = era_hash(c);
+    const uint32_t hash = era_hash(c, spelled);
     const uint32_t scanned = size_.load(std::memory_order_acquire);
     if (uint32_t found = lookup(c, hash)) {
         *sid = found;

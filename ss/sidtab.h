@@ -4,10 +4,12 @@
 //   hash        (5.8 on; v5.8.1 ss/context.c context_compute_hash): context -> SID through a
 //               hash table of the context's fields; a load hashes every converted entry under
 //               the old table's lock (sidtab_convert_hashtable);
-//   hash-string (5.6 - 5.7; v5.6.4 and v5.7.14 services.c context_add_hash): the same table,
-//               but every context_struct_to_sid formats the context string (a GFP_ATOMIC
-//               allocation, the formatting, a free) and hashes it, outside the table's lock;
-//               a load hashes each converted entry outside the lock and only links under it;
+//   hash-string (5.6 - 5.7; v5.6.4 and v5.7.14 services.c string_to_context_struct,
+//               context_add_hash): the same table, keyed by the context's string: a parsed
+//               context by the string it was parsed from (hashed before parsing), a context the
+//               server made by its text, formatted for the purpose (a GFP_ATOMIC allocation,
+//               the formatting, a free), outside the table's lock; a load hashes each
+//               converted entry outside the lock and only links under it;
 //   linear      (5.0 - 5.5, v5.0.1 sidtab.c): a scan over every entry in SID order after a
 //               cache of the 3 latest hits (the "rcache"); the lock-free scan is re-run under
 //               the lock only over the entries added meanwhile;
@@ -161,7 +163,8 @@ class Sidtab {
 
     // Context -> SID: finds the context or adds it with the next SID. -ESTALE when frozen,
     // -ENOMEM when shut down for a load (legacy), -EOVERFLOW when full.
-    int context_to_sid(const Context &c, uint32_t *sid);
+    // `spelled`: the string the context was parsed from, where it was (5.6-5.7 hash it).
+    int context_to_sid(const Context &c, uint32_t *sid, std::string_view spelled = {});
     // The era's lock-free reverse lookup: SECSID_NULL when absent. `hash` is the context's
     // (hash era only).
     uint32_t lookup(const Context &c, uint32_t hash) const;
@@ -176,8 +179,9 @@ class Sidtab {
 
     SidtabEra era() const { return era_; }
     bool hashed_era() const { return era_ == SidtabEra::Hash || era_ == SidtabEra::HashString; }
-    // The context's hash as the era makes it, with its cost (0 in the eras without a hash).
-    uint32_t era_hash(const Context &c) const;
+    // The context's hash as the era makes it, with its cost (0 in the eras without a hash);
+    // `spelled` as for context_to_sid.
+    uint32_t era_hash(const Context &c, std::string_view spelled = {}) const;
     const std::shared_ptr<SidtabLocking> &locking() const { return locking_; }
     // Replaces the locking; only while no other thread or task uses the table (setup).
     void set_locking(std::shared_ptr<SidtabLocking> l) { locking_ = std::move(l); }

@@ -26,7 +26,7 @@ enum class Work : uint8_t {
     EbitmapWord,      // one 64-bit ebitmap word read or compared
     EbitmapNode,      // one ebitmap node visited
     ConstraintNode,   // one constraint or conditional (boolean) expression node evaluated
-    BitIteration,     // one step of a bit-by-bit loop (ebitmap_get_bit style)
+    BitIteration,     // one step of a bit-by-bit loop (ebitmap_get_bit, a positive bit's step)
     BytesCopied,      // bytes copied in memory (duplication)
     BytesSerialized,  // bytes written or read by policydb_write / policydb_read
     Alloc,            // one allocation

@@ -85,7 +85,7 @@ TEST(Runner, EveryStrategyReportsAndOnlySleepingReadersAreCaught) {
 // every design's commit waits a grace period (avc_ss_reset's synchronize_net) and 5.10's two
 // (its own, then the notification's); the parts are there and none exceeds the commit's time
 // but the ones that may (readers blocked sums over waiting readers; the AVC refill follows the
-// commit); rwlock's commit blocks readers and the RCU design's none; a full copy allocates
+// commit); rwlock's commit blocks readers and the RCU design's hardly; a full copy allocates
 // several times what the conditional duplicate does. (Both designs' commits hold IRQs off about
 // as long, mostly in the SID table's conversion: which is longer depends on the seed.)
 TEST(Runner, CommitPartsComeFromTheCommitAndEveryCommitWaitsAGracePeriod) {
@@ -116,8 +116,12 @@ TEST(Runner, CommitPartsComeFromTheCommitAndEveryCommitWaitsAGracePeriod) {
     };
     const analysis::RunSummary &dup = by.at("rcu-cond-dup");
     EXPECT_GE(dup.toggle_grace_periods, 2 * dup.toggle_count);
+    // rwlock's commit blocks readers on the policy lock for its whole section; the RCU design's
+    // only where its avc_ss_reset takes the AVC's notif_lock (latest_notif_update) as an
+    // avc_insert wants it: the few ns of that update at most, per waiting reader.
     EXPECT_GT(by.at("rwlock").toggle_readers_blocked_ns, 0);
-    EXPECT_EQ(dup.toggle_readers_blocked_ns, 0);
+    EXPECT_LE(dup.toggle_readers_blocked_ns, 200 * static_cast<int64_t>(dup.toggle_count));
+    EXPECT_LT(dup.toggle_readers_blocked_ns, by.at("rwlock").toggle_readers_blocked_ns);
     // Bytes, both by the kernel's slab sizes (ss::policy_kmem): the image buffer and a whole
     // policy against the struct and the conditional state. On Debian's policy that is 6.3x, not
     // 10x: a fifth of its rules are conditional (27347 of 129687), so the duplicate copies

@@ -48,6 +48,35 @@ TEST(Context, PrintsCategoryRunsAsTheKernel) {
     EXPECT_EQ(context_to_sid(st, "system_u:object_r:etc_t:s3-s1", &sid), -EINVAL);
 }
 
+TEST(Context, PrintingVisitsEveryCategoryBitTwice) {
+    // context_struct_to_string (v4.15.1 - v6.6.0): mls_compute_context_len sizes the text and
+    // mls_sid_to_context writes it, each visiting every set bit. No string cache: each call
+    // prints.
+    PolicyState st = policy_state_create(policydb_read_file(debian_policy("mls")), 0);
+    struct Case {
+        const char *context;
+        uint64_t bits;
+    } cases[] = {
+        {"system_u:object_r:etc_t:s0", 0},
+        {"system_u:object_r:etc_t:s0:c0,c1", 2},
+        {"system_u:object_r:etc_t:s0-s15:c0.c1023", 1024},
+        {"system_u:object_r:etc_t:s2:c63,c64-s3:c63.c65", 5},
+    };
+    for (const Case &c : cases) {
+        uint32_t sid;
+        ASSERT_EQ(context_to_sid(st, c.context, &sid), 0) << c.context;
+        WorkCounts w;
+        std::string out;
+        {
+            WorkMeterScope scope(&w);
+            ASSERT_EQ(sid_to_context(st, sid, &out), 0);
+        }
+        EXPECT_EQ(out, c.context);
+        EXPECT_EQ(w[Work::BitIteration], 2 * c.bits) << c.context;
+        EXPECT_EQ(w[Work::StringByte], out.size()) << c.context;
+    }
+}
+
 TEST(Context, LevelCheckVariantsAgree) {
     const PolicyState &st = default_state();
     ContextGen gen(st.p(), 7);

@@ -1,6 +1,8 @@
-// The 5.6-5.7 SID table: the same hash table as 5.8 on, but each context -> SID formats the
-// context's string and hashes it (context_add_hash) outside the table's lock, and a load hashes
-// each converted entry while converting, so that the hash table section only links.
+// The 5.6-5.7 SID table (v5.6.4 services.c, context.h): the same hash table as 5.8 on, but a
+// context is hashed by its string outside the table's lock: the string it was parsed from
+// (string_to_context_struct), or for a context the server made its text, formatted for the
+// purpose (context_add_hash); and a load hashes each converted entry while converting, so that
+// the hash table section only links.
 #include <gtest/gtest.h>
 
 #include <string_view>
@@ -21,22 +23,29 @@ Context ctx(uint32_t type, uint32_t cats) {
     return c;
 }
 
-WorkCounts insert(Sidtab &t, const Context &c) {
+WorkCounts insert(Sidtab &t, const Context &c, std::string_view spelled = {}) {
     WorkCounts w;
     WorkMeterScope s(&w);
     uint32_t sid = 0;
-    EXPECT_EQ(t.context_to_sid(c, &sid), 0);
+    EXPECT_EQ(t.context_to_sid(c, &sid, spelled), 0);
     return w;
 }
 
-TEST(SidtabHashString, EachLookupFormatsTheString) {
+// full_name_hash's steps over `bytes`: a word of eight at a time.
+uint64_t hash_steps(size_t bytes) {
+    return (bytes + 7) / 8;
+}
+
+TEST(SidtabHashString, AMadeContextIsFormattedAParsedOneHashesItsString) {
     Sidtab fields(0, SidtabEra::Hash), strings(0, SidtabEra::HashString);
     for (Sidtab *t : {&fields, &strings})
         ASSERT_EQ(t->set_initial(SECINITSID_UNLABELED, ctx(1, 0)), 0);
     const WorkCounts f = insert(fields, ctx(7, 10)), s = insert(strings, ctx(7, 10));
     EXPECT_EQ(f[Work::StringByte], 0u);
-    // user:role:type, then the range as the kernel prints it (a run of categories as "c0.c9").
-    EXPECT_EQ(s[Work::StringByte], kContextNamesBytes + std::string_view(":s0-s0:c0.c9").size());
+    // A made context: user:role:type, then the range as the kernel prints it (a run of
+    // categories as "c0.c9"), written and then hashed.
+    const size_t text = kContextNamesBytes + std::string_view(":s0-s0:c0.c9").size();
+    EXPECT_EQ(s[Work::StringByte], text + hash_steps(text));
     EXPECT_EQ(s[Work::Alloc], f[Work::Alloc] + 1);
     EXPECT_EQ(s[Work::Free], f[Work::Free] + 1);
     // Found again: the string is formatted again (no hash is kept with the caller's context).
@@ -44,23 +53,32 @@ TEST(SidtabHashString, EachLookupFormatsTheString) {
     EXPECT_EQ(again[Work::StringByte], s[Work::StringByte]);
     // Longer runs print as long (a run is its ends); more runs, a longer string.
     const WorkCounts hundred = insert(strings, ctx(8, 100));
-    EXPECT_EQ(hundred[Work::StringByte],
-              kContextNamesBytes + std::string_view(":s0-s0:c0.c99").size());
-    // ... but the formatting visits each of its bits.
-    EXPECT_EQ(hundred[Work::BitIteration], 100u);
+    const size_t text100 = kContextNamesBytes + std::string_view(":s0-s0:c0.c99").size();
+    EXPECT_EQ(hundred[Work::StringByte], text100 + hash_steps(text100));
+    // ... but the formatting visits each of its bits twice: sizing the text, then writing it.
+    EXPECT_EQ(hundred[Work::BitIteration], 200u);
     Context gaps = ctx(10, 0);
     for (uint32_t i = 0; i < 10; i += 2)
         gaps.range.level[1].cat.set_bit(i, true);
-    EXPECT_EQ(insert(strings, gaps)[Work::StringByte],
-              kContextNamesBytes + std::string_view(":s0-s0:c0,c2,c4,c6,c8").size());
-    // The same SIDs either way.
+    const size_t gap_text = kContextNamesBytes + std::string_view(":s0-s0:c0,c2,c4,c6,c8").size();
+    EXPECT_EQ(insert(strings, gaps)[Work::StringByte], gap_text + hash_steps(gap_text));
+    // A context parsed from a string: that string hashed, nothing formatted, whatever its bits.
+    const std::string_view spelled = "system_u:system_r:svirt_t:s0:c1,c2-s0:c0.c1023";
+    const WorkCounts parsed = insert(strings, ctx(8, 100), spelled);
+    EXPECT_EQ(parsed[Work::StringByte], hash_steps(spelled.size()));
+    EXPECT_EQ(parsed[Work::BitIteration], 0u);
+    EXPECT_EQ(parsed[Work::Alloc], 0u);
+    EXPECT_EQ(parsed[Work::Free], 0u);
+    // The same SIDs either way, made or parsed.
     insert(fields, ctx(8, 100));
     insert(fields, gaps);
-    uint32_t a = 0, b = 0;
+    uint32_t a = 0, b = 0, c = 0;
     ASSERT_EQ(fields.context_to_sid(ctx(9, 3), &a), 0);
     ASSERT_EQ(strings.context_to_sid(ctx(9, 3), &b), 0);
     EXPECT_EQ(a, b);
     EXPECT_EQ(strings.lookup(ctx(9, 3), strings.era_hash(ctx(9, 3))), b);
+    ASSERT_EQ(strings.context_to_sid(ctx(9, 3), &c, spelled), 0);
+    EXPECT_EQ(c, b);
 }
 
 TEST(SidtabHashString, ConvertHashesOutsideTheHashtableSection) {
