@@ -729,10 +729,15 @@ class CoreOps {
                 toggled_ = std::move(next);
             });
         }
-        // A scan's step: a context the table lacks, looked for among kScanEntries.
+        // A scan's step: a context the table lacks, looked for among kScanEntries; with the
+        // table's type, each entry's compare goes on to the range (its categories' nodes), with
+        // another type each stops there.
         ops.emplace_back(
             fmt::format("context_to_sid scan x{}, linear era, a context it lacks", kScanEntries),
             [this] { sink_ += scan_table_.lookup(scan_absent_, 0); });
+        ops.emplace_back(
+            fmt::format("context_to_sid scan x{}, linear era, a type it lacks", kScanEntries),
+            [this] { sink_ += scan_table_.lookup(scan_other_type_, 0); });
         ops.emplace_back("policydb_read + free", [this] {
             ss::Policydb db = ss::policydb_read(o_.policy_image, o_.policy_name);
             sink_ += db.base->types.nprim;
@@ -758,6 +763,11 @@ class CoreOps {
     }
     ss::Sidtab scan_table_{0, ss::SidtabEra::Linear};
     ss::Context scan_absent_ = mcs_context(kScanEntries + 7);
+    ss::Context scan_other_type_ = [] {
+        ss::Context c = mcs_context(7);
+        c.type = 2;
+        return c;
+    }();
     uint64_t next_random() {
         rng_ ^= rng_ << 13, rng_ ^= rng_ >> 7, rng_ ^= rng_ << 17;
         return rng_;

@@ -121,6 +121,9 @@ struct StrategySeries {
         }
     };
     CommitParts sim_commit, real_commit;
+    // The simulator's cache model per compute label, summed over the rounds: where its lines
+    // were served from and the stall they cost.
+    std::map<std::string, kernel::MemoryStall> sim_memory;
 
     void add(size_t i, double sim, double real) {
         metrics[i].sim.push_back(sim);
@@ -341,6 +344,11 @@ int validate(const ValidateArgs &a) {
                 ss.compute_ns[label].first += ns;
             for (const auto &[label, ns] : real_side.results.compute_ns)
                 ss.compute_ns[label].second += ns;
+            for (const auto &[label, m] : sim_side.results.memory_stall) {
+                kernel::MemoryStall &to = ss.sim_memory[label];
+                to.lines += m.lines, to.l2_hits += m.l2_hits, to.llc_hits += m.llc_hits;
+                to.dram += m.dram, to.stall_ns += m.stall_ns;
+            }
             ss.sim_reads += so.completed, ss.real_reads += ro.completed;
             ss.sim_commits += st.completed, ss.real_commits += rt.completed;
             ss.sim_commit.add(st);
@@ -402,6 +410,12 @@ int validate(const ValidateArgs &a) {
                                           {"lock_wait_ns", c->parts.lock_wait_ns},
                                           {"gp_wait_ns", c->parts.gp_wait_ns},
                                           {"grace_periods", c->parts.grace_periods}};
+        for (const auto &[label, m] : sr.sim_memory)
+            work["sim_memory"][label] = {{"lines", m.lines},
+                                         {"l2_hits", m.l2_hits},
+                                         {"llc_hits", m.llc_hits},
+                                         {"dram", m.dram},
+                                         {"stall_ns", m.stall_ns}};
         j["failed_checks"] = it->second.failed;
     }
     doc["host_drift"] = host_drift(profile.name, calibrated, chase_before, chase_after);

@@ -151,10 +151,12 @@ bool ebitmap_cmp(const Ebitmap &e1, const Ebitmap &e2) {
         }
     };
     touch();
-    while (n1 && n2 && n1->startbit == n2->startbit &&
-           std::memcmp(n1->maps, n2->maps, sizeof(n1->maps)) == 0) {
+    // Each pair of nodes at the same start is compared whole (a memcmp of the maps), the pair
+    // that differs included.
+    while (n1 && n2 && n1->startbit == n2->startbit) {
         count_work(Work::EbitmapNode);
         count_work(Work::EbitmapWord, kEbitmapUnitNumbers);
+        if (std::memcmp(n1->maps, n2->maps, sizeof(n1->maps)) != 0) return false;
         n1 = n1->next;
         n2 = n2->next;
         touch();

@@ -99,6 +99,11 @@ for name, s in doc["strategies"].items():
               f"{name}: commit_parts.{side} exceed the latency {parts}")
         check(parts["grace_periods"] >= work["commits"][side] and parts["gp_wait_ns"] > 0,
               f"{name}: commit_parts.{side} without grace periods {parts}")
+    # The simulator's cache model, per label: the reader's lines and where they came from.
+    mem = work["sim_memory"].get("torture_read", {})
+    check(mem.get("lines", 0) > 0 and
+          mem["l2_hits"] + mem["llc_hits"] + mem["dram"] <= mem["lines"] and
+          mem["stall_ns"] >= 0, f"{name}: compute.sim_memory.torture_read {mem}")
     load = s["host_load"]
     check(len(load["simulated_tasks"]) == rounds and load["mean_other_runnable"] >= 0,
           f"{name}: host_load {load}")

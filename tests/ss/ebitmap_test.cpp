@@ -105,6 +105,28 @@ TEST(Ebitmap, ContainsCountsFarLessWorkThanBitByBit) {
     EXPECT_GT(slow[Work::EbitmapNode], 10 * fast[Work::EbitmapNode]);
 }
 
+TEST(Ebitmap, CmpCountsEveryNodePairItComparesTheDifferingOneIncluded) {
+    // ebitmap_cmp: the high bits first, then node by node a memcmp of the maps until one differs.
+    auto cmp_work = [](const Ebitmap &a, const Ebitmap &b) {
+        WorkCounts w;
+        WorkMeterScope s(&w);
+        ebitmap_cmp(a, b);
+        return w;
+    };
+    // Three nodes each (bits up to 1000), differing in the second node: two pairs compared.
+    const Ebitmap a = from_set({1, 500, 1000}), b = from_set({1, 501, 1000});
+    WorkCounts w = cmp_work(a, b);
+    EXPECT_EQ(w[Work::EbitmapNode], 2u);
+    EXPECT_EQ(w[Work::EbitmapWord], 2u * kEbitmapUnitNumbers);
+    // Equal: every pair.
+    w = cmp_work(a, a);
+    EXPECT_EQ(w[Work::EbitmapNode], 3u);
+    // Different high bits: no node compared.
+    w = cmp_work(a, from_set({1}));
+    EXPECT_EQ(w[Work::EbitmapNode], 0u);
+    EXPECT_EQ(w[Work::EbitmapWord], 0u);
+}
+
 TEST(Ebitmap, ReadWriteRoundTrip) {
     std::mt19937 rng(3);
     for (int i = 0; i < 100; ++i) {
