@@ -17,15 +17,14 @@ namespace locksim::ss {
 // context_struct_to_string makes it (v4.15.1 - v6.6.0 mls.c): mls_compute_context_len sizes it
 // for the allocation, then mls_sid_to_context writes it, and each visits every set category bit
 // (ebitmap_for_each_positive_bit: the range form proposed in 2019 was not merged), a
-// BitIteration per bit and pass. `sens(s)` names sensitivity value s, `cat(bit)` category bit
-// `bit`; both return something with size() that a std::string can append.
+// BitIteration per bit and pass (counted by the bit iterator). `sens(s)` names sensitivity value s,
+// `cat(bit)` category bit `bit`; both return something with size() that a std::string can append.
 template <class Sens, class Cat>
 size_t mls_text_length(const MlsRange &r, Sens &&sens, Cat &&cat) {
     size_t n = 0;
     auto level = [&](const MlsLevel &l) {
         n += 1 + sens(l.sens).size();  // ':' or '-', then the sensitivity
         ebitmap_for_each_run(l.cat, [&](uint32_t a, uint32_t b) {
-            count_work(Work::BitIteration, b - a + 1);
             n += 1 + cat(a).size() + (b != a ? 1 + cat(b).size() : 0);
         });
     };
@@ -41,7 +40,6 @@ void append_mls_text(const MlsRange &r, Sens &&sens, Cat &&cat, std::string &out
         // Runs of set bits: one name, `a,b` for a pair, `a.b` for three or more.
         bool first = true;
         ebitmap_for_each_run(l.cat, [&](uint32_t a, uint32_t b) {
-            count_work(Work::BitIteration, b - a + 1);
             out += first ? ':' : ',';
             first = false;
             out += cat(a);

@@ -191,7 +191,10 @@ inline void Ebitmap::BitIterator::seek(uint32_t from_word) {
     word_ = bit_ = 0;
 }
 
+// A step to the next set bit: the kernel's ebitmap_next_positive (find_next_bit within the node,
+// then the next nodes), one BitIteration per set bit a loop visits.
 inline void Ebitmap::BitIterator::advance() {
+    count_work(Work::BitIteration);
     uint64_t rest = bit_ + 1 < kEbitmapUnitSize ? node_->maps[word_] >> (bit_ + 1) : 0;
     if (rest) {
         bit_ += 1 + static_cast<uint32_t>(std::countr_zero(rest));

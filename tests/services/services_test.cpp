@@ -458,6 +458,15 @@ TEST(WorkMeter, ComputeAvCountsItsWork) {
 #ifndef LOCKSIM_NO_WORK_METER
     EXPECT_GT(w[Work::AvtabNode], 0u);
     EXPECT_GT(w[Work::EbitmapWord], 0u);
+    // context_struct_compute_av's loops over the two types' attribute maps
+    // (ebitmap_for_each_positive_bit): a step per source attribute, and for each a step per
+    // target attribute.
+    const Context *sc = st.sidtab->search(s), *tc = st.sidtab->search(t);
+    ASSERT_TRUE(sc && tc);
+    const uint64_t ns = st.p().type_attr_map[sc->type - 1].cardinality(),
+                   nt = st.p().type_attr_map[tc->type - 1].cardinality();
+    ASSERT_GT(ns * nt, 1u);
+    EXPECT_EQ(w[Work::BitIteration], ns + ns * nt);
 #endif
 }
 
