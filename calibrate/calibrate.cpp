@@ -623,6 +623,15 @@ class CoreOps {
             if (scan_table_.context_to_sid(mcs_context(i), &sid))
                 throw std::runtime_error("calibrate: the scan's SID table is full");
         }
+        // What `validate`'s context reader looks up (read = "contexts"): a domain's context with
+        // a pair of categories below its full range, already in the table.
+        const PolicyFacts::CategoryPairs pairs = facts_->category_pairs(
+            facts_->some_domain_context({"svirt_t", "container_t", "unconfined_t"}));
+        for (uint64_t i = 0; i < std::min<uint64_t>(pairs.count(), kValidateContexts); ++i) {
+            std::string ctx = pairs.context(i);
+            uint32_t sid = 0;
+            if (ss::context_to_sid(main_, ctx, &sid) == 0) pair_contexts_.push_back(std::move(ctx));
+        }
         bools_ = ss::get_bools(main_);
         if (!bools_.empty()) {
             // What `validate`'s reader checks: decisions that depend on the booleans.
@@ -729,6 +738,15 @@ class CoreOps {
                 toggled_ = std::move(next);
             });
         }
+        if (!pair_contexts_.empty())
+            ops.emplace_back(fmt::format("validate read, contexts: context_to_sid x{}, held",
+                                         pair_contexts_.size()),
+                             [this] {
+                                 for (const std::string &ctx : pair_contexts_) {
+                                     uint32_t sid = 0;
+                                     sink_ += ss::context_to_sid(main_, ctx, &sid) + sid;
+                                 }
+                             });
         // A scan's step: a context the table lacks, looked for among kScanEntries; with the
         // table's type, each entry's compare goes on to the range (its categories' nodes), with
         // another type each stops there.
@@ -747,6 +765,8 @@ class CoreOps {
 
   private:
     static constexpr size_t kValidatePool = 256;
+    static constexpr uint64_t kValidateContexts = 64;
+    std::vector<std::string> pair_contexts_;
     // The SID table of the linear era (5.0-5.5) that validate's sidtab-growth searches: MCS
     // contexts of one type that differ only in their categories, so that each entry's compare
     // goes on to the range.

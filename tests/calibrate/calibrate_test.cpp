@@ -204,6 +204,16 @@ TEST(Calibrate, QuickRunOnTheDebianPolicyWritesAProfileThatReadsBack) {
         validate_read |= s.name.starts_with("validate read") && !s.lines.empty();
     }
     EXPECT_TRUE(validate_read) << "validate's own decisions are timed, with their lines";
+    // And its context reader's lookups (the Debian policy has categories): parsed, hashed, found.
+    bool context_read = false;
+    for (const auto &s : c.samples)
+        if (s.name.starts_with("validate read, contexts")) {
+            context_read = s.fitted;
+            EXPECT_GT(s.counts[Work::StringByte], 0u) << s.name;
+            EXPECT_GT(s.counts[Work::HashProbe], 0u) << s.name;
+            EXPECT_EQ(s.counts[Work::Alloc], s.counts[Work::Free]) << s.name;
+        }
+    EXPECT_TRUE(context_read) << "validate's context lookups are timed and fitted";
     // The scan that prices scan_entry: timed, and counting one per entry it looked at.
     bool scanned = false;
     for (const auto &s : c.samples)
