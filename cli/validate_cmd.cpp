@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -270,6 +271,8 @@ int validate(const ValidateArgs &a) {
         return chase_again(calibrated, chase_steps(chase_options), chase_options.rounds);
     };
     const ChaseSet chase_before = chase_now();
+    const double steal_before = host_steal_ms();
+    const auto rounds_start = std::chrono::steady_clock::now();
     TortureConfig tc;
     tc.readers = 1;
     tc.reader_hold = 0;
@@ -366,6 +369,10 @@ int validate(const ValidateArgs &a) {
         if (!interrupted) ++rounds_done;
     }
 
+    const double rounds_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - rounds_start)
+            .count();
+    const double steal_after = host_steal_ms();
     const ChaseSet chase_after = chase_now();
     nlohmann::ordered_json doc = {{"schema", "locksim/validate/1"},
                                   {"scenario", a.file},
@@ -419,6 +426,16 @@ int validate(const ValidateArgs &a) {
         j["failed_checks"] = it->second.failed;
     }
     doc["host_drift"] = host_drift(profile.name, calibrated, chase_before, chase_after);
+    // The hypervisor's steal over the rounds: time this VM's CPUs wanted and did not get.
+    const double steal = steal_before >= 0 && steal_after >= 0 ? steal_after - steal_before : -1;
+    doc["host_drift"]["steal_ms"] = steal;
+    doc["host_drift"]["rounds_ms"] = rounds_ms;
+    if (steal >= 0)
+        fmt::print(
+            "  stolen by the hypervisor during the rounds: {:.0f} ms of the {} CPUs' {:.0f} ms "
+            "({:.1f}%)\n",
+            steal, std::thread::hardware_concurrency(), rounds_ms,
+            100.0 * steal / (rounds_ms * std::max(1u, std::thread::hardware_concurrency())));
     if (!a.out_dir.empty()) {
         const std::filesystem::path path = out_dir / "validate.json";
         write_whole_file(path.string(), doc.dump(2) + "\n");

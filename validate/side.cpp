@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 namespace locksim {
 
 int others_runnable() {
@@ -34,6 +36,18 @@ int others_runnable() {
         if (close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'R') ++mine;
     }
     return std::max(0, running - mine);
+}
+
+double host_steal_ms() {
+    std::ifstream stat("/proc/stat");
+    std::string key;
+    // cpu user nice system idle iowait irq softirq steal ...
+    int64_t v[8] = {};
+    if (!(stat >> key) || key != "cpu") return -1;
+    for (int64_t &x : v)
+        if (!(stat >> x)) return -1;
+    const long hz = sysconf(_SC_CLK_TCK);
+    return hz > 0 ? static_cast<double>(v[7]) * 1000.0 / static_cast<double>(hz) : -1;
 }
 
 double others_runnable_during(const std::function<void()> &f) {

@@ -49,5 +49,8 @@ Side run_side(P &platform, const std::vector<uint8_t> &image, const StrategySpec
 int others_runnable();
 // Runs `f`, sampling the host's other runnable tasks every 2 ms meanwhile; their mean.
 double others_runnable_during(const std::function<void()> &f);
+// The time the hypervisor has run something else while this machine's CPUs wanted to run
+// (/proc/stat's `cpu` steal, all CPUs), in ms since boot; -1 when unreadable.
+double host_steal_ms();
 
 }  // namespace locksim
