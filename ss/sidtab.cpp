@@ -90,7 +90,7 @@ uint32_t full_name_hash(std::string_view s) {
         h = (h ^ w) * 0x9e3779b97f4a7c15ull;
     }
     uint64_t tail = 0;
-    std::memcpy(&tail, s.data() + i, s.size() - i);
+    if (i < s.size()) std::memcpy(&tail, s.data() + i, s.size() - i);
     h = (h ^ tail) * 0x9e3779b97f4a7c15ull;
     count_work(Work::StringByte, (s.size() + 7) / 8);
     return static_cast<uint32_t>(h >> 32);
