@@ -625,8 +625,7 @@ class CoreOps {
         }
         // What `validate`'s context reader looks up (read = "contexts"): a domain's context with
         // a pair of categories below its full range, already in the table.
-        const PolicyFacts::CategoryPairs pairs = facts_->category_pairs(
-            facts_->some_domain_context({"svirt_t", "container_t", "unconfined_t"}));
+        const PolicyFacts::CategoryPairs pairs = facts_->container_pairs();
         for (uint64_t i = 0; i < std::min<uint64_t>(pairs.count(), kValidateContexts); ++i) {
             std::string ctx = pairs.context(i);
             uint32_t sid = 0;

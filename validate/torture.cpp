@@ -74,8 +74,7 @@ Torture::Torture(SecurityServer &server, TortureConfig cfg) : server_(server), c
     seq0_ = st.seqno;
     if (cfg_.read == ValidateRead::Contexts) {
         const PolicyFacts facts(st);
-        const PolicyFacts::CategoryPairs pairs = facts.category_pairs(
-            facts.some_domain_context({"svirt_t", "container_t", "unconfined_t"}));
+        const PolicyFacts::CategoryPairs pairs = facts.container_pairs();
         if (pairs.count() < cfg_.sids)
             throw UserError(
                 fmt::format("validate: the policy offers {} category pairs, fewer than "

@@ -30,8 +30,7 @@ struct NewContexts {
 static void spawn_new_contexts(const WorkloadSpec &spec, WorkloadEnv &env) {
     const Params &p = spec.params;
     auto s = std::make_shared<NewContexts>();
-    s->pairs = env.facts.category_pairs(
-        env.facts.some_domain_context({"svirt_t", "container_t", "unconfined_t"}));
+    s->pairs = env.facts.container_pairs();
     const int64_t preload = p.get_int("preload");
     s->limit = preload + p.get_int("max_contexts");
     if (s->pairs.count() < static_cast<uint64_t>(s->limit))

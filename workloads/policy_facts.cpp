@@ -161,6 +161,10 @@ PolicyFacts::CategoryPairs PolicyFacts::category_pairs(const std::string &base) 
     return out;
 }
 
+PolicyFacts::CategoryPairs PolicyFacts::container_pairs() const {
+    return category_pairs(some_domain_context({"svirt_t", "container_t", "unconfined_t"}));
+}
+
 std::string PolicyFacts::object_context(uint32_t type) const {
     const ss::PolicyBase &p = st_.p();
     for (const auto &user : p.users.entries()) {

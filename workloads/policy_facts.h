@@ -61,6 +61,10 @@ class PolicyFacts {
     };
     // Empty (count() == 0) without MLS or with fewer than two categories.
     CategoryPairs category_pairs(const std::string &base) const;
+    // A container runtime's contexts: category pairs below the range of a container domain
+    // (svirt_t, container_t, else unconfined_t or the first domain), as `new_contexts`,
+    // validate's context reader and calibrate draw them.
+    CategoryPairs container_pairs() const;
     // "<a user>:object_r:<type>:<the lowest level>".
     std::string object_context(uint32_t type) const;
     // The first of `preferred` that names a type with a valid domain context, else the first
