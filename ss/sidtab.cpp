@@ -112,7 +112,8 @@ std::string made_context_text(const Context &c) {
     std::string text;
     text.reserve(len);
     count_work(Work::Alloc);
-    text = number('u', c.user) + ':' + number('r', c.role) + ':' + number('t', c.type);
+    for (const std::string &part : {number('u', c.user), number('r', c.role), number('t', c.type)})
+        (text += part) += ':';
     text.resize(kContextNamesBytes, '_');
     append_mls_text(c.range, sens, cat, text);
     count_work(Work::StringByte, text.size());
