@@ -347,11 +347,8 @@ int validate(const ValidateArgs &a) {
                 ss.compute_ns[label].first += ns;
             for (const auto &[label, ns] : real_side.results.compute_ns)
                 ss.compute_ns[label].second += ns;
-            for (const auto &[label, m] : sim_side.results.memory_stall) {
-                kernel::MemoryStall &to = ss.sim_memory[label];
-                to.lines += m.lines, to.l2_hits += m.l2_hits, to.llc_hits += m.llc_hits;
-                to.dram += m.dram, to.stall_ns += m.stall_ns;
-            }
+            for (const auto &[label, m] : sim_side.results.memory_stall)
+                ss.sim_memory[label] += m;
             ss.sim_reads += so.completed, ss.real_reads += ro.completed;
             ss.sim_commits += st.completed, ss.real_commits += rt.completed;
             ss.sim_commit.add(st);

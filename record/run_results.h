@@ -201,6 +201,11 @@ struct MemoryStall {
     uint64_t llc_hits = 0;  // served by the last level
     uint64_t dram = 0;      // served by memory
     Time stall_ns = 0;
+    MemoryStall &operator+=(const MemoryStall &o) {
+        lines += o.lines, l2_hits += o.l2_hits, llc_hits += o.llc_hits, dram += o.dram;
+        stall_ns += o.stall_ns;
+        return *this;
+    }
 };
 
 // The longest items of one kind (preempt-off sections, irqs-off sections, boolean commits) with
