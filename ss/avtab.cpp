@@ -1,6 +1,7 @@
 #include "ss/avtab.h"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <iterator>
 #include <utility>
@@ -60,7 +61,7 @@ Avtab &Avtab::operator=(Avtab &&o) noexcept {
     if (this != &o) {
         htable_ = std::move(o.htable_);
         chunks_ = std::move(o.chunks_);
-        chunk_order_ = std::move(o.chunk_order_);
+        chunk_align_ = std::exchange(o.chunk_align_, 0);
         xperms_ = std::move(o.xperms_);
         nel_ = std::exchange(o.nel_, 0);
         nslot_ = std::exchange(o.nslot_, 0);
@@ -77,9 +78,9 @@ void Avtab::clear() {
     if (nel_) count_work(Work::Free, nel_);
     htable_.reset();
     chunks_.clear();
-    chunk_order_.clear();
     xperms_.clear();
     nel_ = nslot_ = mask_ = chunk_used_ = chunk_size_ = 0;
+    chunk_align_ = 0;
     layout_ = gen_ = next_generation();
 }
 
@@ -117,18 +118,15 @@ void Avtab::alloc_dup(const Avtab &orig) {
 AvtabNode *Avtab::new_node(const AvtabKey &key, const AvtabDatum &datum, AvtabNode *next) {
     if (chunks_.empty() || chunk_used_ == chunk_size_) {
         if (chunk_size_ == 0) chunk_size_ = 64;
-        chunks_.push_back(std::make_unique<AvtabNode[]>(chunk_size_));
+        if (!chunk_align_)
+            chunk_align_ = std::bit_ceil(kChunkHeader + chunk_size_ * sizeof(AvtabNode));
+        chunks_.emplace_back(::operator new (chunk_align_, std::align_val_t{chunk_align_}),
+                             ChunkFree{chunk_align_});
+        *static_cast<uint32_t *>(chunks_.back().get()) = static_cast<uint32_t>(chunks_.size() - 1);
         chunk_used_ = 0;
-        const std::pair<const AvtabNode *, uint32_t> c{chunks_.back().get(),
-                                                       static_cast<uint32_t>(chunks_.size() - 1)};
-        chunk_order_.insert(std::upper_bound(chunk_order_.begin(), chunk_order_.end(), c,
-                                             [](const auto &a, const auto &b) {
-                                                 return std::less<>()(a.first, b.first);
-                                             }),
-                            c);
     }
     count_work(Work::Alloc);
-    AvtabNode *n = &chunks_.back()[chunk_used_++];
+    AvtabNode *n = new (chunk_nodes(chunks_.back()) + chunk_used_++) AvtabNode{};
     n->key = key;
     n->next = next;
     if (key.specified & AVTAB_XPERMS) {
@@ -239,12 +237,13 @@ Avtab::Position Avtab::position_of(const AvtabNode &n) const {
 }
 
 uint64_t Avtab::node_line(const AvtabNode &n) const {
-    // The chunk holding n: the last whose start is not above it.
-    auto it = std::upper_bound(
-        chunk_order_.begin(), chunk_order_.end(), &n,
-        [](const AvtabNode *p, const auto &c) { return std::less<>()(p, c.first); });
-    const auto &[base, order] = *std::prev(it);
-    const uint64_t index = uint64_t{order} * chunk_size_ + static_cast<uint64_t>(&n - base);
+    // The chunk holding n: the block of chunk_align_ bytes its address falls in.
+    const auto at = reinterpret_cast<std::uintptr_t>(&n);
+    const auto *block = reinterpret_cast<const char *>(at & ~(chunk_align_ - 1));
+    const uint32_t order = *reinterpret_cast<const uint32_t *>(block);
+    const uint64_t index =
+        uint64_t{order} * chunk_size_ +
+        static_cast<uint64_t>(&n - reinterpret_cast<const AvtabNode *>(block + kChunkHeader));
     return mem_line(MemRegion::AvtabNode, gen_, index * sizeof(AvtabNode) / 64);
 }
 

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "util/work_meter.h"
@@ -169,12 +170,23 @@ class Avtab {
     uint32_t mask_ = 0;
     uint32_t gen_ = next_generation();  // in what was padding
     mutable uint32_t layout_ = gen_;    // host bookkeeping (adopt_layout)
-    // Node pool: chunks of nodes, and the extended-permission blocks.
-    std::vector<std::unique_ptr<AvtabNode[]>> chunks_;
+    // Node pool: chunks of nodes, and the extended-permission blocks. A chunk is one block
+    // aligned to its own size (a power of two), whose first line holds the chunk's order among
+    // the table's chunks and the rest its nodes: a node's allocation index (node_line) follows
+    // from its address alone.
+    struct ChunkFree {
+        std::size_t align;
+        void operator()(void *p) const { ::operator delete (p, std::align_val_t{align}); }
+    };
+    using Chunk = std::unique_ptr<void, ChunkFree>;
+    static constexpr std::size_t kChunkHeader = 64;
+    AvtabNode *chunk_nodes(const Chunk &c) const {
+        return reinterpret_cast<AvtabNode *>(static_cast<char *>(c.get()) + kChunkHeader);
+    }
+    std::vector<Chunk> chunks_;
     uint32_t chunk_used_ = 0;
     uint32_t chunk_size_ = 0;
-    // The chunks by address, with their order: where a node was allocated (node_index).
-    std::vector<std::pair<const AvtabNode *, uint32_t>> chunk_order_;
+    std::size_t chunk_align_ = 0;  // the chunks' block size and alignment
     std::vector<std::unique_ptr<AvtabExtendedPerms>> xperms_;
 };
 

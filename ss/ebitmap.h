@@ -76,7 +76,10 @@ class Ebitmap {
     // Records the read of node `n` (the ebitmap's own) where the lines are named.
     void touch(const EbitmapNode *n) const { touch_node(lines_, n, Access::Dependent); }
     static void touch_node(uint32_t lines, const EbitmapNode *n, Access access) {
-        if (lines) touch_line(mem_line(MemRegion::EbitmapNode, 0, n->line), access);
+        if (lines) touch_line(node_line(n), access);
+    }
+    static uint64_t node_line(const EbitmapNode *n) {
+        return mem_line(MemRegion::EbitmapNode, 0, n->line);
     }
 
     bool get_bit(uint32_t bit) const;        // walks the list from the start

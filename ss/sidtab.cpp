@@ -46,6 +46,22 @@ constexpr uint64_t kRecentLine = kSidtabHashBuckets / 8, kRootLine = kRecentLine
 // Lines of one string cache item: its header and up to this many of text.
 constexpr uint32_t kStringItemHeader = 44, kStringLineBits = 16;
 
+// An entry's scan_lines: the sampling shift it was worked out for (plus one; 0: not yet), the
+// touches of a scan's look at the entry and of a compare past its type, and whether the
+// sampling keeps any line of each (those are then recorded; the others only counted).
+struct ScanLines {
+    static constexpr uint16_t kShiftMask = 0xf, kLookSampled = 1 << 4, kCompareSampled = 1 << 5;
+    static constexpr uint16_t kAll = kLookSampled | kCompareSampled;
+    static uint16_t make(int shift, uint32_t look_n, bool look_sampled, uint32_t compare_n,
+                         bool compare_sampled) {
+        return static_cast<uint16_t>((shift + 1) | (look_sampled ? kLookSampled : 0) |
+                                     (compare_sampled ? kCompareSampled : 0) | look_n << 6 |
+                                     compare_n << 9);
+    }
+    static uint32_t look(uint16_t plan) { return plan >> 6 & 7; }
+    static uint32_t compare(uint16_t plan) { return plan >> 9 & 7; }
+};
+
 uint32_t level_hash(const MlsLevel &l, uint32_t h) {
     h = mix(h, l.sens);
     for (const EbitmapNode *n = l.cat.first(); n; n = n->next) {
@@ -365,6 +381,43 @@ void Sidtab::remember(uint32_t sid) const {
     }
 }
 
+template <class Sink>
+void Sidtab::scan_look(Sink &rec, uint32_t i, Access type_access) const {
+    touch_entry(rec, i, kOffType, kOffType + 4, type_access);
+    if (era_ == SidtabEra::Legacy)
+        touch_entry(rec, i, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
+}
+
+// The rest of the entry's context: the entry's own lines (known ahead); and the first node of
+// each level's categories, read through the entry but not waited for by the walk to the next
+// entry, which a core runs ahead of the compare (predicting that it fails, as it does for all
+// but one entry): those misses overlap the walk's.
+template <class Sink>
+void Sidtab::scan_compare(Sink &rec, const Entry &e, uint32_t i) const {
+    touch_entry(rec, i, kOffContext, kOffContextEnd, Access::Independent);
+    for (const MlsLevel &l : e.context.range.level)
+        if (l.cat.lines() && l.cat.first())
+            rec.touch(Ebitmap::node_line(l.cat.first()), Access::Independent);
+}
+
+uint16_t Sidtab::scan_lines(const Entry &e, uint32_t i, int shift) const {
+    struct Probe {  // counts the touches, and whether the sampling keeps any
+        int shift;
+        uint32_t n = 0;
+        bool sampled = false;
+        void touch(uint64_t line, Access) {
+            ++n;
+            sampled |= line_sampled(line, shift);
+        }
+    } look{shift}, compare{shift};
+    scan_look(look, i, Access::Dependent);
+    scan_compare(compare, e, i);
+    const uint16_t plan = ScanLines::make(shift, look.n, look.sampled, compare.n, compare.sampled);
+    // Racy as the entry's readers are: every writer stores the same value.
+    e.scan_lines.store(plan, std::memory_order_relaxed);
+    return plan;
+}
+
 uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached) const {
     const bool legacy = era_ == SidtabEra::Legacy;
     if (cached) {
@@ -386,7 +439,12 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
     // the type is compared first, as the most selective field.
     const bool by_fields = c.str.empty();
     const LineRecorder rec;  // looked up once: the scan records a line or two per entry
+    // Where no stream is marked, an entry none of whose lines the sampling keeps only counts
+    // its touches (the entry's ScanLines), which is most entries: the scan then costs the host
+    // little more than without the model.
+    const bool planned = rec && !rec.streams();
     uint32_t looked = 0;
+    uint64_t skipped = 0;  // touches counted, not recorded
     // Legacy: whether the compare of the node before went past the type (the range and its
     // categories), work that covers the private level's latency of the node after, which the
     // core loads meanwhile (Access::RunAhead); a compare that stops at the type does not.
@@ -396,31 +454,36 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
         const bool after_deep = std::exchange(covered, false);
         if (!e.used.load(std::memory_order_acquire)) return false;
         ++looked;
+        uint16_t plan = ScanLines::kAll;
+        if (planned) {
+            plan = e.scan_lines.load(std::memory_order_relaxed);
+            if ((plan & ScanLines::kShiftMask) != rec.shift() + 1) [[unlikely]]
+                plan = scan_lines(e, i, rec.shift());
+        }
         // The entry's type (a leaf's array: its address known ahead; legacy: a chain node
         // and its `next`, each through the one before).
         if (rec) {
-            touch_entry(rec, i, kOffType, kOffType + 4,
-                        !legacy      ? Access::Independent
-                        : after_deep ? Access::RunAhead
-                                     : Access::Dependent);
-            if (legacy) touch_entry(rec, i, kOffLegacyNext, kLegacyNodeBytes, Access::Independent);
+            if (plan & ScanLines::kLookSampled)
+                scan_look(rec, i,
+                          !legacy      ? Access::Independent
+                          : after_deep ? Access::RunAhead
+                                       : Access::Dependent);
+            else
+                skipped += ScanLines::look(plan);
         }
         if (by_fields && e.context.type != c.type) return false;
         covered = true;
-        // The rest of the entry's context: the entry's own lines (known ahead); and the first
-        // node of each level's categories, read through the entry but not waited for by the walk
-        // to the next entry, which a core runs ahead of the compare (predicting that it fails,
-        // as it does for all but one entry): those misses overlap the walk's.
         if (rec) {
-            touch_entry(rec, i, kOffContext, kOffContextEnd, Access::Independent);
-            for (const MlsLevel &l : e.context.range.level)
-                if (l.cat.first())
-                    Ebitmap::touch_node(l.cat.lines(), l.cat.first(), Access::Independent);
+            if (plan & ScanLines::kCompareSampled)
+                scan_compare(rec, e, i);
+            else
+                skipped += ScanLines::compare(plan);
         }
         return context_equal(e.context, c);
     };
     auto found = [&](const Entry &e) {
         count_work(Work::ScanEntry, looked);
+        if (skipped) rec.skip(skipped);
         remember(e.sid);
         return e.sid;
     };
@@ -440,6 +503,7 @@ uint32_t Sidtab::scan(const Context &c, uint32_t from, uint32_t to, bool cached)
         }
     }
     count_work(Work::ScanEntry, looked);
+    if (skipped) rec.skip(skipped);
     return SECSID_NULL;
 }
 

@@ -140,6 +140,8 @@ class Sidtab {
         // one host cache line.
         std::atomic<bool> used{false};  // an initial SID slot may be unset; set last
         bool cached = false;            // `cache` is valid
+        // Which of the lines a scan reads here the cache model's sampling keeps (ScanLines).
+        mutable std::atomic<uint16_t> scan_lines{0};
         Context context;
         // The reverse hash chain (hash eras), or the chain of the SID's bucket in ascending SID
         // order (legacy: struct sidtab_node's `next`).
@@ -236,8 +238,8 @@ class Sidtab {
     // page-sized leaves of kSidtabLeafEntries (hash and linear eras), or a struct sidtab_node of
     // 88 bytes on its own (legacy, each node a separate allocation).
     void touch_entry(uint32_t i, uint32_t from, uint32_t to, Access access) const;
-    void touch_entry(const LineRecorder &rec, uint32_t i, uint32_t from, uint32_t to,
-                     Access access) const {
+    template <class Sink>  // a LineRecorder, or anything with its touch(line, access)
+    void touch_entry(Sink &rec, uint32_t i, uint32_t from, uint32_t to, Access access) const {
         uint64_t base;
         if (era_ == SidtabEra::Legacy) {
             base = uint64_t{i} * 2 * 64;
@@ -254,6 +256,14 @@ class Sidtab {
     void touch_string(uint32_t sid, size_t len, Access access) const;
     // The linear and legacy eras' scan over entries [from, to) (after the cache when `cached`).
     uint32_t scan(const Context &c, uint32_t from, uint32_t to, bool cached) const;
+    // The lines a scan reads at entry e (index i): its look at the type, and the compare past
+    // it; and what sampling with `shift` keeps of them (ScanLines, sidtab.cpp), worked out (the
+    // scan keeps it in the entry).
+    template <class Sink>
+    void scan_look(Sink &rec, uint32_t i, Access type_access) const;
+    template <class Sink>
+    void scan_compare(Sink &rec, const Entry &e, uint32_t i) const;
+    uint16_t scan_lines(const Entry &e, uint32_t i, int shift) const;
     void remember(uint32_t sid) const;  // a hit or an insert to the front of the small cache
     int convert_legacy(Sidtab &target, const ConvertFn &fn);
 

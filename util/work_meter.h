@@ -227,29 +227,53 @@ inline void count_work([[maybe_unused]] Work w, [[maybe_unused]] uint64_t units 
 // Records that the work being counted reads `line` (mem_line), where lines are recorded.
 // The thread's line recording, looked up once: for a loop that records a line per step (a SID
 // table's scan), so that each step costs the record alone. False where lines are not recorded.
+// The sampling and the stream marking are read once, and the touches are counted here and added
+// to the thread's count when the recorder goes: a step that records no line writes no memory.
 class LineRecorder {
   public:
     LineRecorder() {
 #ifndef LOCKSIM_NO_WORK_METER
         if (WorkCounts *c = ThreadSlot<WorkCounts>::current) [[unlikely]]
-            if (c->records_lines()) c_ = c;
+            if (c->records_lines()) {
+                c_ = c;
+                shift_ = c->line_shift;
+                streams_ = c->streams;
+            }
 #endif
     }
+    ~LineRecorder() {
+        if (c_) c_->line_touches += touches_;
+    }
+    LineRecorder(const LineRecorder &) = delete;
+    LineRecorder &operator=(const LineRecorder &) = delete;
     explicit operator bool() const {
         return c_ != nullptr;
     }
     // Only when true.
+    int shift() const {
+        return shift_;
+    }
+    bool streams() const {
+        return streams_;
+    }
+    // Counts `n` touches of lines the sampling does not model, where no stream is marked: what
+    // recording them would do.
+    void skip(uint64_t n) const {
+        touches_ += n;
+    }
     void touch(uint64_t line, Access access) const {
-        ++c_->line_touches;
-        const bool streamed =
-            c_->streams && (c_->follows_recent(line) || access == Access::RunAhead);
-        if (line_sampled(line, c_->line_shift))
+        ++touches_;
+        const bool streamed = streams_ && (c_->follows_recent(line) || access == Access::RunAhead);
+        if (line_sampled(line, shift_)) [[unlikely]]
             c_->lines.push_back(line | kAccessBits[static_cast<size_t>(access)] |
                                 (streamed ? kStreamedLine : 0));
     }
 
   private:
     WorkCounts *c_ = nullptr;
+    int shift_ = 0;
+    bool streams_ = false;
+    mutable uint64_t touches_ = 0;
 };
 
 inline void touch_line([[maybe_unused]] uint64_t line, [[maybe_unused]] Access access) {
