@@ -142,6 +142,10 @@ EbitmapNode *Ebitmap::append_node(uint32_t startbit, EbitmapNode *tail) {
 }
 
 bool ebitmap_cmp(const Ebitmap &e1, const Ebitmap &e2) {
+    // Out of line in every era (ss/ebitmap.c, v4.15 to v6.x): its callers (mls_level_eq, inline)
+    // call it even where the high bits differ and it returns at once, as most of a SID-table
+    // scan's compares of contexts that differ only in their categories do.
+    count_work(Work::Call);
     if (e1.highbit() != e2.highbit()) return false;
     const EbitmapNode *n1 = e1.first(), *n2 = e2.first();
     auto touch = [&] {

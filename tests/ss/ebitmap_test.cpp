@@ -106,7 +106,8 @@ TEST(Ebitmap, ContainsCountsFarLessWorkThanBitByBit) {
 }
 
 TEST(Ebitmap, CmpCountsEveryNodePairItComparesTheDifferingOneIncluded) {
-    // ebitmap_cmp: the high bits first, then node by node a memcmp of the maps until one differs.
+    // ebitmap_cmp: a call (out of line in the kernel), the high bits first, then node by node a
+    // memcmp of the maps until one differs.
     auto cmp_work = [](const Ebitmap &a, const Ebitmap &b) {
         WorkCounts w;
         WorkMeterScope s(&w);
@@ -118,6 +119,7 @@ TEST(Ebitmap, CmpCountsEveryNodePairItComparesTheDifferingOneIncluded) {
     WorkCounts w = cmp_work(a, b);
     EXPECT_EQ(w[Work::EbitmapNode], 2u);
     EXPECT_EQ(w[Work::EbitmapWord], 2u * kEbitmapUnitNumbers);
+    EXPECT_EQ(w[Work::Call], 1u);
     // Equal: every pair.
     w = cmp_work(a, a);
     EXPECT_EQ(w[Work::EbitmapNode], 3u);
@@ -125,6 +127,7 @@ TEST(Ebitmap, CmpCountsEveryNodePairItComparesTheDifferingOneIncluded) {
     w = cmp_work(a, from_set({1}));
     EXPECT_EQ(w[Work::EbitmapNode], 0u);
     EXPECT_EQ(w[Work::EbitmapWord], 0u);
+    EXPECT_EQ(w[Work::Call], 1u) << "the call is made all the same";
 }
 
 TEST(Ebitmap, ReadWriteRoundTrip) {
