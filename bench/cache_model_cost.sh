@@ -10,10 +10,23 @@
 # scenario (default.toml, all strategies, its 4 seeds) and scaling.toml at 256 CPUs for 50 ms
 # (rcu-cond-dup), as bench/speed_vs_base.sh runs it.
 #
-# usage: bench/cache_model_cost.sh [REPS]   (Release build in build/release)
+# CPU seconds on a shared VM move by 10-30 % between runs of the same binary (the host's other
+# load, its caches): `--instructions` measures instead what does not move, under cachegrind
+# (valgrind, Debian package), once each: the instructions, and an estimate of the cycles that
+# weighs cachegrind's simulated misses as its manual does (Ir + 10 x first-level misses + 100 x
+# last-level misses), on the same runs cut to fit its 50-fold slowdown (default: one seed of
+# 200 ms; scaling-256: 20 ms).
+#
+# usage: bench/cache_model_cost.sh [REPS]            (Release build in build/release)
+#        bench/cache_model_cost.sh --instructions
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/build/release/cli/locksim
+instructions=false
+if [[ ${1:-} == --instructions ]]; then
+  instructions=true
+  shift
+fi
 reps=${1:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -30,6 +43,40 @@ for tag in flat locks zero model; do
   sed -e 's/^duration = .*/duration = "50ms"/' -e 's/^cpus = .*/cpus = 256/' -e '/^\[sweep\]/,$d' \
     -e "s|^profile = .*|profile = \"$p\"|" "$root/scenarios/scaling.toml" >"$work/scaling-256-$tag.toml"
 done
+
+if $instructions; then
+  command -v valgrind >/dev/null || { echo "--instructions needs valgrind (apt install valgrind)" >&2; exit 1; }
+  for tag in flat locks zero model; do
+    sed -i -e 's/^duration = .*/duration = "200ms"/' -e 's/^seeds = .*/seeds = 1/' "$work/default-$tag.toml"
+    sed -i -e 's/^duration = .*/duration = "20ms"/' "$work/scaling-256-$tag.toml"
+  done
+  # Ir and the cycle estimate of one run, from cachegrind's summary.
+  cg() {
+    valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file=/dev/null "$@" \
+      >/dev/null 2>"$work/cg"
+    awk '/ I *refs:/ {ir = $NF} / I1 *misses:/ {i1 = $NF} / LLi *misses:/ {lli = $NF}
+         / D1 *misses:/ {d1 = $4} / LLd *misses:/ {lld = $4}
+         END { gsub(",", "", ir); gsub(",", "", i1); gsub(",", "", lli); gsub(",", "", d1);
+               gsub(",", "", lld); printf "%.0f %.0f\n", ir, ir + 10 * (i1 + d1) + 100 * (lli + lld) }' \
+      "$work/cg"
+  }
+  for what in default scaling-256; do
+    declare -A ir=() cyc=()
+    for tag in flat locks zero model; do
+      case $what in
+        default) read -r i c < <(cg "$bin" compare "$work/default-$tag.toml" -q -j1 -o "$work/out") ;;
+        scaling-256) read -r i c < <(cg "$bin" run "$work/scaling-256-$tag.toml" --strategy rcu-cond-dup \
+                                       -j1 -q -o "$work/out") ;;
+      esac
+      ir[$tag]=$i cyc[$tag]=$c
+    done
+    echo "$what (cut): instructions flat ${ir[flat]} locks ${ir[locks]} zero ${ir[zero]} shipped ${ir[model]}; estimated cycles flat ${cyc[flat]} locks ${cyc[locks]} zero ${cyc[zero]} shipped ${cyc[model]}"
+    awk -v fi="${ir[flat]}" -v li="${ir[locks]}" -v zi="${ir[zero]}" -v fc="${cyc[flat]}" \
+        -v lc="${cyc[locks]}" -v zc="${cyc[zero]}" -v w="$what" \
+      'BEGIN { printf "%s: the model'"'"'s own cost zero/flat %.3f (cycles %.3f); the core'"'"'s lines zero/locks %.3f (cycles %.3f)\n", w, zi / fi, zc / fc, zi / li, zc / lc }'
+  done
+  exit 0
+fi
 
 cpu() {  # user+system seconds of one run
   /usr/bin/time -o "$work/time" -f "%U %S" "$@" >/dev/null 2>&1
