@@ -228,7 +228,8 @@ inline void count_work([[maybe_unused]] Work w, [[maybe_unused]] uint64_t units 
 // The thread's line recording, looked up once: for a loop that records a line per step (a SID
 // table's scan), so that each step costs the record alone. False where lines are not recorded.
 // The sampling and the stream marking are read once, and the touches are counted here and added
-// to the thread's count when the recorder goes: a step that records no line writes no memory.
+// to the thread's count when the recorder goes: a step that records no line touches only the
+// recorder, not the thread's counts.
 class LineRecorder {
   public:
     LineRecorder() {
