@@ -44,6 +44,15 @@ for tag in flat locks zero model; do
     -e "s|^profile = .*|profile = \"$p\"|" "$root/scenarios/scaling.toml" >"$work/scaling-256-$tag.toml"
 done
 
+# One run of a variant, under a measuring command (cpu or cg): variant MEASURE WHAT TAG.
+variant() {
+  case $2 in
+    default) "$1" "$bin" compare "$work/default-$3.toml" -q -j1 -o "$work/out" ;;
+    scaling-256) "$1" "$bin" run "$work/scaling-256-$3.toml" --strategy rcu-cond-dup -j1 -q \
+                   -o "$work/out" ;;
+  esac
+}
+
 if $instructions; then
   command -v valgrind >/dev/null || { echo "--instructions needs valgrind (apt install valgrind)" >&2; exit 1; }
   for tag in flat locks zero model; do
@@ -63,11 +72,7 @@ if $instructions; then
   for what in default scaling-256; do
     declare -A ir=() cyc=()
     for tag in flat locks zero model; do
-      case $what in
-        default) read -r i c < <(cg "$bin" compare "$work/default-$tag.toml" -q -j1 -o "$work/out") ;;
-        scaling-256) read -r i c < <(cg "$bin" run "$work/scaling-256-$tag.toml" --strategy rcu-cond-dup \
-                                       -j1 -q -o "$work/out") ;;
-      esac
+      read -r i c < <(variant cg "$what" "$tag")
       ir[$tag]=$i cyc[$tag]=$c
     done
     echo "$what (cut): instructions flat ${ir[flat]} locks ${ir[locks]} zero ${ir[zero]} shipped ${ir[model]}; estimated cycles flat ${cyc[flat]} locks ${cyc[locks]} zero ${cyc[zero]} shipped ${cyc[model]}"
@@ -88,11 +93,7 @@ for what in default scaling-256; do
   declare -A t=([flat]="" [locks]="" [zero]="" [model]="")
   for ((i = 0; i < reps; i++)); do
     for tag in flat locks zero model; do
-      case $what in
-        default) s=$(cpu "$bin" compare "$work/default-$tag.toml" -q -j1 -o "$work/out") ;;
-        scaling-256) s=$(cpu "$bin" run "$work/scaling-256-$tag.toml" --strategy rcu-cond-dup -j1 -q \
-                           -o "$work/out") ;;
-      esac
+      s=$(variant cpu "$what" "$tag")
       t[$tag]="${t[$tag]} $s"
     done
   done
