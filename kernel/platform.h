@@ -134,6 +134,10 @@ class Platform {
     virtual bool measures_host_time() = 0;
     // Whether charge() wants the cache lines the work read (WorkCounts::lines).
     virtual int memory_sample_shift() { return -1; }
+    // Whether charge() prices the work counts. Where it does not (the host's time is the cost),
+    // compute() runs the core with no work meter: counting would only add its own time to the
+    // time measured (a tenth of an access decision's on a host measured in bench/README.md).
+    virtual bool counts_work() { return true; }
     // Whether the cache model prices streams (a first level: util/work_meter.h kStreamedLine).
     virtual bool memory_streams() { return false; }
     virtual void ndelay(Time ns, Label label) = 0;  // busy work of a known length
@@ -285,6 +289,7 @@ struct ComputeSpan {
     Label label;
     WorkCounts counts;
     bool timed;
+    WorkCounts *meter;  // &counts, or none where the platform does not price them
     std::chrono::steady_clock::time_point t0;
     WorkCounts *outer_meter;
     ComputeSpan *outer;
@@ -313,8 +318,9 @@ struct ComputeScope {
         if (span.timed) span.t0 = std::chrono::steady_clock::now();
         span.counts.line_shift = p.memory_sample_shift();
         span.counts.streams = p.memory_streams();
+        span.meter = p.counts_work() ? &span.counts : nullptr;
         tl_span = &span;
-        ThreadSlot<WorkCounts>::current = &span.counts;
+        ThreadSlot<WorkCounts>::current = span.meter;
     }
     // Restores the thread's meter and charges the span's remaining work.
     void close() {
@@ -376,7 +382,7 @@ Label compute_break(Label next, F &&fn) {
     s->label = next;
     if (s->timed) s->t0 = std::chrono::steady_clock::now();
     detail::tl_span = s;
-    ThreadSlot<WorkCounts>::current = &s->counts;
+    ThreadSlot<WorkCounts>::current = s->meter;
     return prev;
 }
 

@@ -92,6 +92,7 @@ class RealPlatform final : public kernel::Platform {
     void sleep_until(Time t, kernel::Site site) override;
     void cond_resched(kernel::Site site) override;
     void charge(kernel::Label label, const WorkCounts &counts, Time host_ns) override;
+    bool counts_work() override { return false; }  // the host's time is the cost
     bool measures_host_time() override { return true; }
     void ndelay(Time ns, kernel::Label label) override;
     void preempt_disable(kernel::Site site) override;

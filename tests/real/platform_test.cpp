@@ -195,6 +195,37 @@ TEST(RealMemory, AccountsLiveAndPeakBytes) {
     kernel::kfree(kept);
 }
 
+// The host's time is the real platform's cost of core work: compute() runs the core with no
+// work meter (counting would add its own time to the time measured), also after a
+// compute_break(), and a meter outside the span counts none of the span's work.
+TEST(RealWork, ComputeRunsTheCoreWithoutAMeter) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 1);
+    std::atomic<bool> metered{true}, metered_after_break{true};
+    WorkCounts outer;
+    p.create_task({"core"}, [&] {
+        {
+            WorkMeterScope meter(&outer);
+            kernel::OpScope op("core_op");
+            kernel::compute(kernel::Label("core_work"), [&] {
+                metered = ThreadSlot<WorkCounts>::current != nullptr;
+                count_work(Work::AvtabNode, 5);
+                kernel::compute_break(kernel::Label("core_work_2"), [] {});
+                metered_after_break = ThreadSlot<WorkCounts>::current != nullptr;
+                count_work(Work::AvtabNode, 5);
+            });
+        }
+        stop.done();
+    });
+    kernel::RunResults r = p.run();
+    EXPECT_FALSE(metered.load());
+    EXPECT_FALSE(metered_after_break.load());
+    EXPECT_EQ(outer.n[static_cast<size_t>(Work::AvtabNode)], 0u);
+    EXPECT_EQ(r.ops["core_op"].completed, 1u);
+    EXPECT_TRUE(r.compute_ns.count("core_work"));
+}
+
 TEST(RealChecks, SleepingInAWouldBeAtomicSectionIsReported) {
     RealPlatform p(short_run(kUpperBound));
     kernel::PlatformScope scope(p);
