@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -643,11 +644,14 @@ class CoreOps {
 
     // name -> operation
     struct Op {
-        Op(std::string n, std::function<void()> r, bool f = true)
-            : name(std::move(n)), run(std::move(r)), fitted(f) {}
+        Op(std::string n, std::function<void()> r, bool f = true,
+           std::optional<ValidateRead> rd = std::nullopt)
+            : name(std::move(n)), run(std::move(r)), fitted(f), reader(rd) {}
         std::string name;
         std::function<void()> run;
         bool fitted;  // see CalibrationSample::fitted
+        // What `validate`'s reader does with this [validate] read (its HostSpeedProbe).
+        std::optional<ValidateRead> reader;
     };
     std::vector<Op> list() {
         std::vector<Op> ops;
@@ -729,7 +733,8 @@ class CoreOps {
                         ss::compute_av(main_, q.ssid, q.tsid, q.tclass, &avd);
                         sink_ += avd.allowed;
                     }
-                });
+                },
+                true, ValidateRead::Decisions);
             ops.emplace_back("set_bools full copy, 10 flipped", [this] {
                 flip(false);
                 ss::PolicyState next;
@@ -738,14 +743,16 @@ class CoreOps {
             });
         }
         if (!pair_contexts_.empty())
-            ops.emplace_back(fmt::format("validate read, contexts: context_to_sid x{}, held",
-                                         pair_contexts_.size()),
-                             [this] {
-                                 for (const std::string &ctx : pair_contexts_) {
-                                     uint32_t sid = 0;
-                                     sink_ += ss::context_to_sid(main_, ctx, &sid) + sid;
-                                 }
-                             });
+            ops.emplace_back(
+                fmt::format("validate read, contexts: context_to_sid x{}, held",
+                            pair_contexts_.size()),
+                [this] {
+                    for (const std::string &ctx : pair_contexts_) {
+                        uint32_t sid = 0;
+                        sink_ += ss::context_to_sid(main_, ctx, &sid) + sid;
+                    }
+                },
+                true, ValidateRead::Contexts);
         // A scan's step: a context the table lacks, looked for among kScanEntries; with the
         // table's type, each entry's compare goes on to the range (its categories' nodes), with
         // another type each stops there.
@@ -1059,7 +1066,7 @@ Calibration calibrate(const CalibrateOptions &o) {
     }
     CoreOps core(o, static_cast<uint64_t>(mm.private_kib) * 1024 / 64);
     const auto ops = core.list();
-    for (auto &[name, op, fitted] : ops) {
+    for (auto &[name, op, fitted, reader] : ops) {
         CalibrationSample s;
         s.name = name;
         s.fitted = fitted;
@@ -1281,6 +1288,68 @@ Calibration calibrate(const CalibrateOptions &o) {
     for (const auto &ps : c.primitives)
         p.calibration["primitive: " + ps.name] = fmt::format("{:.1f} ns ({})", ps.host_ns, ps.how);
     return c;
+}
+
+PolicySpec calibration_policy(const std::string &name) {
+    PolicySpec spec;
+    if (name == "default") {
+        spec.source = PolicySpec::Source::DebianDefault;
+    } else if (name == "mls") {
+        spec.source = PolicySpec::Source::DebianMls;
+    } else {
+        spec.source = PolicySpec::Source::File;
+        spec.path = name;
+    }
+    return spec;
+}
+
+// The operations' states are held as void: a member of a type in this file's anonymous
+// namespace would give the class, declared in the header, a field without linkage.
+struct HostSpeedProbe::Impl {
+    CalibrateOptions options;    // before `core`, which keeps a reference
+    std::shared_ptr<void> core;  // CoreOps, which `run` calls into
+    std::string name;
+    std::function<void()> run;
+};
+
+HostSpeedProbe::HostSpeedProbe(const CalibrateOptions &o, ValidateRead read)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->options = o;
+    auto core = std::make_shared<CoreOps>(
+        impl_->options,
+        static_cast<uint64_t>(host_cache_sizes(o.base.memory).private_kib) * 1024 / 64);
+    for (auto &op : core->list())
+        if (op.reader == read) {
+            impl_->name = std::move(op.name);
+            impl_->run = std::move(op.run);
+        }
+    impl_->core = std::move(core);
+    if (!impl_->run)
+        throw UserError(
+            fmt::format("policy '{}': calibrate times no operation for [validate] "
+                        "read = \"{}\"",
+                        o.policy_name, validate_read_names().name(read)));
+    impl_->run();  // warm, as calibrate does before timing
+}
+
+HostSpeedProbe::~HostSpeedProbe() = default;
+
+const std::string &HostSpeedProbe::op() const {
+    return impl_->name;
+}
+
+double HostSpeedProbe::time_ns() {
+    return time_per_call(impl_->run, impl_->options);
+}
+
+double calibrated_host_ns(const sim::CpuProfile &profile, const std::string &op) {
+    const auto it = profile.calibration.find("op: " + op);
+    if (it == profile.calibration.end()) return 0;
+    double ns = 0;
+    if (std::sscanf(it->second.c_str(), "host %lf ns", &ns) != 1 || !(ns > 0))
+        throw UserError(fmt::format("profile '{}' [calibration] 'op: {}': no host time in \"{}\"",
+                                    profile.name, op, it->second));
+    return ns;
 }
 
 }  // namespace locksim

@@ -23,9 +23,11 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "scenario/scenario.h"
 #include "sim/cache_model.h"
 #include "sim/profile.h"
 #include "util/work_meter.h"
@@ -159,6 +161,10 @@ std::array<PriceInterval, locksim::kWorkKinds> price_intervals(
     const std::array<bool, locksim::kWorkKinds> &fixed,
     const std::array<double, locksim::kWorkKinds> &fitted);
 
+// The policy `calibrate --policy NAME` times ([calibration] policy): "default" and "mls" are the
+// built Debian policies, anything else a binary policy file.
+PolicySpec calibration_policy(const std::string &name);
+
 struct CalibrateOptions {
     std::vector<uint8_t> policy_image;
     std::string policy_name;
@@ -199,5 +205,32 @@ Calibration calibrate(const CalibrateOptions &options);
 // The [calibration] key holding liburcu's grace period on this host, in ns: what `validate`
 // gives the simulator's user-space RCU model.
 inline constexpr const char *kUrcuGracePeriodKey = "urcu_grace_period_ns";
+
+// The host's speed against its calibration's, for `validate`: the calibration's operation that
+// does what validate's reader does with a [validate] read (64 sections of four access decisions
+// drawn from 256 boolean-dependent ones; 64 context lookups), built on the same policy and timed
+// as calibrate times it. Its time now over the time the profile records ([calibration] 'op:
+// NAME' = "host N ns, ...") is how much slower the host is than when it was calibrated: the
+// profile's prices are that host's.
+class HostSpeedProbe {
+  public:
+    // `o`: the calibration's policy (policy_image, policy_name), its timing (rounds, batch_ms)
+    // and its base profile's memory (the private cache's size, where the host does not say).
+    // UserError when the policy has no such operation.
+    HostSpeedProbe(const CalibrateOptions &o, ValidateRead read);
+    ~HostSpeedProbe();
+    HostSpeedProbe(const HostSpeedProbe &) = delete;
+    HostSpeedProbe &operator=(const HostSpeedProbe &) = delete;
+    const std::string &op() const;  // the operation's name, as [calibration] keys it
+    double time_ns();               // one hot time per call, as calibrate times it
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// The host time a profile's [calibration] records for an operation ("op: NAME" = "host N ns,
+// ..."); 0 when it records none. UserError when the record cannot be read.
+double calibrated_host_ns(const sim::CpuProfile &profile, const std::string &op);
 
 }  // namespace locksim

@@ -29,22 +29,9 @@ struct CalibrateArgs {
     bool verbose = false;
 };
 
-PolicySpec policy_spec(const std::string &policy) {
-    PolicySpec spec;
-    if (policy == "default") {
-        spec.source = PolicySpec::Source::DebianDefault;
-    } else if (policy == "mls") {
-        spec.source = PolicySpec::Source::DebianMls;
-    } else {
-        spec.source = PolicySpec::Source::File;
-        spec.path = policy;
-    }
-    return spec;
-}
-
 void run(const CalibrateArgs &a) {
     CalibrateOptions o;
-    o.policy_image = scenario_policy_image(policy_spec(a.policy));
+    o.policy_image = scenario_policy_image(calibration_policy(a.policy));
     o.policy_name = a.policy;
     o.base = sim::find_profile(a.base);
     o.name = a.name;

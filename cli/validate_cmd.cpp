@@ -10,6 +10,11 @@
 // real one (sampled from /proc; `--no-host-load`: none). It reports per strategy and metric the
 // median over the rounds of sim, real and their ratio, with the ratio's spread (smallest and
 // largest); `-o DIR` writes them to DIR/validate.json.
+// The profile's prices are the host's as it was calibrated, and a virtual host's speed moves by
+// more than the simulator's error: before and after every real run, validate times the
+// calibration's operation that does what the reader does (HostSpeedProbe) and reports beside
+// each ratio the same with the real side on the host as calibrated ('host-adj.': the real times
+// divided by the median timing over the calibrated one).
 // `--torture` instead runs the torture test of every strategy on host threads with the RCU
 // checks on, and fails when any strategy does.
 #include <fmt/format.h>
@@ -68,6 +73,8 @@ double ratio(double sim, double real) {
 // One metric of one strategy over the rounds: each round's sim and real value.
 struct Series {
     std::string group, name, unit, text;
+    bool rate = false;  // a count per second (a slower host lowers it), not a time
+
     std::vector<double> sim, real;
 
     std::vector<double> ratios() const {
@@ -76,6 +83,10 @@ struct Series {
             r.push_back(ratio(sim[i], real[i]));
         return r;
     }
+    // The ratio with the host as it was calibrated, the host the simulator's prices describe:
+    // each real time divided by how much slower the host was than then (`slower`), each rate
+    // multiplied by it.
+    double adjust(double r, double slower) const { return rate ? r / slower : r * slower; }
     // The rounds' ratios: their median and spread.
     struct Spread {
         double median = 0, min = 0, max = 0;
@@ -85,20 +96,33 @@ struct Series {
         const auto [lo, hi] = std::minmax_element(r.begin(), r.end());
         return {median(r), *lo, *hi};
     }
-    nlohmann::ordered_json json() const {
+    // `slower`: the host's slowness against its calibration over the rounds (0: not known).
+    nlohmann::ordered_json json(double slower) const {
         const std::vector<double> r = ratios();
         const Spread sp = spread(r);
         nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
         for (size_t i = 0; i < sim.size(); ++i)
             rounds.push_back({{"sim", sim[i]}, {"real", real[i]}, {"ratio", r[i]}});
-        return {{"unit", unit},       {"sim", median(sim)},  {"real", median(real)},
-                {"ratio", sp.median}, {"ratio_min", sp.min}, {"ratio_max", sp.max},
-                {"rounds", rounds}};
+        nlohmann::ordered_json j = {{"unit", unit},         {"sim", median(sim)},
+                                    {"real", median(real)}, {"ratio", sp.median},
+                                    {"ratio_min", sp.min},  {"ratio_max", sp.max}};
+        if (slower > 0) {
+            j["ratio_adjusted"] = adjust(sp.median, slower);
+            j["ratio_adjusted_min"] = std::min(adjust(sp.min, slower), adjust(sp.max, slower));
+            j["ratio_adjusted_max"] = std::max(adjust(sp.min, slower), adjust(sp.max, slower));
+        }
+        j["rounds"] = rounds;
+        return j;
     }
-    void print() const {
+    void print(double slower) const {
         const Spread sp = spread(ratios());
-        fmt::print("  {:<28} {:>12.1f} {:>12.1f} {:>4} {:>8.2f}  {:.2f}-{:.2f}\n", text,
-                   median(sim), median(real), unit, sp.median, sp.min, sp.max);
+        fmt::print("  {:<28} {:>12.1f} {:>12.1f} {:>4} {:>8.2f}  {:.2f}-{:.2f}", text, median(sim),
+                   median(real), unit, sp.median, sp.min, sp.max);
+        if (slower > 0)
+            fmt::print("  {:>9.2f}  {:.2f}-{:.2f}", adjust(sp.median, slower),
+                       std::min(adjust(sp.min, slower), adjust(sp.max, slower)),
+                       std::max(adjust(sp.min, slower), adjust(sp.max, slower)));
+        fmt::print("\n");
     }
 };
 
@@ -141,7 +165,7 @@ StrategySeries empty_series() {
         {"commit", "p50", "us", fmt::format("toggle ({}) p50", kernel::op::kSetBools)});
     s.metrics.push_back(
         {"commit", "mean", "us", fmt::format("toggle ({}) mean", kernel::op::kSetBools)});
-    s.metrics.push_back({"throughput", "reads_per_s", "k/s", "reader throughput"});
+    s.metrics.push_back({"throughput", "reads_per_s", "k/s", "reader throughput", true});
     return s;
 }
 
@@ -174,6 +198,86 @@ nlohmann::ordered_json host_drift(const std::string &profile, const ChaseSet &ca
                               "recalibrate, or read the sim/real ratios with this in mind)"
                             : "");
     return {{"recorded", true}, {"levels", levels}, {"largest_move", moved}};
+}
+
+// How much slower than at its calibration the host is: the calibration's operation that does
+// what the reader does (HostSpeedProbe), timed before and after each real run. The host's speed
+// moves within a second by more than the simulator's error (1.5x and back on a virtual machine),
+// so one timing does not tell how fast a run beside it went; their median over the rounds tells
+// how fast the host was while validate ran, against the time the profile was fitted to.
+struct ReaderProbe {
+    std::unique_ptr<HostSpeedProbe> probe;
+    double calibrated_ns = 0;
+    std::string why_not;  // without a probe
+    std::vector<double> times;
+    nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
+
+    // Runs `run` between two timings of the probe.
+    template <class F>
+    void around(const std::string &strategy, int round, F &&run) {
+        const double before = probe ? probe->time_ns() : 0;
+        run();
+        if (!probe) return;
+        const double after = probe->time_ns();
+        times.push_back(before);
+        times.push_back(after);
+        rounds.push_back({{"strategy", strategy},
+                          {"round", round + 1},
+                          {"before_ns", before},
+                          {"after_ns", after}});
+    }
+    // The median timing over the calibrated one; 0 without a probe or a timing.
+    double slower() const { return probe && !times.empty() ? median(times) / calibrated_ns : 0; }
+    nlohmann::ordered_json json() const {
+        if (!probe) return {{"known", false}, {"why", why_not}};
+        return {{"known", true},
+                {"op", probe->op()},
+                {"calibrated_ns", calibrated_ns},
+                {"median_ns", median(times)},
+                {"slower", slower()},
+                {"rounds", rounds}};
+    }
+    void print() const {
+        fmt::print("the host's speed, by the reader's operation: ");
+        if (!probe) {
+            fmt::print("not timed ({}): no ratio adjusted\n", why_not);
+            return;
+        }
+        const auto [lo, hi] = std::minmax_element(times.begin(), times.end());
+        fmt::print(
+            "'{}' timed before and after each real run: median {:.0f} ns ({:.0f}-{:.0f}) against "
+            "the calibration's {:.0f} ns, x{:.2f}; 'host-adj.' is sim/real with the real times "
+            "divided by x{:.2f} (rates multiplied), as on the host the profile was fitted to\n",
+            probe->op(), median(times), times.empty() ? 0.0 : *lo, times.empty() ? 0.0 : *hi,
+            calibrated_ns, slower(), slower());
+    }
+};
+
+ReaderProbe reader_probe(const sim::CpuProfile &profile, ValidateRead read) {
+    ReaderProbe p;
+    const auto it = profile.calibration.find("policy");
+    if (it == profile.calibration.end()) {
+        p.why_not = fmt::format("profile '{}' records no calibration: run 'locksim calibrate'",
+                                profile.name);
+        return p;
+    }
+    CalibrateOptions o;
+    o.policy_name = it->second;
+    o.base = profile;
+    try {
+        o.policy_image = scenario_policy_image(calibration_policy(it->second));
+        p.probe = std::make_unique<HostSpeedProbe>(o, read);
+    } catch (const UserError &e) {
+        p.why_not = fmt::format("the calibration's policy '{}': {}", it->second, e.what());
+        return p;
+    }
+    // A record that is there and cannot be read is the profile's mistake, and said as one.
+    p.calibrated_ns = calibrated_host_ns(profile, p.probe->op());
+    if (p.calibrated_ns <= 0) {
+        p.why_not = fmt::format("profile '{}' records no 'op: {}'", profile.name, p.probe->op());
+        p.probe.reset();
+    }
+    return p;
 }
 
 int validate(const ValidateArgs &a) {
@@ -271,6 +375,7 @@ int validate(const ValidateArgs &a) {
         return chase_again(calibrated, chase_steps(chase_options), chase_options.rounds);
     };
     const ChaseSet chase_before = chase_now();
+    ReaderProbe speed_probe = reader_probe(profile, v.read);
     const double steal_before = host_steal_ms();
     const auto rounds_start = std::chrono::steady_clock::now();
     TortureConfig tc;
@@ -304,8 +409,11 @@ int validate(const ValidateArgs &a) {
             rc.handle_signals = true;
             real::RealPlatform rp(rc);
             Side real_side;
-            const double load = others_runnable_during(
-                [&] { real_side = run_side(rp, image, spec, core_of(spec), tc); });
+            double load = 0;
+            speed_probe.around(spec.label, round, [&] {
+                load = others_runnable_during(
+                    [&] { real_side = run_side(rp, image, spec, core_of(spec), tc); });
+            });
             if (rp.interrupted()) {
                 interrupted = true;  // a partial round is not kept
                 break;
@@ -384,15 +492,19 @@ int validate(const ValidateArgs &a) {
                                   {"toggle_us", toggle_us},
                                   {"simulated_rcu", urcu_gp >= 0 ? "user-space" : "kernel"}};
     nlohmann::ordered_json &strategies = doc["strategies"] = nlohmann::ordered_json::object();
+    const double slower = speed_probe.slower();
+    fmt::print("\n");
+    speed_probe.print();
     for (const StrategySpec &spec : s.strategies) {
         auto it = series.find(spec.label);
         if (it == series.end()) continue;
-        fmt::print("\n{}\n  {:<28} {:>12} {:>12} {:>4} {:>8}  {}\n", spec.label, "metric (median)",
-                   "sim", "real", "", "sim/real", "min-max");
+        fmt::print("\n{}\n  {:<28} {:>12} {:>12} {:>4} {:>8}  {}{}\n", spec.label,
+                   "metric (median)", "sim", "real", "", "sim/real", "min-max",
+                   slower > 0 ? fmt::format("    {:>9}  {}", "host-adj.", "min-max") : "");
         nlohmann::ordered_json &j = strategies[spec.label];
         for (const Series &m : it->second.metrics) {
-            m.print();
-            j[m.group][m.name] = m.json();
+            m.print(slower);
+            j[m.group][m.name] = m.json(slower);
         }
         const std::vector<double> &hl = it->second.host_load;
         j["host_load"] = {{"mean_other_runnable", median(hl)},
@@ -423,6 +535,7 @@ int validate(const ValidateArgs &a) {
         j["failed_checks"] = it->second.failed;
     }
     doc["host_drift"] = host_drift(profile.name, calibrated, chase_before, chase_after);
+    doc["host_drift"]["reader_op"] = speed_probe.json();
     // The hypervisor's steal over the rounds: time this VM's CPUs wanted and did not get.
     const double steal = steal_before >= 0 && steal_after >= 0 ? steal_after - steal_before : -1;
     doc["host_drift"]["steal_ms"] = steal;

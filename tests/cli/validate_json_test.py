@@ -2,6 +2,9 @@
 """`locksim validate -o DIR` from a short real run: DIR/validate.json holds, per strategy, the
 read-section p50 and p99 and the commit p50 as sim, real and ratio; every round's ratio is its
 sim / real; the reported ratio is the median of the rounds' ratios, between its min and max.
+The reader's operation from the calibration is timed around every real run, and the ratios
+adjusted by the host's slowness against the calibration (a profile that says the operation took
+50 times as long gives a host 50 times faster).
 
 And the simulator stays near the host: with the host's own profile (calibrate, in the same
 build), the median ratio of the read section's p50 lies within a factor of 10 of 1, and
@@ -162,8 +165,62 @@ if match:
     check(drift_of(moved_doc, moved_out, "moved profile") >= 10,
           f"a 50x memory chase moved only {moved_doc['host_drift']}")
     check("(over 1.25" in moved_out, "the move is not pointed out")
+
+
+def reader_op_of(doc, stdout, where):
+    """The reader's operation timed around every real run against the calibration's time: how
+    much slower the host is (their median over it), and each ratio adjusted by it; the same
+    printed."""
+    op = doc["host_drift"]["reader_op"]
+    check(op["known"], f"{where}: reader_op not known: {op}")
+    if not op["known"]:
+        return 0
+    check(op["op"].startswith("validate read") and op["calibrated_ns"] > 0,
+          f"{where}: reader_op {op['op']} {op['calibrated_ns']}")
+    times = []
+    for r in op["rounds"]:
+        check(r["before_ns"] > 0 and r["after_ns"] > 0, f"{where}: reader_op round {r}")
+        times += [r["before_ns"], r["after_ns"]]
+    check(len(op["rounds"]) == doc["rounds"] * len(doc["strategies"]),
+          f"{where}: {len(op['rounds'])} timings of the reader's operation")
+    slower = statistics.median(times) / op["calibrated_ns"]
+    check(abs(op["slower"] - slower) <= 1e-9 * slower, f"{where}: slower {op['slower']}")
+    for name, s in doc["strategies"].items():
+        for group, metric in [("read_section", "p50"), ("commit", "p50"),
+                              ("throughput", "reads_per_s")]:
+            m = s[group][metric]
+            want = m["ratio"] / slower if group == "throughput" else m["ratio"] * slower
+            check(abs(m["ratio_adjusted"] - want) <= 1e-9 * want,
+                  f"{where}: {name}.{group}.{metric} ratio_adjusted {m['ratio_adjusted']}, "
+                  f"ratio {m['ratio']} with the host x{slower}")
+            check(m["ratio_adjusted_min"] <= m["ratio_adjusted"] <= m["ratio_adjusted_max"],
+                  f"{where}: {name}.{group}.{metric} adjusted spread")
+    check("host-adj." in stdout and f"x{op['slower']:.2f}" in stdout,
+          f"{where}: the adjustment is not printed")
+    return op["slower"]
+
+
+reader_op_of(doc, proc.stdout, "calibrated profile")
+# A profile whose reader's operation took 50 times the host's: the host is that much faster
+# than calibrated, and the adjusted ratios say what the run would have been on that host.
+match = re.search(r"^'op: (validate read: [^']*)' = \"host ([0-9]+) ns", text, re.M)
+check(match is not None, "the calibrated profile records no reader's operation")
+if match:
+    fake = text.replace(match.group(0), match.group(0).replace(
+        f"host {match.group(2)} ns", f"host {int(match.group(2)) * 50} ns"))
+    fake_path = os.path.join(out, "slow_op.toml")
+    with open(fake_path, "w") as f:
+        f.write(fake)
+    slow_doc, slow_out = short_run(fake_path, "slow_op")
+    slower = reader_op_of(slow_doc, slow_out, "profile with a 50x reader's operation")
+    check(0 < slower < 0.2, f"a 50x calibrated operation gives the host x{slower}")
 # A shipped profile records no chases: said so, not made up.
 shipped_doc, shipped_out = short_run("x86-modern", "shipped")
+check(shipped_doc["host_drift"]["reader_op"]["known"] is False and
+      "read_section" in shipped_doc["strategies"]["rwlock"] and
+      "ratio_adjusted" not in shipped_doc["strategies"]["rwlock"]["read_section"]["p50"],
+      f"shipped reader_op {shipped_doc['host_drift']['reader_op']}")
+check("no ratio adjusted" in shipped_out, "the missing reader's operation is not said")
 check(shipped_doc["host_drift"]["recorded"] is False and "levels" not in shipped_doc["host_drift"],
       f"shipped {shipped_doc['host_drift']}")
 # The hypervisor's steal over the rounds, from /proc/stat: never more than the CPUs' time.
