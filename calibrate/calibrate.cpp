@@ -1347,7 +1347,8 @@ double calibrated_host_ns(const sim::CpuProfile &profile, const std::string &op)
     if (it == profile.calibration.end()) return 0;
     double ns = 0;
     if (std::sscanf(it->second.c_str(), "host %lf ns", &ns) != 1 || !(ns > 0))
-        throw UserError(fmt::format("profile '{}' [calibration] 'op: {}': no host time in \"{}\"",
+        throw UserError(fmt::format("{}profile '{}' [calibration] 'op: {}': no host time in \"{}\"",
+                                    profile.source.empty() ? "" : profile.source + ": ",
                                     profile.name, op, it->second));
     return ns;
 }

@@ -214,6 +214,16 @@ if match:
     slow_doc, slow_out = short_run(fake_path, "slow_op")
     slower = reader_op_of(slow_doc, slow_out, "profile with a 50x reader's operation")
     check(0 < slower < 0.2, f"a 50x calibrated operation gives the host x{slower}")
+    # A record that is there and cannot be read: the profile's mistake, named, and no run.
+    broken_path = os.path.join(out, "broken_op.toml")
+    with open(broken_path, "w") as f:
+        f.write(text.replace(match.group(0), match.group(0).replace('"host ', '"hast ')))
+    broken = subprocess.run(
+        [locksim, "validate", scenario, "--profile", broken_path, "--duration-ms", "20",
+         "--rounds", "1"], capture_output=True, text=True, timeout=600)
+    check(broken.returncode == 2 and f"{broken_path}: profile" in broken.stderr and
+          "no host time in" in broken.stderr and "read section p50" not in broken.stdout,
+          f"a broken reader's record: exit {broken.returncode}, {broken.stderr[-300:]}")
 # A shipped profile records no chases: said so, not made up.
 shipped_doc, shipped_out = short_run("x86-modern", "shipped")
 check(shipped_doc["host_drift"]["reader_op"]["known"] is False and
