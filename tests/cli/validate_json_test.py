@@ -2,7 +2,8 @@
 """`locksim validate -o DIR` from a short real run: DIR/validate.json holds, per strategy, the
 read-section p50 and p99 and the commit p50 as sim, real and ratio; every round's ratio is its
 sim / real; the reported ratio is the median of the rounds' ratios, between its min and max.
-The reader's operation from the calibration is timed around every real run, and the ratios
+Work the host's core only counts (an audit record's emission) is priced at nothing on both
+sides. The reader's operation from the calibration is timed around every real run, and the ratios
 adjusted by the host's slowness against the calibration (a profile that says the operation took
 50 times as long gives a host 50 times faster).
 
@@ -231,6 +232,17 @@ check(shipped_doc["host_drift"]["reader_op"]["known"] is False and
       "ratio_adjusted" not in shipped_doc["strategies"]["rwlock"]["read_section"]["p50"],
       f"shipped reader_op {shipped_doc['host_drift']['reader_op']}")
 check("no ratio adjusted" in shipped_out, "the missing reader's operation is not said")
+# What the host's core only counts is priced at nothing in validate's simulator: with the shipped
+# profile (an audit record's emission at 200 ns), each commit's audit of its every flipped
+# boolean costs the records' text alone, under 200 ns a record.
+for d, o, where in [(doc, proc.stdout, "calibrated"), (shipped_doc, shipped_out, "shipped")]:
+    check(d["unpriced_work"] == ["audit_call", "syscall", "vfs_node"] and d["booleans"] > 0 and
+          "priced at zero in the simulator" in o, f"{where}: unpriced_work {d['unpriced_work']}")
+work = shipped_doc["strategies"]["rwlock"]["compute"]
+audit_per_commit = work["ns"].get("audit_log", {}).get("sim", 0) / max(work["commits"]["sim"], 1)
+check(0 < audit_per_commit < 200 * shipped_doc["booleans"],
+      f"the simulated audit of {shipped_doc['booleans']} booleans: {audit_per_commit:.0f} ns a "
+      "commit, the emission priced")
 check(shipped_doc["host_drift"]["recorded"] is False and "levels" not in shipped_doc["host_drift"],
       f"shipped {shipped_doc['host_drift']}")
 # The hypervisor's steal over the rounds, from /proc/stat: never more than the CPUs' time.
