@@ -14,7 +14,9 @@
 // more than the simulator's error: before and after every real run, validate times the
 // calibration's operation that does what the reader does (HostSpeedProbe) and reports beside
 // each ratio the same with the real side on the host as calibrated ('host-adj.': the real times
-// divided by the median timing over the calibrated one).
+// divided by the median timing over the calibrated one). What the core counts for the kernel
+// and the host does not execute (an audit record's emission) is priced at nothing in the
+// simulated runs, as it costs the real ones nothing.
 // `--torture` instead runs the torture test of every strategy on host threads with the RCU
 // checks on, and fails when any strategy does.
 #include <fmt/format.h>
