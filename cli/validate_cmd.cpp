@@ -99,6 +99,11 @@ struct Series {
         const auto [lo, hi] = std::minmax_element(r.begin(), r.end());
         return {median(r), *lo, *hi};
     }
+    // The spread of the ratios adjusted by `slower`.
+    Spread adjusted(const Spread &sp, double slower) const {
+        const double a = adjust(sp.min, slower), b = adjust(sp.max, slower);
+        return {adjust(sp.median, slower), std::min(a, b), std::max(a, b)};
+    }
     // `slower`: the host's slowness against its calibration over the rounds (0: not known).
     nlohmann::ordered_json json(double slower) const {
         const std::vector<double> r = ratios();
@@ -110,9 +115,10 @@ struct Series {
                                     {"real", median(real)}, {"ratio", sp.median},
                                     {"ratio_min", sp.min},  {"ratio_max", sp.max}};
         if (slower > 0) {
-            j["ratio_adjusted"] = adjust(sp.median, slower);
-            j["ratio_adjusted_min"] = std::min(adjust(sp.min, slower), adjust(sp.max, slower));
-            j["ratio_adjusted_max"] = std::max(adjust(sp.min, slower), adjust(sp.max, slower));
+            const Spread sa = adjusted(sp, slower);
+            j["ratio_adjusted"] = sa.median;
+            j["ratio_adjusted_min"] = sa.min;
+            j["ratio_adjusted_max"] = sa.max;
         }
         j["rounds"] = rounds;
         return j;
@@ -121,10 +127,10 @@ struct Series {
         const Spread sp = spread(ratios());
         fmt::print("  {:<28} {:>12.1f} {:>12.1f} {:>4} {:>8.2f}  {:.2f}-{:.2f}", text, median(sim),
                    median(real), unit, sp.median, sp.min, sp.max);
-        if (slower > 0)
-            fmt::print("  {:>9.2f}  {:.2f}-{:.2f}", adjust(sp.median, slower),
-                       std::min(adjust(sp.min, slower), adjust(sp.max, slower)),
-                       std::max(adjust(sp.min, slower), adjust(sp.max, slower)));
+        if (slower > 0) {
+            const Spread sa = adjusted(sp, slower);
+            fmt::print("  {:>9.2f}  {:.2f}-{:.2f}", sa.median, sa.min, sa.max);
+        }
         fmt::print("\n");
     }
 };

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #include "util/work_meter.h"
@@ -70,6 +71,8 @@ struct AvtabNode {
     AvtabNode *next;
 };
 static_assert(sizeof(AvtabNode) == 24, "the kernel's avtab node is 24 bytes");
+// A chunk of nodes is freed as raw memory (Avtab::ChunkFree), without the nodes' destructors.
+static_assert(std::is_trivially_destructible_v<AvtabNode>);
 
 uint32_t avtab_hash(const AvtabKey &key, uint32_t mask);
 

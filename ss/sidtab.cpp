@@ -1,6 +1,7 @@
 #include "ss/sidtab.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -54,6 +55,7 @@ struct ScanLines {
     static constexpr uint16_t kAll = kLookSampled | kCompareSampled;
     static uint16_t make(int shift, uint32_t look_n, bool look_sampled, uint32_t compare_n,
                          bool compare_sampled) {
+        assert(shift + 1 <= kShiftMask && look_n < 8 && compare_n < 8);  // the fields' widths
         return static_cast<uint16_t>((shift + 1) | (look_sampled ? kLookSampled : 0) |
                                      (compare_sampled ? kCompareSampled : 0) | look_n << 6 |
                                      compare_n << 9);
