@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -34,6 +35,7 @@
 #include "ss/policydb.h"
 #include "ss/services.h"
 #include "ss/sidtab.h"
+#include "strategies/rcu_reclaim.h"
 #include "util/error.h"
 #include "util/line_set.h"
 #include "util/median.h"
@@ -922,6 +924,50 @@ double sleep_wake_round_trip(const CalibrateOptions &o) {
         o, 5000);
 }
 
+// liburcu's grace period beside a thread (pinned to cpus[1]) that entered a read section just
+// before it and leaves kHold later: the grace period's time past the reader's end (its median
+// over the samples, minus kHold), when wait_for_readers had to sleep for the reader.
+double urcu_reader_sleep_tail(const std::array<int, 2> &cpus, const CalibrateOptions &o) {
+    constexpr auto kHold = std::chrono::microseconds(200);
+    std::atomic<int> ask{0}, inside{0};
+    std::atomic<bool> stop{false};
+    std::thread reader([&] {
+        pin_to(cpus[1]);
+        real::urcu_thread_register();
+        for (int seen = 0; !stop.load();) {
+            const int n = ask.load();
+            if (n == seen) {
+                caa_cpu_relax();
+                continue;
+            }
+            seen = n;
+            urcu_memb_read_lock();
+            const auto t0 = Clock::now();
+            inside.store(n);
+            while (Clock::now() - t0 < kHold)
+                caa_cpu_relax();
+            urcu_memb_read_unlock();
+        }
+    });
+    const std::optional<cpu_set_t> restore = pin_to(cpus[0]);
+    std::vector<double> per;
+    const int samples = std::max(9, 3 * o.rounds);
+    for (int i = 1; i <= samples; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        ask.store(i);
+        while (inside.load() != i)
+            caa_cpu_relax();
+        const auto t0 = Clock::now();
+        kernel::synchronize_rcu();
+        per.push_back(elapsed_ns(t0));
+    }
+    stop = true;
+    reader.join();
+    if (restore) pthread_setaffinity_np(pthread_self(), sizeof(*restore), &*restore);
+    const double hold = std::chrono::duration<double, std::nano>(kHold).count();
+    return std::max(0.0, median(std::move(per)) - hold);
+}
+
 // The primitives a strategy calls, through kernel/ on a RealPlatform from this thread.
 // Sets `profile`'s primitive costs and its liburcu grace period.
 std::vector<PrimitiveSample> time_primitives(sim::CpuProfile *profile, const CalibrateOptions &o) {
@@ -984,6 +1030,20 @@ std::vector<PrimitiveSample> time_primitives(sim::CpuProfile *profile, const Cal
     split(pair("kmalloc(64) + kfree", "accounted allocation",
                [&] { kernel::kfree(kernel::kmalloc(64, kernel::Gfp::Kernel)); }),
           &p->kmalloc, &p->kfree);
+    {
+        strategies::RcuReclaimer deferred;
+        profile->calibration[kCallRcuKey] = fmt::format(
+            "{:.1f}", pair("call_rcu, a deferred free",
+                           "a strategy's deferred free (RcuReclaimer::defer, liburcu's call_rcu): "
+                           "validate's simulator charges it per call_rcu",
+                           [&] { deferred.defer([] {}); }));
+    }
+    static const kernel::Label kSpan("calibrate_span");
+    profile->calibration[kComputeSpanKey] = fmt::format(
+        "{:.1f}", pair("compute() span, empty",
+                       "the real platform's bookkeeping around core work: validate's simulator "
+                       "charges it per span",
+                       [] { kernel::compute(kSpan, [] {}); }));
     double gp = time_per_call([] { kernel::synchronize_rcu(); }, o);
     out.push_back({"urcu_grace_period", gp, "kernel::synchronize_rcu, no readers (liburcu memb)"});
     if (std::thread::hardware_concurrency() >= 2) {
@@ -1012,8 +1072,30 @@ std::vector<PrimitiveSample> time_primitives(sim::CpuProfile *profile, const Cal
         out.push_back({"urcu_grace_period, a CPU busy", gp,
                        "the same, another thread of the process running on another CPU (no "
                        "reader): what validate's simulator gets"});
+        const double tail = urcu_reader_sleep_tail(cpus, o);
+        out.push_back({"urcu_grace_period, a reader slept for", tail,
+                       "the same, beside a thread inside a read section for 200 us more: the "
+                       "time past the reader's end"});
+        profile->calibration[kUrcuSleepKey] = fmt::format("{:.0f}", tail);
     }
     profile->calibration[kUrcuGracePeriodKey] = fmt::format("{:.0f}", gp);
+    // wait_for_readers' polling: RCU_QS_ACTIVE_ATTEMPTS (100) rounds, each dropping the
+    // registry mutex, relaxing the CPU once and taking the mutex again.
+    std::mutex registry;
+    registry.lock();
+    const double polling = time_per_call(
+        [&] {
+            for (int i = 0; i < 100; ++i) {
+                registry.unlock();
+                caa_cpu_relax();
+                registry.lock();
+            }
+        },
+        o);
+    registry.unlock();
+    out.push_back({"urcu polling window", polling,
+                   "liburcu's 100 rounds of waiting for a reader before it sleeps on a futex"});
+    profile->calibration[kUrcuSpinKey] = fmt::format("{:.0f}", polling);
     if (std::thread::hardware_concurrency() >= 2) {
         double line = cacheline_round_trip(o);
         out.push_back({"cache-line round trip", line, "two threads alternating on an atomic"});
@@ -1353,6 +1435,19 @@ const std::string &HostSpeedProbe::op() const {
 
 double HostSpeedProbe::time_ns() {
     return time_per_call(impl_->run, impl_->options);
+}
+
+std::optional<double> calibrated_ns(const sim::CpuProfile &profile, const char *key) {
+    const auto it = profile.calibration.find(key);
+    if (it == profile.calibration.end()) return std::nullopt;
+    double ns = 0;
+    int used = 0;
+    if (std::sscanf(it->second.c_str(), "%lf%n", &ns, &used) != 1 ||
+        static_cast<size_t>(used) != it->second.size() || !(ns >= 0) || !std::isfinite(ns))
+        throw UserError(fmt::format("{}profile '{}' [calibration] '{}': \"{}\" is not a time in ns",
+                                    profile.source.empty() ? "" : profile.source + ": ",
+                                    profile.name, key, it->second));
+    return ns;
 }
 
 double calibrated_host_ns(const sim::CpuProfile &profile, const std::string &op) {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -206,6 +207,25 @@ Calibration calibrate(const CalibrateOptions &options);
 // gives the simulator's user-space RCU model.
 inline constexpr const char *kUrcuGracePeriodKey = "urcu_grace_period_ns";
 
+// The [calibration] keys of liburcu's wait for a reader still inside when its grace period
+// flips (src/urcu.c, wait_for_readers): how long it polls before it sleeps on a futex, and how
+// long after such a reader's unlock the grace period ends. validate gives them to the
+// simulator's user-space RCU model (sim::SimConfig::userspace_rcu_spin, userspace_rcu_sleep).
+inline constexpr const char *kUrcuSpinKey = "urcu_reader_spin_ns";
+inline constexpr const char *kUrcuSleepKey = "urcu_reader_sleep_ns";
+
+// The [calibration] key holding what the real-thread platform spends queuing one call_rcu
+// callback as the strategies queue them (strategies::RcuReclaimer, liburcu's call_rcu), in ns:
+// what `validate`'s simulator charges every call_rcu.
+inline constexpr const char *kCallRcuKey = "call_rcu_ns";
+
+// The [calibration] key holding what the real-thread platform spends around one compute() span
+// with no work in it (its clock reads, the charge), in ns: what `validate`'s simulator charges
+// every span, so that both sides pay for the real platform's own bookkeeping. The primitives'
+// prices include theirs already (they are timed through the real platform); the work units'
+// do not (calibrate times the core without spans).
+inline constexpr const char *kComputeSpanKey = "compute_span_ns";
+
 // The host's speed against its calibration's, for `validate`: the calibration's operation that
 // does what validate's reader does with a [validate] read (64 sections of four access decisions
 // drawn from 256 boolean-dependent ones; 64 context lookups), built on the same policy and timed
@@ -232,5 +252,10 @@ class HostSpeedProbe {
 // The host time a profile's [calibration] records for an operation ("op: NAME" = "host N ns,
 // ..."); 0 when it records none. UserError when the record cannot be read.
 double calibrated_host_ns(const sim::CpuProfile &profile, const std::string &op);
+
+// A time in ns that a profile's [calibration] records under `key` (kUrcuGracePeriodKey,
+// kComputeSpanKey); nullopt when it records none. UserError when the value is not a number of
+// nanoseconds.
+std::optional<double> calibrated_ns(const sim::CpuProfile &profile, const char *key);
 
 }  // namespace locksim

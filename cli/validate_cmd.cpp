@@ -351,22 +351,28 @@ int validate(const ValidateArgs &a) {
         profile = sim::find_profile("x86-modern");
         note = " (no 'host' profile: run 'locksim calibrate'; using x86-modern)";
     }
-    // What the core counts for the kernel and does not do on the host (an audit record's
-    // emission, a system call's path, selinuxfs's files): the real side spends nothing on it, so
-    // here, where the two are compared, the simulator prices it at nothing too (a run prices it
-    // as the kernel's). Priced, an in-place commit of every boolean was 99 us longer in the
-    // simulator than the host spends on it (bench/README.md).
-    constexpr std::array kHostless = {Work::AuditCall, Work::Syscall, Work::VfsNode};
-    std::vector<std::string> unpriced;
-    for (Work w : kHostless) {
-        profile.work_ps[static_cast<size_t>(w)] = 0;
-        unpriced.emplace_back(kWorkNames[static_cast<size_t>(w)]);
-    }
+    // What the core counts for the kernel and does not run (kernel::stand_in: an audit
+    // record's emission and text, the notifiers' cache flushes, selinuxfs's files, a system
+    // call's path): the real side spends nothing on it, so here, where the two are compared,
+    // the simulator prices it at nothing too (a run prices it as the kernel's). Priced, an
+    // in-place commit of every boolean was 99 us longer in the simulator than the host spends on
+    // its audit alone (bench/README.md).
+    const std::string unpriced =
+        "the work of kernel code the core only counts (kernel::stand_in: audit records, the "
+        "notifiers' cache flushes, selinuxfs's files, system calls' paths)";
     // The real platform's RCU is liburcu: the simulator gets the user-space model with the
     // grace period the calibration measured.
-    Time urcu_gp = -1;
-    if (auto it = profile.calibration.find(kUrcuGracePeriodKey); it != profile.calibration.end())
-        urcu_gp = std::llround(std::stod(it->second));
+    const std::optional<double> urcu_gp_ns = calibrated_ns(profile, kUrcuGracePeriodKey);
+    const Time urcu_gp = urcu_gp_ns ? std::llround(*urcu_gp_ns) : -1;
+    // liburcu's wait for a reader still inside: its polling window and the grace period's end
+    // after such a reader left, when it slept for it (none recorded: no such path).
+    const Time urcu_spin = std::llround(calibrated_ns(profile, kUrcuSpinKey).value_or(0));
+    const Time urcu_sleep = std::llround(calibrated_ns(profile, kUrcuSleepKey).value_or(0));
+    // The real platform's bookkeeping around each compute() span, which the work units' prices
+    // leave out: the simulator charges it to every span here.
+    const Time span_overhead = std::llround(calibrated_ns(profile, kComputeSpanKey).value_or(0));
+    // And what it spends queuing a call_rcu callback (the kernel's is not priced).
+    const Time call_rcu_overhead = std::llround(calibrated_ns(profile, kCallRcuKey).value_or(0));
     fmt::print("validate {}: 2 CPUs, {} ms per platform, profile {}{}\n", a.file,
                duration / 1000000, profile.name, note);
     if (v.read == ValidateRead::Contexts)
@@ -379,14 +385,30 @@ int validate(const ValidateArgs &a) {
             "reader: 4 access decisions per read section, drawn from {}; writer: every "
             "boolean every {} us\n",
             pool, toggle_us);
-    fmt::print("priced at zero in the simulator, as the host's core only counts them: {}\n",
-               fmt::join(unpriced, ", "));
-    fmt::print("simulated RCU: {}\n",
-               urcu_gp >= 0 ? fmt::format("user-space model, grace period {:.1f} us after the "
-                                          "last reader (calibrated liburcu)",
-                                          static_cast<double>(urcu_gp) / 1000.0)
-                            : std::string("the kernel's (the profile has no calibrated liburcu "
-                                          "grace period)"));
+    fmt::print("priced at zero in the simulator, as the host runs nothing for it: {}\n", unpriced);
+    fmt::print(
+        "simulated RCU: {}\n",
+        urcu_gp >= 0
+            ? fmt::format("user-space model, grace period {:.1f} us after the last reader, or "
+                          "{} (calibrated liburcu)",
+                          static_cast<double>(urcu_gp) / 1000.0,
+                          urcu_sleep > 0
+                              ? fmt::format("{:.1f} us after one still inside {:.1f} us into it, "
+                                            "which liburcu sleeps for",
+                                            static_cast<double>(urcu_sleep) / 1000.0,
+                                            static_cast<double>(urcu_spin) / 1000.0)
+                              : std::string("no sleeping wait recorded"))
+            : std::string("the kernel's (the profile has no calibrated liburcu "
+                          "grace period)"));
+    auto host_cost = [](Time ns, const char *to_what) {
+        return ns > 0 ? fmt::format("{} ns, charged to every {} in the simulator (calibrated)", ns,
+                                    to_what)
+                      : std::string("not in the profile (calibrate records it): not charged");
+    };
+    fmt::print("the real platform's own bookkeeping around a compute() span: {}\n",
+               host_cost(span_overhead, "span"));
+    fmt::print("the real platform's call_rcu (a deferred free): {}\n",
+               host_cost(call_rcu_overhead, "call_rcu"));
     // How far the host has moved since the calibration: its pointer chases timed again before
     // and after the rounds (a virtual machine's memory latency can move 2x in minutes, and the
     // profile's prices do not follow it).
@@ -451,6 +473,11 @@ int validate(const ValidateArgs &a) {
             sc.hz = s.machine.hz;
             sc.preempt_rcu = s.machine.preempt_rcu;
             sc.userspace_rcu_gp = urcu_gp;
+            sc.userspace_rcu_spin = urcu_spin;
+            sc.userspace_rcu_sleep = urcu_sleep;
+            sc.host_span_overhead = span_overhead;
+            sc.price_stand_ins = false;
+            sc.host_call_rcu = call_rcu_overhead;
             const ss::Avtab::GenerationScope generations;  // the run's tables numbered from 1
             sim::SimPlatform sp(sc);
             Side sim_side = run_side(sp, image, spec, core_of(spec), tc,
@@ -503,20 +530,25 @@ int validate(const ValidateArgs &a) {
             .count();
     const double steal_after = host_steal_ms();
     const ChaseSet chase_after = chase_now();
-    nlohmann::ordered_json doc = {{"schema", "locksim/validate/1"},
-                                  {"scenario", a.file},
-                                  {"profile", profile.name},
-                                  {"cpus", 2},
-                                  {"duration_ms", duration / kernel::kMsec},
-                                  {"rounds", rounds_done},
-                                  {"interrupted", interrupted},
-                                  {"read", validate_read_names().name(v.read)},
-                                  {"pool", pool},
-                                  {"sids", tc.sids},
-                                  {"toggle_us", toggle_us},
-                                  {"booleans", booleans},
-                                  {"unpriced_work", unpriced},
-                                  {"simulated_rcu", urcu_gp >= 0 ? "user-space" : "kernel"}};
+    nlohmann::ordered_json doc = {
+        {"schema", "locksim/validate/1"},
+        {"scenario", a.file},
+        {"profile", profile.name},
+        {"cpus", 2},
+        {"duration_ms", duration / kernel::kMsec},
+        {"rounds", rounds_done},
+        {"interrupted", interrupted},
+        {"read", validate_read_names().name(v.read)},
+        {"pool", pool},
+        {"sids", tc.sids},
+        {"toggle_us", toggle_us},
+        {"booleans", booleans},
+        {"unpriced_work", unpriced},
+        {"simulated_rcu", urcu_gp >= 0 ? "user-space" : "kernel"},
+        {"urcu_ns",
+         {{"grace_period", urcu_gp}, {"reader_spin", urcu_spin}, {"reader_sleep", urcu_sleep}}},
+        {"span_overhead_ns", span_overhead},
+        {"call_rcu_ns", call_rcu_overhead}};
     nlohmann::ordered_json &strategies = doc["strategies"] = nlohmann::ordered_json::object();
     const double slower = speed_probe.slower();
     fmt::print("\n");

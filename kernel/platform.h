@@ -356,6 +356,18 @@ auto compute(Label label, F &&fn) {
     }
 }
 
+// compute() for kernel code the core does not execute but only counts (an audit record's
+// formatting, the flush of a cache the core does not keep): `fn` only counts work. A run prices
+// it as any other work; where the simulator is compared with the real platform (validate),
+// which runs nothing for it, it is priced at nothing (SimConfig::price_stand_ins).
+template <class F>
+void stand_in(Label label, F &&fn) {
+    detail::ComputeScope scope(current(), label);
+    scope.span.counts.stand_in = true;
+    std::forward<F>(fn)();
+    scope.close();
+}
+
 // Whether the calling thread is inside compute() (a task's core work, not setup code).
 inline bool in_compute() {
     return detail::tl_span != nullptr;

@@ -419,7 +419,8 @@ void SimPlatform::charge(Label label, const locksim::WorkCounts &counts, Time ho
         return;
     }
     const int cpu = cur_ ? cur_->cpu : 0;
-    int64_t ps = cfg_.profile.cost_ps(counts);
+    int64_t ps = cfg_.host_span_overhead * 1000;
+    if (cfg_.price_stand_ins || !counts.stand_in) ps += cfg_.profile.cost_ps(counts);
     if (const int64_t speed = speed_ppm_[static_cast<size_t>(cpu)]; speed != 1'000'000)
         ps = static_cast<int64_t>(static_cast<__int128>(ps) * 1'000'000 / speed);
     int64_t stall = 0;

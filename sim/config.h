@@ -92,6 +92,25 @@ struct SimConfig {
     // pass a quiescent state, and ends this long after the last of them left instead of at
     // the next jiffy. -1: the kernel's RCU.
     Time userspace_rcu_gp = -1;
+    // How liburcu waits for a thread still inside a read section when its grace period flips
+    // (src/urcu.c, wait_for_readers): it polls for this long (RCU_QS_ACTIVE_ATTEMPTS rounds), then
+    // issues further membarriers and sleeps on a futex until the reader's unlock wakes it; the
+    // grace period then ends userspace_rcu_sleep after the reader left instead of
+    // userspace_rcu_gp. 0: no such path (the grace period always ends userspace_rcu_gp after).
+    Time userspace_rcu_spin = 0;
+    Time userspace_rcu_sleep = 0;
+    // What the real-thread platform spends around each compute() span beyond the work in it
+    // (its clock reads and the charge's bookkeeping), charged to every span when comparing with
+    // it (validate). A kernel has no such cost: 0 everywhere else.
+    Time host_span_overhead = 0;
+    // What the real-thread platform spends queuing one call_rcu callback (a strategy's deferred
+    // free, with liburcu's call_rcu under it), charged to the caller when comparing with it
+    // (validate). 0 everywhere else: the kernel's call_rcu is not priced.
+    Time host_call_rcu = 0;
+    // Whether work counted in kernel::stand_in spans is priced (kernel code the core only
+    // counts). Off where the simulator is compared with the real platform, which runs nothing
+    // for it (validate).
+    bool price_stand_ins = true;
     // CFS tunables before scaling by 1 + log2(min(CPUs, 8)) (sysctl_sched_latency,
     // sysctl_sched_min_granularity, sysctl_sched_wakeup_granularity in v6.5 fair.c).
     Time sched_latency = 6 * kernel::kMsec;

@@ -88,12 +88,23 @@ void RcuState::start_gp(GracePeriod &g) {
     const auto cpus = static_cast<size_t>(cfg_.cpus);
     g.cpu_pending.assign(cpus, 0);
     g.pending = 0;
-    if (cfg_.userspace_rcu_gp < 0)
+    if (cfg_.userspace_rcu_gp < 0) {
         for (size_t c = 0; c < cpus; ++c)
             if (ops_.running_on(static_cast<int>(c))) {
                 g.cpu_pending[c] = 1;
                 ++g.pending;
             }
+    } else {
+        // liburcu waits for the threads inside a read section only, and on the real platform a
+        // would-be-atomic section is one (real/accounting.cpp, open_section): a CPU running one
+        // reports its quiescent state when that section ends.
+        for (size_t c = 0; c < cpus; ++c)
+            if (!cpu_in_qs(static_cast<int>(c))) {
+                g.cpu_pending[c] = 1;
+                ++g.pending;
+                ops_.running_on(static_cast<int>(c))->rcu_need_qs = true;
+            }
+    }
     ops_.trace_event("gp{} start{}", g.id, g.expedited ? " (expedited)" : "");
     if (g.expedited)
         for (size_t c = 0; c < cpus; ++c)
@@ -111,8 +122,13 @@ void RcuState::check_gp(GracePeriod &g) {
     // The grace-period machinery notices at the next jiffy; expedited ones at once. Completion
     // always goes through an event so that callers never see it happen inside their own call.
     Time at = engine_.now();
-    if (!g.expedited)
-        at = cfg_.userspace_rcu_gp >= 0 ? at + cfg_.userspace_rcu_gp : (at / jiffy_ + 1) * jiffy_;
+    if (!g.expedited && cfg_.userspace_rcu_gp >= 0) {
+        // A reader still inside after liburcu's polling window sent the updater to sleep.
+        const bool slept = cfg_.userspace_rcu_sleep > 0 && at - g.start > cfg_.userspace_rcu_spin;
+        at += slept ? cfg_.userspace_rcu_sleep : cfg_.userspace_rcu_gp;
+    } else if (!g.expedited) {
+        at = (at / jiffy_ + 1) * jiffy_;
+    }
     engine_.schedule(at, on_gp_complete, this, g.id);
 }
 
@@ -151,8 +167,11 @@ void RcuState::complete_gp(GracePeriod &g) {
     ops_.trace_event("gp{} end after {} ns", g.id, len);
     if (TraceRecorder *rec = ops_.recorder())
         rec->grace_period(g.id, g.expedited, g.start, engine_.now());
+    // liburcu's caller runs its grace period itself: the calibrated times are its whole wait,
+    // the wake-up included.
+    const Time wake_cost = cfg_.userspace_rcu_gp >= 0 ? 0 : cfg_.profile.primitive.wakeup;
     for (Task *t : g.waiters)
-        ops_.wake(t, -1, cfg_.profile.primitive.wakeup);
+        ops_.wake(t, -1, wake_cost);
     if (!g.callbacks.empty()) {
         // rcuo: the grace-period kthread wakes it now; otherwise each CPU's next tick finds
         // its own callbacks ready (tick_callbacks).
@@ -304,6 +323,7 @@ void RcuState::call(std::function<void()> callback) {
             break;
     }
     request_gp(false)->callbacks.push_back({cpu, std::move(callback)});
+    if (cur && cfg_.host_call_rcu > 0) ops_.advance(cfg_.host_call_rcu);
 }
 
 void RcuState::do_batch(std::vector<std::function<void()>> &list, size_t &head, bool bh_off,

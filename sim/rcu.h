@@ -30,7 +30,14 @@
 // rest; __do_softirq restarts for them (irq.cpp). Simplified: rcu_do_batch's time limit
 // (rcu_resched_ns, for batches over 100) is not modelled; the rcuo kthreads of all CPUs are one
 // task, unpinned. With user-space RCU (userspace_rcu_gp) callbacks run on
-// liburcu's call_rcu thread, modelled as the rcuo task.
+// liburcu's call_rcu thread, modelled as the rcuo task, and a grace period follows liburcu's
+// synchronize_rcu (src/urcu.c, memb flavour, v0.13): it waits for the threads inside a read
+// section or, as the real platform makes them readers too, a would-be-atomic one (a thread
+// outside both is quiescent at once), then ends userspace_rcu_gp later (its two membarriers), or
+// userspace_rcu_sleep later when one of them was still inside after the polling window
+// (userspace_rcu_spin: wait_for_readers' RCU_QS_ACTIVE_ATTEMPTS rounds, after which it issues
+// more membarriers and sleeps on a futex until the reader's unlock wakes it). The caller runs
+// its own grace period there: its wake-up is in those calibrated times.
 //
 // It talks to the scheduler only through SchedOps (sched_ops.h); the scheduler tells it of
 // context switches, idle CPUs, interrupts and tasks that end a read-side or atomic section.

@@ -333,7 +333,7 @@ int Avc::has_perm_noaudit(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_
     uint32_t denied = requested & ~avd->allowed;
     if (!denied) return 0;
     // avc_denied (out of line)
-    kernel::compute(kDenied, [] { count_work(Work::Call); });
+    kernel::stand_in(kDenied, [] { count_work(Work::Call); });
     if (flags & ss::AVC_STRICT) return -EACCES;
     if (cfg_.enforcing && !(avd->flags & ss::AVD_FLAGS_PERMISSIVE)) return -EACCES;
     update_node_grant(ssid, tsid, tclass, requested, avd->seqno);
@@ -350,7 +350,7 @@ int Avc::has_perm(uint32_t ssid, uint32_t tsid, uint32_t tclass, uint32_t reques
         // Before 2007 avc_audit was always called and decided inside (2.6.22: a few tests on
         // the decision, then an early return when nothing is to be logged); since, only when
         // a record is due. The audit work is the record's.
-        kernel::compute(kAudit, [&] {
+        kernel::stand_in(kAudit, [&] {
             count_work(Work::Call);
             if (due) count_work(Work::AuditCall);
         });

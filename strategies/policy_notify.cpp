@@ -36,7 +36,7 @@ void audit_record(kernel::Gfp gfp, uint64_t chars) {
     static const Label kAudit("audit_log");
     void *ab = kernel::kmalloc(kAuditBuffer, gfp);
     void *skb = kernel::kmalloc(kAuditSkb, gfp);
-    kernel::compute(kAudit, [&] {
+    kernel::stand_in(kAudit, [&] {
         count_work(Work::AuditCall);
         count_work(Work::StringByte, chars);
     });
@@ -62,7 +62,7 @@ PolicyNotifier::PolicyNotifier(kernel::Platform &p, bool xfrm_rtnl, ImaMeasure i
 
 void PolicyNotifier::flush_buckets(kernel::Spinlock &lock, uint32_t buckets, Label label) {
     kernel::spin_lock(lock);  // spin_lock_bh
-    kernel::compute(label, [&] { count_work(Work::HashProbe, buckets); });
+    kernel::stand_in(label, [&] { count_work(Work::HashProbe, buckets); });
     kernel::spin_unlock(lock);
 }
 
@@ -76,14 +76,14 @@ void PolicyNotifier::reset_callbacks() {
 
     // aurule_avc_callback (registered last, so called first)
     kernel::mutex_lock(audit_filter_mutex_);
-    kernel::compute(kAurule, [] { count_work(Work::HashProbe, kAuditFilterLists); });
+    kernel::stand_in(kAurule, [] { count_work(Work::HashProbe, kAuditFilterLists); });
     kernel::mutex_unlock(audit_filter_mutex_);
 
     // selinux_lsm_notifier_avc_callback
     unsigned long flags = kernel::spin_lock_irqsave(sel_ib_pkey_lock_);
-    kernel::compute(kPkey, [] { count_work(Work::HashProbe, kPkeyBuckets); });
+    kernel::stand_in(kPkey, [] { count_work(Work::HashProbe, kPkeyBuckets); });
     kernel::spin_unlock_irqrestore(sel_ib_pkey_lock_, flags);
-    kernel::compute(kLsm, [] { count_work(Work::Call); });  // an empty chain: one check
+    kernel::stand_in(kLsm, [] { count_work(Work::Call); });  // an empty chain: one check
 
     // selinux_netcache_avc_callback
     flush_buckets(sel_netif_lock_, kNetifBuckets, kNetif);
@@ -99,11 +99,11 @@ void PolicyNotifier::ima_measure(CurrentPolicy current) {
     static const Label kRead("security_read_state_kernel");
     if (ima_ == ImaMeasure::None) return;
     auto measure = [] {  // no rule measures critical data: the first test returns
-        kernel::compute(kMeasure, [] { count_work(Work::Call); });
+        kernel::stand_in(kMeasure, [] { count_work(Work::Call); });
     };
     if (ima_ == ImaMeasure::StateAndPolicy) {
         void *state = kernel::kmalloc(kImaStateChars, kernel::Gfp::Kernel);  // kzalloc
-        kernel::compute(kState, [] {
+        kernel::stand_in(kState, [] {
             count_work(Work::StringByte, kImaStateChars);
             count_work(Work::Call, 3 + 2 * 8);  // strscpy and the strlcat of each name and value
         });
@@ -129,7 +129,7 @@ void PolicyNotifier::notify(Avc &avc, uint32_t seqno, PolicyChange change,
     // selnl_notify_policyload: nlmsg_new(GFP_USER), fill, netlink_broadcast (no listener
     // keeps it: the skb is consumed at once).
     void *skb = kernel::kmalloc(kNetlinkSkb, kernel::Gfp::Kernel);
-    kernel::compute(kSelnl, [] {
+    kernel::stand_in(kSelnl, [] {
         count_work(Work::Call, 3);  // nlmsg_put, the payload, netlink_broadcast
         count_work(Work::BytesCopied, sizeof(uint32_t));
     });
@@ -138,7 +138,7 @@ void PolicyNotifier::notify(Avc &avc, uint32_t seqno, PolicyChange change,
     // selinux_status_update_policyload
     kernel::mutex_lock(status_lock_);
     allow_unknown();  // deny_unknown = !security_get_allow_unknown()
-    kernel::compute(kStatus, [] {
+    kernel::stand_in(kStatus, [] {
         count_work(Work::BytesCopied, 4 * sizeof(uint32_t));  // sequence, policyload, deny, seq
     });
     kernel::mutex_unlock(status_lock_);
@@ -152,7 +152,7 @@ void PolicyNotifier::notify(Avc &avc, uint32_t seqno, PolicyChange change,
 
     // selinux_xfrm_notify_policyload
     auto bump = [] {  // rt_genid_bump_all: v4, v6, fnhe
-        kernel::compute(kXfrm, [] { count_work(Work::Call, 3); });
+        kernel::stand_in(kXfrm, [] { count_work(Work::Call, 3); });
     };
     if (xfrm_rtnl_) {
         kernel::mutex_lock(rtnl_mutex_);
@@ -208,7 +208,7 @@ void PolicyNotifier::rebuild_selinuxfs(SelinuxfsFiles old_files, const ss::Polic
     static const Label kBools("sel_make_bools");
     static const Label kClasses("sel_make_classes");
     static const Label kCaps("sel_make_policycap");
-    kernel::compute(kBools, [&] {
+    kernel::stand_in(kBools, [&] {
         count_work(Work::VfsNode, old_files.bools + bool_files(new_db));
         for (const auto &b : new_db.cond->bools.entries()) {
             // security_get_bools: kstrdup of each name; the page with "/booleans/<name>" and
@@ -218,7 +218,7 @@ void PolicyNotifier::rebuild_selinuxfs(SelinuxfsFiles old_files, const ss::Polic
             count_work(Work::HashProbe, 2);
         }
     });
-    kernel::compute(kClasses, [&] {
+    kernel::stand_in(kClasses, [&] {
         count_work(Work::VfsNode, old_files.classes + class_files(new_db));
         for (const auto &c : new_db.b().classes.entries()) {
             count_work(Work::Alloc, 1 + c->permissions.nprim);  // security_get_permissions
@@ -226,7 +226,7 @@ void PolicyNotifier::rebuild_selinuxfs(SelinuxfsFiles old_files, const ss::Polic
         }
     });
     if (change != PolicyChange::Full)  // 5.10 makes them once, at mount (sel_fill_super)
-        kernel::compute(kCaps, [] { count_work(Work::VfsNode, 2 * kPolicyCapFiles); });
+        kernel::stand_in(kCaps, [] { count_work(Work::VfsNode, 2 * kPolicyCapFiles); });
 }
 
 }  // namespace locksim::strategies

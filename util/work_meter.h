@@ -160,6 +160,9 @@ struct WorkCounts {
     // Lines, when the platform models caches (line_shift >= 0, its sampling): every line touched
     // is counted in line_touches, and the sampled ones are listed in `lines`, in order.
     int line_shift = -1;
+    // Counts of kernel code the core does not execute (kernel::stand_in): on host threads
+    // nothing ran for them.
+    bool stand_in = false;
     // Whether the recording marks streams (kStreamedLine): only a model with a first level
     // prices them.
     bool streams = false;

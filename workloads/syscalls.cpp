@@ -81,7 +81,7 @@ static void spawn_syscalls(const WorkloadSpec &spec, WorkloadEnv &env) {
             kSock("syscalls.socket"), kRecv("syscalls.packet_recv"), kBody("syscall_body");
         auto body = [&s] {
             if (s->syscall_work > 0)
-                kernel::compute(kBody, [&s] {
+                kernel::stand_in(kBody, [&s] {
                     count_work(Work::Syscall, static_cast<uint64_t>(s->syscall_work));
                 });
             return s->checks;

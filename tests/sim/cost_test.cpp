@@ -33,6 +33,51 @@ TEST(Cost, CountedWorkIsChargedThroughTheProfile) {
     EXPECT_EQ(r.ops.at("compute_av").latency.max(), 2500);
 }
 
+// validate's simulator pays for the real platform's bookkeeping around every compute() span,
+// also one broken by compute_break (two spans), and also a span that counted nothing.
+TEST(Cost, HostSpanOverheadIsChargedToEverySpan) {
+    auto cfg = zero_config(1, 10 * kMsec);
+    cfg.profile.work_ps[static_cast<size_t>(Work::AvtabNode)] = 2500;  // 2.5 ns
+    cfg.host_span_overhead = 70;
+    SimPlatform sim(cfg);
+    Time took = -1;
+    sim.create_task({"t", Sched::Other, 0, 0, false}, [&] {
+        Time t0 = now();
+        compute("avtab_search", [] {
+            count_work(Work::AvtabNode, 1000);
+            compute_break("after_break", [] {});
+            count_work(Work::AvtabNode, 1000);
+        });
+        compute("nothing", [] {});
+        took = now() - t0;
+    });
+    auto r = sim.run();
+    EXPECT_EQ(took, 2500 + 70 + 2500 + 70 + 70);
+    EXPECT_EQ(r.compute_ns.at("avtab_search"), 2570);
+    EXPECT_EQ(r.compute_ns.at("after_break"), 2570);
+    EXPECT_EQ(r.compute_ns.at("nothing"), 70);
+}
+
+// Kernel code the core only counts (kernel::stand_in) is priced as any work in a run, and at
+// nothing where the simulator is compared with host threads (price_stand_ins off), which still
+// pay the span's own overhead; compute() spans are priced either way.
+TEST(Cost, StandInsArePricedUnlessComparedWithTheHost) {
+    for (bool priced : {true, false}) {
+        auto cfg = zero_config(1, 10 * kMsec);
+        cfg.profile.work_ps[static_cast<size_t>(Work::StringByte)] = 2000;  // 2 ns
+        cfg.host_span_overhead = 30;
+        cfg.price_stand_ins = priced;
+        SimPlatform sim(cfg);
+        sim.create_task({"t", Sched::Other, 0, 0, false}, [&] {
+            stand_in("audit_log", [] { count_work(Work::StringByte, 100); });
+            compute("context_to_string", [] { count_work(Work::StringByte, 100); });
+        });
+        auto r = sim.run();
+        EXPECT_EQ(r.compute_ns.at("audit_log"), (priced ? 200 : 0) + 30) << priced;
+        EXPECT_EQ(r.compute_ns.at("context_to_string"), 200 + 30) << priced;
+    }
+}
+
 TEST(Cost, MeasuredModelUsesHostTime) {
     auto cfg = zero_config(1, 10 * kSec);
     cfg.cost_model = sim::CostModel::Measured;

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "kernel/preempt.h"
 #include "kernel/rcu.h"
 #include "sim/sim_platform.h"
 #include "sim_test_util.h"
@@ -317,5 +318,97 @@ TEST(RcuCallbacks, RunInTheCpusRcucKthreadUnderRt) {
             EXPECT_LT(c.fifo_woke, c.end) << "preempted the callback";
         }
         EXPECT_TRUE(c.r.violations.empty()) << c.r.violations.front().message;
+    }
+}
+
+namespace {
+
+enum class Holder { None, PreemptOff, IrqsOff, ReadSection, PreemptOffLate };
+
+// Two CPUs, every cost zero, the user-space model: a liburcu grace period of 40 us, a polling
+// window of 3 us and 100 us past a reader it slept for. On CPU 1 a task is inside `holder` from
+// 0 to `until` (PreemptOffLate: from 15 us, after the grace period began); on CPU 0 a writer
+// calls synchronize_rcu at 10 us. How long the call took.
+Time userspace_gp(Holder holder, Time until, Time sleep = 100 * kUsec) {
+    SimConfig cfg = sim::testing::zero_config(2, 10 * kMsec);
+    cfg.userspace_rcu_gp = 40 * kUsec;
+    cfg.userspace_rcu_spin = 3 * kUsec;
+    cfg.userspace_rcu_sleep = sleep;
+    SimPlatform sim(cfg);
+    Time took = -1;
+    sim.create_task({"holder", Sched::Other, 0, 1, false}, [&] {
+        switch (holder) {
+            case Holder::None:
+                return;
+            case Holder::PreemptOff:
+                preempt_disable();
+                ndelay(until);
+                preempt_enable();
+                return;
+            case Holder::IrqsOff:
+                local_irq_disable();
+                ndelay(until);
+                local_irq_enable();
+                return;
+            case Holder::ReadSection:
+                rcu_read_lock();
+                ndelay(until);
+                rcu_read_unlock();
+                return;
+            case Holder::PreemptOffLate:
+                ndelay(15 * kUsec);
+                preempt_disable();
+                ndelay(until - 15 * kUsec);
+                preempt_enable();
+                return;
+        }
+    });
+    sim.create_task({"writer", Sched::Other, 0, 0, false}, [&] {
+        sleep_until(10 * kUsec);
+        const Time t0 = now();
+        synchronize_rcu();
+        took = now() - t0;
+    });
+    auto r = sim.run();
+    EXPECT_TRUE(r.violations.empty()) << r.violations.front().message;
+    return took;
+}
+
+}  // namespace
+
+// liburcu's synchronize_rcu as the real platform meets it: a thread inside a read section or a
+// would-be-atomic one (the real platform makes it a liburcu reader) holds the grace period; one
+// still inside after the polling window makes it end the slept-for time after it left; one
+// that began after the grace period, or none, leaves it at its two membarriers.
+TEST(UserspaceRcu, GracePeriodFollowsLiburcusWaitForReaders) {
+    EXPECT_EQ(userspace_gp(Holder::None, 0), 40 * kUsec);
+    EXPECT_EQ(userspace_gp(Holder::PreemptOff, 50 * kUsec), 40 * kUsec + 100 * kUsec);
+    EXPECT_EQ(userspace_gp(Holder::IrqsOff, 50 * kUsec), 40 * kUsec + 100 * kUsec);
+    EXPECT_EQ(userspace_gp(Holder::ReadSection, 50 * kUsec), 40 * kUsec + 100 * kUsec);
+    // Left 2 us into the grace period, within the polling window.
+    EXPECT_EQ(userspace_gp(Holder::PreemptOff, 12 * kUsec), 2 * kUsec + 40 * kUsec);
+    EXPECT_EQ(userspace_gp(Holder::PreemptOffLate, 50 * kUsec), 40 * kUsec);
+    // A profile without the slept-for time: the two membarriers after the reader left.
+    EXPECT_EQ(userspace_gp(Holder::PreemptOff, 50 * kUsec, 0), 40 * kUsec + 40 * kUsec);
+}
+
+// validate charges the real platform's call_rcu to the caller; a run charges nothing for it.
+TEST(UserspaceRcu, HostCallRcuIsChargedToTheCaller) {
+    for (Time cost : {Time{0}, Time{500}}) {
+        SimConfig cfg = sim::testing::zero_config(1, 10 * kMsec);
+        cfg.userspace_rcu_gp = 40 * kUsec;
+        cfg.host_call_rcu = cost;
+        SimPlatform sim(cfg);
+        Time took = -1;
+        int freed = 0;
+        sim.create_task({"t", Sched::Other, 0, 0, false}, [&] {
+            const Time t0 = now();
+            for (int i = 0; i < 10; ++i)
+                call_rcu([&freed] { ++freed; });
+            took = now() - t0;
+        });
+        sim.run();
+        EXPECT_EQ(took, 10 * cost);
+        EXPECT_EQ(freed, 10);
     }
 }
