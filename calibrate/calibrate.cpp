@@ -925,11 +925,15 @@ double sleep_wake_round_trip(const CalibrateOptions &o) {
 }
 
 // liburcu's grace period beside a thread (pinned to cpus[1]) that entered a read section just
-// before it and leaves kHold later: the grace period's time past the reader's end (its median
-// over the samples, minus kHold), when wait_for_readers had to sleep for the reader.
+// before it and stays kHold in it, so that wait_for_readers sleeps for it: the median over the
+// samples of the time from the reader's last instant inside to the grace period's end. The
+// reader notes that instant before it unlocks; the grace period cannot end before the unlock,
+// so the note is there to read when it returns, and the tail never counts the wait itself, even
+// when this thread was preempted before it began its grace period.
 double urcu_reader_sleep_tail(const std::array<int, 2> &cpus, const CalibrateOptions &o) {
     constexpr auto kHold = std::chrono::microseconds(200);
     std::atomic<int> ask{0}, inside{0};
+    std::atomic<int64_t> left_ns{0};  // the reader's last instant inside, since the clock's epoch
     std::atomic<bool> stop{false};
     std::thread reader([&] {
         pin_to(cpus[1]);
@@ -944,8 +948,13 @@ double urcu_reader_sleep_tail(const std::array<int, 2> &cpus, const CalibrateOpt
             urcu_memb_read_lock();
             const auto t0 = Clock::now();
             inside.store(n);
-            while (Clock::now() - t0 < kHold)
+            auto t = t0;
+            while (t - t0 < kHold) {
                 caa_cpu_relax();
+                t = Clock::now();
+            }
+            left_ns.store(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
             urcu_memb_read_unlock();
         }
     });
@@ -957,15 +966,16 @@ double urcu_reader_sleep_tail(const std::array<int, 2> &cpus, const CalibrateOpt
         ask.store(i);
         while (inside.load() != i)
             caa_cpu_relax();
-        const auto t0 = Clock::now();
         kernel::synchronize_rcu();
-        per.push_back(elapsed_ns(t0));
+        const int64_t end =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+                .count();
+        per.push_back(static_cast<double>(end - left_ns.load()));
     }
     stop = true;
     reader.join();
     if (restore) pthread_setaffinity_np(pthread_self(), sizeof(*restore), &*restore);
-    const double hold = std::chrono::duration<double, std::nano>(kHold).count();
-    return std::max(0.0, median(std::move(per)) - hold);
+    return std::max(0.0, median(std::move(per)));
 }
 
 // The primitives a strategy calls, through kernel/ on a RealPlatform from this thread.

@@ -128,7 +128,9 @@ bool RealPlatform::irqs_disabled() {
 
 void RealPlatform::op_begin(Label label) {
     TaskState &t = s_->me();
-    t.ops.push_back(OpFrame{label, s_->now(), s_->live_bytes.load(std::memory_order_relaxed)});
+    t.ops.push_back(OpFrame{label, s_->now(),
+                            s_->live_bytes.load(std::memory_order_relaxed) +
+                                t.mem_unflushed.load(std::memory_order_relaxed)});
 }
 
 void RealPlatform::op_end(Label label) {
@@ -142,6 +144,7 @@ void RealPlatform::op_end(Label label) {
     }
     OpFrame f = t.ops.back();
     t.ops.pop_back();
+    if (s_->bytes_to_fold(t)) s_->fold_bytes(t);
     if (!s_->recording()) {
         if (auto open = s_->open_part(f.start)) {
             kernel::OpStats &s = t.stats->op(label);

@@ -19,9 +19,7 @@ void *RealPlatform::mem_alloc(size_t bytes, AllocKind kind, Site site) {
     h->magic = kAllocMagic;
     h->kind = static_cast<uint8_t>(kind);
     new (&h->bytes) std::atomic<int64_t>(n);
-    const int64_t live = s_->live_bytes.fetch_add(n) + n;
-    for (int64_t peak = s_->peak_bytes.load(); live > peak;)
-        if (s_->peak_bytes.compare_exchange_weak(peak, live)) break;
+    const int64_t live = s_->account_bytes(t, n);
     ThreadStats &st = *t.stats;
     (sleeps ? st.memory.allocs_sleeping : st.memory.allocs_atomic) += 1;
     (sleeps ? st.memory.bytes_sleeping : st.memory.bytes_atomic) += n;
@@ -39,9 +37,7 @@ void RealPlatform::mem_charge(const void *p, int64_t bytes) {
         return;
     }
     h->bytes.fetch_add(bytes);
-    const int64_t live = s_->live_bytes.fetch_add(bytes) + bytes;
-    for (int64_t peak = s_->peak_bytes.load(); live > peak;)
-        if (s_->peak_bytes.compare_exchange_weak(peak, live)) break;
+    const int64_t live = s_->account_bytes(t, bytes);
     for (OpFrame &f : t.ops)
         f.peak_live = std::max(f.peak_live, live);
     if (!t.ops.empty() && s_->recording()) t.stats->op(t.label()).bytes_allocated += bytes;
@@ -91,7 +87,7 @@ void RealPlatform::mem_free(const void *p, Site site) {
                       fmt::format("{} of memory that is not allocated (double free?)", site.str()));
         return;
     }
-    s_->live_bytes.fetch_sub(h->bytes.load());
+    s_->account_bytes(t, -h->bytes.load());
     ++t.stats->memory.frees;
     h->magic = kFreedMagic;
     h->bytes.~atomic();

@@ -18,7 +18,9 @@
 //    expedited call is the same wait, counted separately); call_rcu callbacks run on liburcu's
 //    callback thread with the platform installed, inside a would-be-atomic section.
 //  - Memory: every accounted allocation carries a 16-byte header (size, kind, a magic word), so
-//    accounting needs no table; live and peak bytes are two atomics.
+//    accounting needs no table; each thread keeps its bytes to itself until one of its
+//    operations ends (or it ends, or they reach 64 KiB), then folds them into the live and
+//    peak counts: exact live bytes, a peak low by at most 64 KiB per other allocating thread.
 //  - Self-checks (RealConfig::checks, on for torture runs): the RCU publication table (liburcu's
 //    lock-free rculfhash: object -> when it was unpublished) and the reader scan that catch a
 //    free before the grace period, as the simulator's rcu_free_in_use check does, and keep such

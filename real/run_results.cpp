@@ -82,8 +82,19 @@ kernel::RunResults RealPlatform::State::collect(Time duration) {
     r.preempt_off.longest = kept_poff.longest;
     r.irqs_off.keep = kept_ioff.keep;
     r.irqs_off.longest = kept_ioff.longest;
+    // What each thread has not folded in yet (the threads that ran the platform's tasks folded
+    // theirs as they ended; the main thread's and liburcu's may hold some).
     r.memory.live_bytes = live_bytes.load();
     r.memory.peak_bytes = peak_bytes.load();
+    {
+        std::lock_guard g(mu);
+        for (auto &t : tasks) {
+            r.memory.live_bytes += t->mem_unflushed.load(std::memory_order_relaxed);
+            r.memory.peak_bytes =
+                std::max(r.memory.peak_bytes, t->mem_peak_seen.load(std::memory_order_relaxed));
+        }
+    }
+    r.memory.peak_bytes = std::max(r.memory.peak_bytes, r.memory.live_bytes);
     r.config["samples_dropped"] = std::to_string(dropped);
     {
         std::lock_guard g(mu);

@@ -48,6 +48,7 @@ void RealPlatform::State::thread_main(TaskState *t) {
     } catch (const std::exception &e) {
         violation(t, "task_exception", fmt::format("{} threw: {}", t->name, e.what()));
     }
+    fold_bytes(*t);
     if (t->atomic() || !t->held.empty() || t->rcu_nesting > 0)
         violation(t, "lock_held_at_exit",
                   fmt::format("{} exited with {} lock(s) held, preempt count {}, rcu nesting {}",

@@ -167,6 +167,60 @@ TEST(RealRcu, CallbacksRunAfterReadersWithThePlatform) {
     EXPECT_TRUE(r.violations.empty()) << violations_text(r);
 }
 
+// Threads keep their own bytes off the shared count until an operation ends (a count shared by
+// every kmalloc moved its line between CPUs each time): the live bytes at the end are exact, a
+// peak is at least what one thread saw and at most the sum, and one allocation past the batch
+// is folded in at once.
+TEST(RealMemory, ThreadsFoldTheirBytesIntoExactTotals) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 2);
+    std::vector<void *> kept[2];
+    for (int i = 0; i < 2; ++i)
+        p.create_task({"alloc" + std::to_string(i)}, [&, i] {
+            for (int n = 0; n < 100; ++n) {
+                kernel::OpScope op("alloc_op");
+                void *x = kernel::kmalloc(5000, kernel::Gfp::Kernel);
+                kept[i].push_back(kernel::kmalloc(100, kernel::Gfp::Kernel));
+                kernel::kfree(x);
+            }
+            stop.done();
+        });
+    kernel::RunResults r = p.run();
+    EXPECT_EQ(r.memory.live_bytes, 2 * 100 * 100);
+    EXPECT_GE(r.memory.peak_bytes, 100 * 100 + 5000);
+    EXPECT_LE(r.memory.peak_bytes, 2 * (100 * 100 + 5000));
+    EXPECT_EQ(r.memory.frees, 200u);
+    for (auto &v : kept)
+        for (void *x : v)
+            kernel::kfree(x);
+}
+
+TEST(RealMemory, AllocationPastTheBatchIsFoldedAtOnce) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 1);
+    void *big = nullptr;
+    int64_t seen_by_other = -1;
+    p.create_task({"big"}, [&] {
+        big = kernel::vmalloc(1 << 20);
+        // Another thread's operation sees it as live from its start.
+        std::thread other([&] {
+            kernel::PlatformScope inner(p);
+            kernel::OpScope op("look");
+            void *x = kernel::kmalloc(8, kernel::Gfp::Kernel);
+            kernel::kfree(x);
+        });
+        other.join();
+        stop.done();
+    });
+    kernel::RunResults r = p.run();
+    seen_by_other = r.ops["look"].peak_live_bytes;
+    EXPECT_GE(seen_by_other, 1 << 20);
+    EXPECT_EQ(r.memory.live_bytes, 1 << 20);
+    kernel::vfree(big);
+}
+
 TEST(RealMemory, AccountsLiveAndPeakBytes) {
     RealPlatform p(short_run(kUpperBound));
     kernel::PlatformScope scope(p);
