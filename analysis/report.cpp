@@ -559,7 +559,9 @@ json scaling_figures(const std::vector<RunSummary> &sums) {
             if (std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
         }
     json figures = json::array();
-    for (auto &[axis, vs] : values) {
+    for (auto &[axis, axis_values] : values) {
+        // A named reference for the lambdas below: Clang 14 cannot capture a structured binding.
+        std::vector<std::string> &vs = axis_values;
         if (vs.size() < 2) continue;
         bool numbers = std::all_of(vs.begin(), vs.end(),
                                    [](const std::string &v) { return numeric(v).has_value(); });

@@ -34,10 +34,11 @@
 
 #include "kernel/platform.h"
 #include "kernel/spinlock.h"
+#include "util/sanitizers.h"
 
 namespace locksim::kernel {
 
-#if defined(__SANITIZE_THREAD__)
+#if LOCKSIM_TSAN
 inline constexpr std::memory_order kSeqLoadOrder = std::memory_order_acquire;
 inline constexpr std::memory_order kSeqStoreOrder = std::memory_order_release;
 inline void smp_rmb() {}

@@ -8,10 +8,11 @@
 #include <mutex>
 
 #include "real/platform_state.h"
+#include "util/sanitizers.h"
 
 namespace locksim::real {
 
-#if defined(__SANITIZE_THREAD__)
+#if LOCKSIM_TSAN
 // liburcu is not instrumented: its internal hand-offs (rcu_barrier's completion, the callback
 // queue, the grace-period futex) look like races to ThreadSanitizer. What they order for our
 // code is annotated in real/urcu.h.

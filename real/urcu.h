@@ -11,10 +11,11 @@
 #include <urcu/urcu-memb.h>
 // The above must come first.
 #include <urcu/rculfhash.h>
+#include "util/sanitizers.h"
 
 namespace locksim::real {
 
-#if defined(__SANITIZE_THREAD__)
+#if LOCKSIM_TSAN
 extern "C" void __tsan_acquire(void *addr);
 extern "C" void __tsan_release(void *addr);
 inline char g_tsan_rcu_sync;

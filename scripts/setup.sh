@@ -16,8 +16,8 @@ main_packages=(g++ make cmake pkgconf ninja-build libboost-dev libboost-context-
   libtbb-dev libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev python3-matplotlib
   bzip2 ca-certificates)
 # The tests and benchmarks only: GoogleTest and Benchmark, libsepol (the oracle) and checkpolicy
-# (the fixtures), clang for libFuzzer, SimGrid and cyclictest (peers measured against),
-# Chromium (renders the report's page), clang-format.
+# (the fixtures), clang (libFuzzer and the sanitizer suite), SimGrid and cyclictest (peers
+# measured against), Chromium (renders the report's page), clang-format.
 test_packages=(libgtest-dev libbenchmark-dev libsepol-dev checkpolicy clang libclang-rt-14-dev
   clang-format libsimgrid-dev rt-tests chromium)
 # The one-node Slurm cluster of tests/cluster.

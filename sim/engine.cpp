@@ -4,13 +4,14 @@
 #include <atomic>
 #include <boost/context/preallocated.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
+#include <stdexcept>
+#include <utility>
 
-#if defined(__SANITIZE_ADDRESS__)
+#include "util/sanitizers.h"
+#if LOCKSIM_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
-#include <stdexcept>
-#include <utility>
 
 namespace locksim::sim {
 
@@ -82,7 +83,7 @@ void Engine::clear() {
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
+#if LOCKSIM_ASAN
 void start_switch(void **fake_stack, const void *bottom, size_t size) {
     __sanitizer_start_switch_fiber(fake_stack, bottom, size);
 }

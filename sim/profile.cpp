@@ -144,7 +144,7 @@ void parse_memory(const std::string &source, const toml::table &m, MemoryProfile
                                 {"llc_lifetime_us", false}};
     for (auto &&[k, v] : m)
         if (std::none_of(std::begin(kKeys), std::end(kKeys),
-                         [&](const Key &key) { return k.str() == key.name; }))
+                         [&name = k](const Key &key) { return name.str() == key.name; }))
             fail(source, v.source(), fmt::format("unknown key '{}' in [memory]", k.str()));
     for (const Key &key : kKeys)
         if (key.required && !m.contains(key.name))
@@ -307,7 +307,7 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
                                        "cluster",      "published",   "uncertainty"};
     for (auto &&[k, v] : root)
         if (std::find_if(std::begin(kTop), std::end(kTop),
-                         [&](const char *s) { return k.str() == s; }) == std::end(kTop))
+                         [&name = k](const char *s) { return name.str() == s; }) == std::end(kTop))
             fail(source, v.source(), fmt::format("unknown key '{}'", k.str()));
     p.name = text(root, "name");
     if (p.name.empty()) fail(source, root.source(), "missing 'name'");
@@ -342,7 +342,7 @@ CpuProfile parse_profile(std::string_view body, const std::string &source) {
     if (prim) {
         for (auto &&[k, v] : *prim) {
             auto it = std::find_if(std::begin(kPrimFields), std::end(kPrimFields),
-                                   [&](const PrimField &f) { return k.str() == f.key; });
+                                   [&name = k](const PrimField &f) { return name.str() == f.key; });
             if (it == std::end(kPrimFields))
                 fail(source, v.source(), fmt::format("unknown primitive '{}'", k.str()));
             p.primitive.*(it->field) = std::llround(cost_ns(source, v, k.str()));

@@ -29,8 +29,9 @@
 //   the 5.10 patches, current services.c (torvalds 002903e1); docs/kernel-eras.md.
 #include "kernel/seqlock.h"
 #include "strategies/strategy.h"
+#include "util/sanitizers.h"
 
-#if defined(__SANITIZE_THREAD__)
+#if LOCKSIM_TSAN
 extern "C" void AnnotateIgnoreReadsBegin(const char *file, int line);
 extern "C" void AnnotateIgnoreReadsEnd(const char *file, int line);
 #endif
@@ -42,7 +43,7 @@ namespace {
 // used only when read_seqretry says no write overlapped. Tell ThreadSanitizer so on real threads.
 template <class F>
 int racy_read(F &&f) {
-#if defined(__SANITIZE_THREAD__)
+#if LOCKSIM_TSAN
     AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
     int rc = f();
     AnnotateIgnoreReadsEnd(__FILE__, __LINE__);

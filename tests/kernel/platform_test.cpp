@@ -23,6 +23,6 @@ TEST(PlatformApi, NoPlatformIsALogicError) {
 }
 
 TEST(PlatformApi, SiteNamesFileAndLine) {
-    Site s{"read_lock", std::source_location::current()};
+    Site s{"read_lock", locksim::SourceLocation::current()};
     EXPECT_NE(s.str().find("read_lock @ platform_test.cpp:"), std::string::npos) << s.str();
 }

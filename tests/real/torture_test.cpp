@@ -13,6 +13,7 @@
 #include "ss/policydb.h"
 #include "strategies/catalog.h"
 #include "strategies/strategy.h"
+#include "util/sanitizers.h"
 #include "validate/torture.h"
 
 namespace locksim::real::test {
@@ -112,7 +113,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, Shipped, ::testing::ValuesIn(strategy_names
     std::exit(0);
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if LOCKSIM_ASAN || LOCKSIM_TSAN
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;

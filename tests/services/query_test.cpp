@@ -9,11 +9,12 @@
 #include "ss/avtab.h"
 #include "svc_test_util.h"
 #include "tests/temp_dir.h"
+#include "util/sanitizers.h"
 
 namespace locksim::ss::test {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
+#if LOCKSIM_ASAN
 constexpr uint32_t kQueries = 1500;
 #else
 constexpr uint32_t kQueries = 6000;
