@@ -453,6 +453,7 @@ int validate(const ValidateArgs &a) {
             rc.duration = duration;
             rc.seed = seed;
             rc.handle_signals = true;
+            rc.host_clock_ops = {kernel::op::kSetBools};  // where a commit's host time goes
             real::RealPlatform rp(rc);
             Side real_side;
             double load = 0;
@@ -584,6 +585,10 @@ int validate(const ValidateArgs &a) {
                                           {"lock_wait_ns", c->parts.lock_wait_ns},
                                           {"gp_wait_ns", c->parts.gp_wait_ns},
                                           {"grace_periods", c->parts.grace_periods}};
+        // The host's own count of the writer's time in its commits: CPU time run, and the
+        // times another thread took its CPU.
+        work["commit_parts"]["real"]["host_cpu_ns"] = sr.real_commit.parts.host_cpu_ns;
+        work["commit_parts"]["real"]["host_preemptions"] = sr.real_commit.parts.host_preemptions;
         for (const auto &[label, m] : sr.sim_memory)
             work["sim_memory"][label] = {{"lines", m.lines},
                                          {"l2_hits", m.l2_hits},

@@ -1,5 +1,10 @@
 // The real platform's accounting: would-be-atomic sections (preemption and interrupts "off"),
 // charged work, operations, and the collector's side of the sample queues.
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+
 #include "real/platform_state.h"
 
 namespace locksim::real {
@@ -126,15 +131,35 @@ bool RealPlatform::irqs_disabled() {
 
 // ---------------------------------------------------------------- operations
 
+HostClock HostClock::now() {
+    HostClock c;
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    c.cpu_ns = static_cast<Time>(ts.tv_sec) * kernel::kSec + ts.tv_nsec;
+    rusage ru{};
+    getrusage(RUSAGE_THREAD, &ru);
+    c.voluntary_switches = static_cast<uint64_t>(ru.ru_nvcsw);
+    c.involuntary_switches = static_cast<uint64_t>(ru.ru_nivcsw);
+    c.read = true;
+    return c;
+}
+
 void RealPlatform::op_begin(Label label) {
     TaskState &t = s_->me();
+    const std::vector<Label> &timed = cfg_.host_clock_ops;
+    // The host's clock is read last at the start and first at the end, so that neither read
+    // is inside the other's interval more than it must be.
     t.ops.push_back(OpFrame{label, s_->now(),
                             s_->live_bytes.load(std::memory_order_relaxed) +
                                 t.mem_unflushed.load(std::memory_order_relaxed)});
+    if (std::find(timed.begin(), timed.end(), label) != timed.end())
+        t.ops.back().host = HostClock::now();
 }
 
 void RealPlatform::op_end(Label label) {
     TaskState &t = s_->me();
+    const HostClock host_end =
+        !t.ops.empty() && t.ops.back().host.read ? HostClock::now() : HostClock{};
     const Time end = s_->now();
     if (t.ops.empty() || t.ops.back().label != label) {
         s_->violation(&t, "op_scope_mismatch",
@@ -157,6 +182,10 @@ void RealPlatform::op_end(Label label) {
     ++s.completed;
     s.latency.record(end - f.start);
     s.peak_live_bytes = std::max(s.peak_live_bytes, f.peak_live);
+    if (host_end.read) {
+        s.host_cpu_ns += host_end.cpu_ns - f.host.cpu_ns;
+        s.host_preemptions += host_end.involuntary_switches - f.host.involuntary_switches;
+    }
 }
 
 }  // namespace locksim::real

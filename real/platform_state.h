@@ -92,10 +92,21 @@ struct Held {
     Time since;
 };
 
+// The calling thread as the host counts it: the CPU time it ran, and its context switches, those
+// it asked for (it slept) and those the scheduler imposed (another thread took its CPU).
+struct HostClock {
+    Time cpu_ns = 0;
+    uint64_t voluntary_switches = 0;
+    uint64_t involuntary_switches = 0;
+    bool read = false;  // false: not measured
+    static HostClock now();
+};
+
 struct OpFrame {
     Label label;
     Time start;
     int64_t peak_live;
+    HostClock host{};  // at the start, for RealConfig::host_clock_ops
 };
 
 // Statistics of one thread, merged after the run.

@@ -61,6 +61,10 @@ struct RealConfig {
     bool handle_signals = false;     // SIGINT / SIGTERM end the run early (the command line)
     bool report_violations = false;  // also print each violation to stderr when it happens
     size_t keep_longest = 20;
+    // Operations whose thread's CPU time and involuntary context switches are read from the host
+    // at their start and end (OpParts::host_cpu_ns, host_preemptions): two system calls at each
+    // end, so meant for long operations (a commit), not for the reads.
+    std::vector<kernel::Label> host_clock_ops;
 };
 
 class RealPlatform final : public kernel::Platform {

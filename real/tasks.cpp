@@ -1,7 +1,6 @@
 // The real platform's tasks: host threads, their time, identity and sleep.
 #include <pthread.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "real/platform_state.h"
@@ -53,12 +52,9 @@ void RealPlatform::State::thread_main(TaskState *t) {
         violation(t, "lock_held_at_exit",
                   fmt::format("{} exited with {} lock(s) held, preempt count {}, rcu nesting {}",
                               t->name, t->held.size(), t->preempt_count, t->rcu_nesting));
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    t->cpu_time = static_cast<Time>(ts.tv_sec) * kernel::kSec + ts.tv_nsec;
-    rusage ru{};
-    getrusage(RUSAGE_THREAD, &ru);
-    t->switches = static_cast<uint64_t>(ru.ru_nvcsw + ru.ru_nivcsw);
+    const HostClock clock = HostClock::now();
+    t->cpu_time = clock.cpu_ns;
+    t->switches = clock.voluntary_switches + clock.involuntary_switches;
     t->last_cpu = cpu_now();
     t->body = nullptr;
     t->timer.reset();

@@ -144,6 +144,10 @@ void to_json(nlohmann::json &j, const OpStats &v) {
          {"bytes_allocated", v.bytes_allocated},
          {"peak_live_bytes", v.peak_live_bytes},
          {"open_at_end_ns", v.open_at_end}};
+    if (v.host_cpu_ns || v.host_preemptions) {  // measured on the host only
+        j["host_cpu_ns"] = v.host_cpu_ns;
+        j["host_preemptions"] = v.host_preemptions;
+    }
 }
 
 void to_json(nlohmann::json &j, const LockStats &v) {

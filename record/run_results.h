@@ -67,6 +67,11 @@ struct OpParts {
     Time gp_wait_ns = 0;         // time it waited for RCU grace periods
     uint64_t grace_periods = 0;  // synchronize_rcu calls (plain or expedited) it waited in
     int64_t bytes_allocated = 0;
+    // The host's view of the operation's thread, where the real platform was asked for it
+    // (RealConfig::host_clock_ops; zero elsewhere): the CPU time the thread ran, and how often
+    // the host's scheduler took its CPU away (involuntary context switches).
+    Time host_cpu_ns = 0;
+    uint64_t host_preemptions = 0;
 
     OpParts &operator+=(const OpParts &o) {
         compute_ns += o.compute_ns;
@@ -76,6 +81,8 @@ struct OpParts {
         gp_wait_ns += o.gp_wait_ns;
         grace_periods += o.grace_periods;
         bytes_allocated += o.bytes_allocated;
+        host_cpu_ns += o.host_cpu_ns;
+        host_preemptions += o.host_preemptions;
         return *this;
     }
 };

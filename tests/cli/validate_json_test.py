@@ -20,11 +20,18 @@ ten times over, a unit slip of 1000) leaves them.
 usage: validate_json_test.py LOCKSIM SCENARIO PROFILE OUTDIR
 """
 import json
+import math
 import os
 import re
 import statistics
 import subprocess
 import sys
+
+
+def llround(x):
+    """Rounds half away from zero, as validate does (C++'s llround); round() takes 66.5 to 66."""
+    return math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
+
 
 locksim, scenario, profile, out = sys.argv[1:5]
 rounds = 5
@@ -104,6 +111,13 @@ for name, s in doc["strategies"].items():
               f"{name}: commit_parts.{side} exceed the latency {parts}")
         check(parts["grace_periods"] >= work["commits"][side] and parts["gp_wait_ns"] > 0,
               f"{name}: commit_parts.{side} without grace periods {parts}")
+    # The host's own count of the writer over its commits: it ran, and for no longer than the
+    # commits lasted; the simulator has no host to count.
+    real = work["commit_parts"]["real"]
+    check(0 < real["host_cpu_ns"] <= real["latency_ns"] and real["host_preemptions"] >= 0,
+          f"{name}: commit_parts.real host figures {real}")
+    check("host_cpu_ns" not in work["commit_parts"]["sim"],
+          f"{name}: commit_parts.sim has a host figure {work['commit_parts']['sim']}")
     # The simulator's cache model, per label: the reader's lines and where they came from.
     mem = work["sim_memory"].get("torture_read", {})
     check(mem.get("lines", 0) > 0 and
@@ -251,7 +265,7 @@ check(work["commits"]["sim"] > 0 and
 # 100 us: every read section (a span at least) takes 100 us or more in the simulator (about 8 us
 # with the calibrated overhead).
 span = re.search(r"^'compute_span_ns' = '([0-9.]+)'", text, re.M)
-check(span is not None and doc["span_overhead_ns"] == round(float(span.group(1))) > 0 and
+check(span is not None and doc["span_overhead_ns"] == llround(float(span.group(1))) > 0 and
       "charged to every span in the simulator" in proc.stdout,
       f"calibrated span overhead {doc['span_overhead_ns']}, recorded "
       f"{span.group(1) if span else None}")
@@ -277,7 +291,7 @@ if span:
           f"a broken span record: exit {bad.returncode}, {bad.stderr[-300:]}")
 # The same for the real platform's call_rcu; and liburcu's wait for a reader still inside.
 call_rcu = re.search(r"^'call_rcu_ns' = '([0-9.]+)'", text, re.M)
-check(call_rcu is not None and doc["call_rcu_ns"] == round(float(call_rcu.group(1))) > 0 and
+check(call_rcu is not None and doc["call_rcu_ns"] == llround(float(call_rcu.group(1))) > 0 and
       shipped_doc["call_rcu_ns"] == 0, f"call_rcu {doc['call_rcu_ns']}, shipped "
       f"{shipped_doc['call_rcu_ns']}")
 urcu = doc["urcu_ns"]

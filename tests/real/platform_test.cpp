@@ -221,6 +221,47 @@ TEST(RealMemory, AllocationPastTheBatchIsFoldedAtOnce) {
     kernel::vfree(big);
 }
 
+// The host's clock on an operation: read only for the labels the configuration names; a thread
+// cannot run for longer than the operation lasted, nor while it slept.
+TEST(RealHostClock, CountsTheNamedOperationsAndNotTheirSleep) {
+    RealConfig cfg = short_run(kUpperBound);
+    cfg.host_clock_ops = {kernel::Label("clocked_op")};
+    RealPlatform p(cfg);
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 1);
+    constexpr int kOps = 5;
+    constexpr unsigned kSleepMs = 20;
+    std::atomic<uint64_t> sink{0};
+    auto spin = [&] {
+        for (uint64_t i = 0; i < 200000; ++i)
+            sink.fetch_add(i, std::memory_order_relaxed);
+    };
+    p.create_task({"worker"}, [&] {
+        for (int n = 0; n < kOps; ++n) {
+            {
+                kernel::OpScope op("clocked_op");
+                spin();
+                kernel::msleep(kSleepMs);
+            }
+            kernel::OpScope op("plain_op");
+            spin();
+        }
+        stop.done();
+    });
+    kernel::RunResults r = p.run();
+    const kernel::OpStats &clocked = r.ops["clocked_op"], &plain = r.ops["plain_op"];
+    ASSERT_EQ(clocked.completed, static_cast<uint64_t>(kOps));
+    ASSERT_EQ(plain.completed, static_cast<uint64_t>(kOps));
+    EXPECT_GT(clocked.host_cpu_ns, 0);
+    EXPECT_LE(clocked.host_cpu_ns, clocked.latency.sum() - kOps * kSleepMs * kMsec);
+    EXPECT_EQ(plain.host_cpu_ns, 0);
+    EXPECT_EQ(plain.host_preemptions, 0u);
+    // The results file carries the host's figures where they were measured, and only there.
+    const nlohmann::json j = r;
+    EXPECT_EQ(j["ops"]["clocked_op"]["host_cpu_ns"], clocked.host_cpu_ns);
+    EXPECT_FALSE(j["ops"]["plain_op"].contains("host_cpu_ns"));
+}
+
 TEST(RealMemory, AccountsLiveAndPeakBytes) {
     RealPlatform p(short_run(kUpperBound));
     kernel::PlatformScope scope(p);
