@@ -101,8 +101,13 @@ void SimPlatform::local_irq_disable(Site site) {
     }
 }
 
+// Each toggle costs irq_toggle, the enable as the disable (calibrate times the pair and halves
+// it); the enable's is paid inside the section it ends, as preempt_enable's is.
 void SimPlatform::local_irq_enable(Site site) {
-    if (Task *t = cur_) irq_on(t, site);
+    if (Task *t = cur_) {
+        advance(cfg_.profile.primitive.irq_toggle);
+        irq_on(t, site);
+    }
 }
 
 bool SimPlatform::irqs_disabled() {

@@ -28,7 +28,7 @@ struct PrimitiveCosts {
     Time sem_release = 20;
     Time cacheline_transfer = 80;  // a lock's cache line moving from another CPU
     Time preempt_toggle = 1;       // preempt_disable / preempt_enable
-    Time irq_toggle = 2;           // local_irq_disable / enable
+    Time irq_toggle = 2;           // local_irq_disable, and again local_irq_enable
     Time rcu_read_lock = 1;        // both halves of a read section (PREEMPT_RCU nesting counter)
     Time context_switch = 1500;    // schedule() and the switch, charged to the incoming task
     Time wakeup = 400;             // try_to_wake_up on the waker's side

@@ -96,3 +96,25 @@ TEST(Cost, MeasuredModelUsesHostTime) {
     sim.run();
     EXPECT_GT(took, 0);  // no bound on its size: host time varies
 }
+
+// Each interrupt toggle costs irq_toggle, the enable as the disable (calibrate halves the pair
+// it times), and both are inside the irqs-off section; preempt_toggle the same for preemption.
+TEST(Cost, BothTogglesOfAPairAreCharged) {
+    auto cfg = zero_config(1, 10 * kMsec);
+    cfg.profile.primitive.irq_toggle = 100;
+    cfg.profile.primitive.preempt_toggle = 10;
+    SimPlatform sim(cfg);
+    Time took = -1;
+    sim.create_task({"t", Sched::Other, 0, 0, false}, [&] {
+        Time t0 = now();
+        local_irq_disable();
+        local_irq_enable();
+        preempt_disable();
+        preempt_enable();
+        took = now() - t0;
+    });
+    auto r = sim.run();
+    EXPECT_EQ(took, 2 * 100 + 2 * 10);
+    EXPECT_EQ(r.irqs_off.length.max(), 200);
+    EXPECT_EQ(r.preempt_off.length.max(), 20);
+}
