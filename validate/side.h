@@ -24,20 +24,24 @@ struct Side {
 
 // The two-task workload on `platform` (current on this thread), for one strategy.
 // Each run gets its own copy of the policy: in-place strategies change the conditional state.
-// `hogs` CPU-bound tasks (nice 0) run beside them: the host's other load.
+// `hogs` CPU-bound tasks (nice 0) run beside them: the host's other load. They are created
+// first, as the load was there before the run: the scheduler places each new task one slice
+// (its share of the latency period among the tasks already there) after the CPU's least
+// virtual runtime, so created last, the reader would wait for every one of them first (with
+// ten on two CPUs, past a 40 ms run).
 template <class P>
 Side run_side(P &platform, const std::vector<uint8_t> &image, const StrategySpec &spec,
               const CoreConfig &core, const TortureConfig &tc, int hogs = 0) {
     kernel::PlatformScope scope(platform);
     auto server = make_security_server(spec.name, spec.options,
                                        make_policy_state(ss::policydb_read(image), core), core);
-    Torture t(*server, tc);
-    t.create_tasks();
     for (int i = 0; i < hogs; ++i)
         kernel::create_task({fmt::format("host_load{}", i)}, [] {
             while (!kernel::kthread_should_stop())
                 kernel::ndelay(100 * kernel::kUsec);
         });
+    Torture t(*server, tc);
+    t.create_tasks();
     Side side;
     side.results = platform.run();
     side.torture = t.finish(side.results);
