@@ -933,7 +933,7 @@ double sleep_wake_round_trip(const CalibrateOptions &o) {
 double urcu_reader_sleep_tail(const std::array<int, 2> &cpus, const CalibrateOptions &o) {
     constexpr auto kHold = std::chrono::microseconds(200);
     std::atomic<int> ask{0}, inside{0};
-    std::atomic<int64_t> left_ns{0};  // the reader's last instant inside, since the clock's epoch
+    std::atomic<Clock::time_point> left{};  // the reader's last instant inside
     std::atomic<bool> stop{false};
     std::thread reader([&] {
         pin_to(cpus[1]);
@@ -953,8 +953,7 @@ double urcu_reader_sleep_tail(const std::array<int, 2> &cpus, const CalibrateOpt
                 caa_cpu_relax();
                 t = Clock::now();
             }
-            left_ns.store(
-                std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+            left.store(t);
             urcu_memb_read_unlock();
         }
     });
@@ -967,10 +966,7 @@ double urcu_reader_sleep_tail(const std::array<int, 2> &cpus, const CalibrateOpt
         while (inside.load() != i)
             caa_cpu_relax();
         kernel::synchronize_rcu();
-        const int64_t end =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-                .count();
-        per.push_back(static_cast<double>(end - left_ns.load()));
+        per.push_back(elapsed_ns(left.load()));
     }
     stop = true;
     reader.join();
