@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "analysis/duration_advice.h"
+#include "analysis/held_tail.h"
 #include "analysis/seeds.h"
 #include "analysis/table.h"
 #include "util/error.h"
@@ -98,7 +99,7 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
         if (c.probability) {
             // The tail estimate of every run; the largest upper bound is judged.
             double high = 0, estimate = 0;
-            std::string poor;
+            std::string poor, basis;
             for (size_t i : runs) {
                 TailQuantile q = tails ? tails(i, c.metric, *c.probability) : TailQuantile{};
                 if (!tails) q.note = "no histograms to estimate from";
@@ -117,6 +118,7 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
                 if (q.high >= high) {
                     high = q.high;
                     estimate = q.estimate;
+                    basis = q.held ? ", by the stretches that held the CPUs" : "";
                 }
             }
             if (!poor.empty()) {
@@ -128,10 +130,10 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
                 o.over = !(high <= static_cast<double>(limit));
                 o.ratio = ratio_of(high);
                 o.text = fmt::format(
-                    "{} at p={} per {}: {} (upper bound {}) {} {} ({:.2f}x of the limit)", c.what,
+                    "{} at p={} per {}: {} (upper bound {}{}) {} {} ({:.2f}x of the limit)", c.what,
                     prob_text(*c.probability), c.per, show(std::llround(estimate)),
                     std::isfinite(high) ? show(std::llround(high)) : std::string("unbounded"),
-                    o.over ? ">" : "<=", show(limit), o.ratio);
+                    basis, o.over ? ">" : "<=", show(limit), o.ratio);
             }
             out.push_back(o);
             continue;
@@ -204,7 +206,9 @@ TailSource tail_source(const ResultsFile &file) {
     return [&file](size_t index, TailMetric m, double probability) {
         TailOptions o;
         o.bucketed = true;
-        return tail_quantile(run_tail_sample(file.runs.at(index), m), probability, o);
+        const nlohmann::json &run = file.runs.at(index);
+        if (m == TailMetric::ProbeWakeup) return probe_wakeup_tails(run, {probability}, o).front();
+        return tail_quantile(run_tail_sample(run, m), probability, o);
     };
 }
 

@@ -18,6 +18,7 @@
 #include <thread>
 #include <tuple>
 
+#include "analysis/held_tail.h"
 #include "analysis/metrics.h"
 #include "analysis/table.h"
 #include "analysis/wakeup_cause.h"
@@ -283,13 +284,15 @@ json histogram_figure(const json &run, size_t i, const RunSummary &s, bool probe
     }
     // The tail estimate beside the histogram (analysis/tail.h), at two probabilities.
     if (h.count()) {
-        const TailSample sample =
-            run_tail_sample(run, probe ? TailMetric::ProbeWakeup : TailMetric::PreemptOff);
         TailOptions to;
         to.bucketed = true;
         json tails = json::array();
         std::string text;
-        for (const TailQuantile &q : tail_quantiles(sample, {1e-6, 1e-9}, to)) {
+        const std::vector<double> ps = {1e-6, 1e-9};
+        const std::vector<TailQuantile> qs =
+            probe ? probe_wakeup_tails(run, ps, to)
+                  : tail_quantiles(run_tail_sample(run, TailMetric::PreemptOff), ps, to);
+        for (const TailQuantile &q : qs) {
             const double p = q.probability;
             tails.push_back({{"probability", p},
                              {"ok", q.ok},

@@ -487,7 +487,7 @@ TailQuantile tail_quantile_unchecked(const TailSample &sample, double p, const T
     TailQuantile q;
     q.probability = p;
     const double n = static_cast<double>(sample.count());
-    if (n > 0 && p * n >= 1) {
+    if (n > 0 && p * n >= 1 && !o.fit_inside_data) {
         // Inside the data: at least one observation lies above; the observed quantile.
         q.ok = q.empirical = true;
         q.estimate = q.low = q.high = empirical_quantile(sample, p);
@@ -560,13 +560,14 @@ TailQuantile tail_quantile_unchecked(const TailSample &sample, double p, const T
 // 0.4 % wide), so a bucket is an atom only with 5 times the count of each adjacent bucket.
 constexpr uint64_t kMinAtom = 10;
 
-// A rare fixed cost: a few observations (kMinCluster or more) on values within 1 % of each other,
+// A rare fixed cost: a few observations (kMinCluster or more) on values spanning at most 10 %,
 // with no other value within 10 % below or above them (a callback that frees the same state at
-// every commit, a handful of times in a run, far above everything else). A fixed value by its
+// every commit, a section taken a few times a second, far above everything else, its length
+// spread a few per cent by the interrupts and cache misses that meet it). A fixed value by its
 // isolation rather than by its count; a continuous density does not leave such gaps around a
 // tight group. Returns, per distinct value, whether it belongs to such a cluster.
 constexpr uint64_t kMinCluster = 3;
-constexpr double kClusterWidth = 1.01, kClusterGap = 1.10;
+constexpr double kClusterSpan = 1.10, kClusterGap = 1.10;
 
 std::vector<bool> isolated_clusters(const TailSample &s) {
     std::vector<bool> out(s.values.size(), false);
@@ -574,12 +575,13 @@ std::vector<bool> isolated_clusters(const TailSample &s) {
     while (i < s.values.size()) {
         size_t j = i;
         uint64_t count = 0;
-        while (j < s.values.size() && s.values[j].first <= s.values[i].first * kClusterWidth)
+        // The run of values up to the next gap.
+        while (j < s.values.size() &&
+               (j == i || s.values[j - 1].first * kClusterGap >= s.values[j].first))
             count += s.values[j++].second;
-        const bool gap_below = i == 0 || s.values[i - 1].first * kClusterGap < s.values[i].first;
-        const bool gap_above =
-            j == s.values.size() || s.values[j - 1].first * kClusterGap < s.values[j].first;
-        if (count >= kMinCluster && gap_below && gap_above && i > 0)
+        // A gap lies below it (it is not the lowest run) and above it (or nothing does).
+        const bool tight = s.values[j - 1].first <= s.values[i].first * kClusterSpan;
+        if (count >= kMinCluster && tight && i > 0)
             std::fill(out.begin() + static_cast<long>(i), out.begin() + static_cast<long>(j), true);
         i = j;
     }
@@ -687,6 +689,10 @@ TailQuantile tail_quantile_or_top(const TailSample &sample, double p, const Tail
 
 }  // namespace
 
+std::pair<TailSample, TailSample> split_atoms(const TailSample &sample, const TailOptions &o) {
+    return atoms_and_rest(sample, o);
+}
+
 std::vector<TailQuantile> tail_quantiles(const TailSample &sample,
                                          const std::vector<double> &probabilities,
                                          const TailOptions &o) {
@@ -717,26 +723,41 @@ std::string top_only(const TailQuantile &q) {
 }
 }  // namespace
 
-std::string format_tail(const TailQuantile &q) {
-    if (q.ok && q.empirical)
-        return fmt::format("{} at p={:.0e} (observed)", human_ns(std::llround(q.estimate)),
-                           q.probability);
-    if (!q.ok) return fmt::format("no estimate at p={:.0e}: {}", q.probability, q.note);
+namespace {
+// How a fitted estimate was made: the fit, with fixed values apart where there were some.
+std::string fit_text(const TailQuantile &q) {
     if (q.atoms > 0)
         return fmt::format(
-            "{} [{}, {}] at p={:.0e} ({} fixed value{} apart, the largest {} ({} of {}); the "
-            "rest's GPD over {}: k={} of {}, xi={:.2f}, A-D p={:.2f}{}{})",
-            human_ns(std::llround(q.estimate)), human_ns(std::llround(q.low)),
-            human_ns(std::llround(q.high)), q.probability, q.atoms, q.atoms == 1 ? "" : "s",
-            human_ns(std::llround(q.atom)), q.atom_count, q.fit.n + q.atom_observations,
-            human_ns(std::llround(q.fit.threshold)), q.fit.k, q.fit.n, q.fit.xi, q.fit.gof_p,
+            "{} fixed value{} apart, the largest {} ({} of {}); the rest's GPD over {}: k={} of "
+            "{}, xi={:.2f}, A-D p={:.2f}{}{}",
+            q.atoms, q.atoms == 1 ? "" : "s", human_ns(std::llround(q.atom)), q.atom_count,
+            q.fit.n + q.atom_observations, human_ns(std::llround(q.fit.threshold)), q.fit.k,
+            q.fit.n, q.fit.xi, q.fit.gof_p,
             q.estimate == q.atom ? "; its value at p lies below the largest fixed value" : "",
             top_only(q));
-    return fmt::format(
-        "{} [{}, {}] at p={:.0e} (GPD over {}: k={} of {}, xi={:.2f}, A-D p={:.2f}{})",
-        human_ns(std::llround(q.estimate)), human_ns(std::llround(q.low)),
-        human_ns(std::llround(q.high)), q.probability, human_ns(std::llround(q.fit.threshold)),
-        q.fit.k, q.fit.n, q.fit.xi, q.fit.gof_p, top_only(q));
+    return fmt::format("GPD over {}: k={} of {}, xi={:.2f}, A-D p={:.2f}{}",
+                       human_ns(std::llround(q.fit.threshold)), q.fit.k, q.fit.n, q.fit.xi,
+                       q.fit.gof_p, top_only(q));
+}
+}  // namespace
+
+std::string format_tail(const TailQuantile &q) {
+    if (!q.ok) return fmt::format("no estimate at p={:.0e}: {}", q.probability, q.note);
+    const std::string value =
+        q.empirical ? human_ns(std::llround(q.estimate))
+                    : fmt::format("{} [{}, {}]", human_ns(std::llround(q.estimate)),
+                                  human_ns(std::llround(q.low)), human_ns(std::llround(q.high)));
+    std::string how = q.empirical ? std::string("observed") : fit_text(q);
+    if (q.held) {
+        if (q.empirical)
+            how = q.held_longer ? fmt::format("observed, {} stretches longer", q.held_longer)
+                                : q.note;
+        how = "a wake-up at a random instant, by the stretches that held the CPUs: " + how;
+        if (q.path > 0)
+            how += fmt::format("; the wake-ups' median {} added", human_ns(std::llround(q.path)));
+    }
+    if (!q.other.empty()) how += "; " + q.other;
+    return fmt::format("{} at p={:.0e} ({})", value, q.probability, how);
 }
 
 }  // namespace locksim::analysis

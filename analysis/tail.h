@@ -40,7 +40,7 @@
 // When no threshold passes, the data are taken as a mixture of fixed values (atoms: a value
 // shared by 10 or more observations, or a histogram bucket with 5 times the count of each
 // adjacent one; the counted model's deterministic sections and paths; or a tight group of 3 or
-// more observations within 1 % of each other with no other value within 10 % around it, a rare
+// more observations spanning at most 10 %, with no other value within 10 % around it, a rare
 // fixed cost) and a continuous rest:
 // P(X > x) = sum of the shares of the atoms above x + share_rest * P(rest > x). Beyond the data
 // every observed atom's share exceeds p, so x_p is the larger of the largest atom and the
@@ -94,6 +94,9 @@ struct TailOptions {
     uint64_t seed = 1;             // the bootstrap's generator (a fit is deterministic)
     bool bucketed = false;         // bootstrap samples are bucketed like kernel::Histogram values
     bool split_atoms = true;       // when no GPD fits, fixed values apart and the rest fitted
+    // Fit even where p lies inside the data (p * n >= 1) instead of giving the observed
+    // quantile: for a caller that needs the fitted tail's interval there (held_tail.h).
+    bool fit_inside_data = false;
 };
 
 struct GpdFit {
@@ -123,6 +126,12 @@ struct TailQuantile {
     double atom = 0;
     bool no_tail = false;   // not ok because no threshold gave a GPD tail (not for its interval)
     bool top_only = false;  // fitted to the top of the sample only (TailOptions::top_exceedances)
+    // From the stretches that held the CPUs (held_tail.h), not from the sample itself: how many
+    // stretches are longer than the wait, and the wake-up path added to it (0: none added).
+    bool held = false;
+    uint64_t held_longer = 0;
+    double path = 0;
+    std::string other;  // what the other source gave, where two were compared (held_tail.h)
 };
 
 // The value exceeded with probability `p` per observation, with its confidence interval.
@@ -135,6 +144,9 @@ std::vector<TailQuantile> tail_quantiles(const TailSample &sample,
 // "310us [220us, 580us] at p=1e-09 (GPD over 120us: k=200 of 12000, xi=0.12, A-D p=0.43)" or
 // "no estimate at p=1e-09: not a generalised Pareto tail at any of 5 thresholds ...".
 std::string format_tail(const TailQuantile &q);
+
+// The fixed values (atoms) of a sample and the rest, as the mixture above splits them.
+std::pair<TailSample, TailSample> split_atoms(const TailSample &sample, const TailOptions &o);
 
 // The generalised Pareto distribution's quantile function (for tests and sampling).
 double gpd_quantile(double sigma, double xi, double probability_below);

@@ -62,6 +62,9 @@ kernel::RunResults RealPlatform::State::collect(Time duration) {
         r.memory.merge(st.memory);
         dropped += st.samples_dropped;
     }
+    r.cpu_held_absent =
+        "host threads: the host kernel's non-preemptible stretches are not visible to a "
+        "process, and the would-be-atomic sections never hold a host CPU";
     for (size_t i = 0; i < ops.size(); ++i)
         if (used[i]) r.ops[std::string(kernel::label_name(static_cast<uint32_t>(i)))] = ops[i];
     for (size_t i = 0; i < compute.size(); ++i)

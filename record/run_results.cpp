@@ -271,6 +271,10 @@ void to_json(nlohmann::json &j, const RunResults &v) {
         j["wakeup_worst"] = v.wakeup_worst;
     else
         j["wakeup_worst_absent"] = v.wakeup_causes_absent;
+    if (v.cpu_held_absent.empty())
+        j["cpu_held"] = {{"length_ns", v.cpu_held}, {"open_at_end_ns", v.cpu_held_open_at_end}};
+    else
+        j["cpu_held_absent"] = v.cpu_held_absent;
     if (!v.memory_stall.empty()) j["memory_stall"] = v.memory_stall;
     if (!v.workload_notes.empty()) j["workload_notes"] = v.workload_notes;
     if (!v.early_stop.metric.empty())

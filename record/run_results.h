@@ -270,6 +270,14 @@ struct RunResults {
     // held a CPU leaves it empty and says why in `wakeup_causes_absent`.
     std::vector<WakeupRecord> wakeup_worst;
     std::string wakeup_causes_absent;
+    // The stretches in which a CPU could not switch to a woken task of the highest priority:
+    // its preempt-off and IRQs-off sections and its interrupt time, overlapping ones merged into
+    // one, each CPU apart. A wake-up at a random instant meets them in proportion to their
+    // length (analysis/held_tail.h). A platform that cannot see them all leaves the histogram
+    // empty and says why in `cpu_held_absent`.
+    Histogram cpu_held;
+    std::vector<Time> cpu_held_open_at_end;  // stretches still open when the run ended (so far)
+    std::string cpu_held_absent;
     IntervalStats preempt_off;
     IntervalStats irqs_off;
     std::map<std::string, LockStats> locks;

@@ -94,6 +94,7 @@ void SimPlatform::close_section(Task *t, Section &s, bool irq, const Site &end) 
     Cpu &c = cpu_of(t);
     (irq ? t->last_ioff : t->last_poff) = s;
     (irq ? t->last_ioff_end : t->last_poff_end) = engine_.now();
+    note_held(c, s.start, engine_.now());
     if (recorder_)
         recorder_->atomic_section(c.id, irq, s.start, engine_.now(), t->params.name, s.label.name(),
                                   s.site.str(), end.str());
@@ -104,6 +105,41 @@ void SimPlatform::close_section(Task *t, Section &s, bool irq, const Site &end) 
         stop_if_over("irqs_off.max_ns", len, cfg_.stop_over.irqs_off);
     else
         stop_if_over("preempt_off.max_ns", len, cfg_.stop_over.preempt_off);
+}
+
+// What holds a CPU against a woken task of the highest priority, as one stretch: sections and
+// interrupt time that overlap or touch are one wait for a task woken inside them. Each piece
+// reaches here when it ends (a section) or begins with its end known (interrupt time), so a
+// piece never lies wholly before the stretch held so far: it extends it, or the stretch is
+// over.
+void SimPlatform::note_held(Cpu &c, Time from, Time to) {
+    if (to <= from) return;
+    if (c.held_start >= 0 && from <= c.held_end) {
+        c.held_start = std::min(c.held_start, from);
+        c.held_end = std::max(c.held_end, to);
+        return;
+    }
+    record_held(c);
+    c.held_start = from;
+    c.held_end = to;
+}
+
+// A stretch counts when it lies in the measured window: one still open at the window's end
+// (drain work runs after it) is a lower bound, listed apart.
+void SimPlatform::record_held(Cpu &c) {
+    const Time from = std::exchange(c.held_start, -1), to = c.held_end;
+    const Time end = window_end();
+    if (from < 0 || !warm_ || to <= stats_since_ || from >= end) return;
+    if (to > end) {
+        cpu_held_.record(end - from);
+        cpu_held_open_.push_back(end - from);
+    } else {
+        cpu_held_.record(to - from);
+    }
+}
+
+Time SimPlatform::window_end() const {
+    return early_stop_.metric.empty() ? cfg_.duration : std::min(cfg_.duration, early_stop_.at_ns);
 }
 
 void SimPlatform::stop_if_over(const char *path, Time value, Time limit) {
@@ -170,6 +206,11 @@ void SimPlatform::close_open_at_end(Time now) {
     for (auto &tp : tasks_) {
         Task *t = tp.get();
         if (t->state == TaskState::Dead || t->state == TaskState::New) continue;
+        if (t->preempt_count > 0 || t->irqs_off)
+            note_held(cpu_of(t),
+                      std::min(t->preempt_count > 0 ? t->poff.start : now,
+                               t->irqs_off ? t->ioff.start : now),
+                      now);
         if (t->preempt_count > 0) {
             const Time len = now - t->poff.start;
             const bool on_frame = charge_section_to_frame(t, t->poff, false, len);
@@ -322,6 +363,8 @@ void SimPlatform::reset_stats() {
     wakeup_worst_.clear();
     preempt_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
     irqs_off_ = kernel::IntervalStats{.keep = cfg_.keep_longest};
+    cpu_held_ = {};
+    cpu_held_open_.clear();
     priced_ = {};
     locks_.reset_stats();
     rcu_.reset_stats();
@@ -341,9 +384,7 @@ kernel::RunResults SimPlatform::collect() {
     kernel::RunResults r;
     r.platform = "sim";
     // Stopped early: what was measured is the time until the stop.
-    r.duration_ns =
-        (early_stop_.metric.empty() ? cfg_.duration : std::min(cfg_.duration, early_stop_.at_ns)) -
-        stats_since_;
+    r.duration_ns = window_end() - stats_since_;
     r.seed = cfg_.seed;
     r.events = engine_.events_processed();
     r.config = {{"cpus", std::to_string(cfg_.cpus)},
@@ -382,6 +423,17 @@ kernel::RunResults SimPlatform::collect() {
                      });
     r.preempt_off = preempt_off_;
     r.irqs_off = irqs_off_;
+    if (fully_preemptible(cfg_.preempt)) {
+        for (Cpu &c : cpus_)
+            record_held(c);
+        r.cpu_held = cpu_held_;
+        r.cpu_held_open_at_end = cpu_held_open_;
+    } else {
+        r.cpu_held_absent = fmt::format(
+            "preemption {}: kernel code holds a CPU outside its sections, and those stretches are "
+            "not recorded",
+            r.config["preempt"]);
+    }
     r.early_stop = early_stop_;
     if (cfg_.record_priced && cfg_.cost_model == CostModel::Counted) r.priced = priced_;
     locks_.collect(r.locks);

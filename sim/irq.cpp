@@ -218,7 +218,9 @@ void SimPlatform::deliver_irq(Cpu &c, size_t source) {
 void SimPlatform::take_irq_time(Cpu &c, Time hard, Time soft, bool end_event) {
     const Time now = engine_.now();
     const Time cost = hard + soft;
-    c.irq_until = std::max(now, c.irq_until) + cost;
+    const Time from = std::max(now, c.irq_until);
+    c.irq_until = from + cost;
+    note_held(c, from, c.irq_until);
     if (recording()) {
         c.stats.irq_ns += hard;
         c.stats.softirq_ns += soft;

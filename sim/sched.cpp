@@ -549,6 +549,7 @@ void SimPlatform::timer_fire(Task *t, Cpu &c) {
     if (!c.curr) {
         // An idle CPU: the interrupt only holds back the switch-in it leads to.
         if (recording()) c.stats.irq_ns += irq;
+        note_held(c, engine_.now(), engine_.now() + irq);
         wake(t, c.id, irq);
         return;
     }

@@ -290,6 +290,11 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     // At the end of the drain (`end`): every section, operation, lock wait and probe wake-up
     // still open is counted as censored ("at least" its elapsed part); then recording stops.
     void close_open_at_end(Time end);
+    // [from, to) held the CPU: merged with the stretch that `c` holds so far when they meet,
+    // else that one is recorded and this one begins (cpu_held_).
+    void note_held(Cpu &c, Time from, Time to);
+    void record_held(Cpu &c);
+    Time window_end() const;  // the end of what a run measures (its duration, or its early stop)
     void note_live_bytes();
     int64_t peak_live_since(const OpFrame &f) const;
     kernel::RunResults collect();
@@ -335,6 +340,8 @@ class SimPlatform final : public kernel::Platform, private SchedOps {
     size_t probes_waiting_ = 0;  // probes with wait_since set
     bool warm_ = false;          // the warm-up is over: what is recorded now counts
     kernel::IntervalStats preempt_off_, irqs_off_;
+    kernel::Histogram cpu_held_;
+    std::vector<Time> cpu_held_open_;
     Time stats_since_ = 0;  // start of the measured period (the end of the warm-up)
     std::vector<kernel::Violation> violations_;
     std::set<std::string> violation_keys_;

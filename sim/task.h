@@ -211,6 +211,9 @@ struct Cpu {
     // whose lines leave while the CPU idles), and when its current idle stretch began.
     Time idle_total = 0;
     Time idle_since = 0;
+    // The stretch of time, so far, in which this CPU could not switch to a woken task of the
+    // highest priority (its sections and interrupt time merged; SimPlatform::note_held); -1: none.
+    Time held_start = -1, held_end = -1;
     kernel::CpuStats stats;
 };
 

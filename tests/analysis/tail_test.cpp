@@ -254,12 +254,13 @@ TEST(Tail, MixtureOfFixedValuesAndATailCoversTheTrueQuantile) {
 }
 
 // Without enough continuous values beside the fixed ones, no number, and the caption says why.
+// The 20 others spread over 1500-2070 ns (a tight isolated group would be a fixed cost itself).
 TEST(Tail, FixedValuesWithTooFewOthersGiveNoNumber) {
     std::vector<double> v;
     for (int i = 0; i < 20000; ++i)
         v.push_back(i % 2 ? 1000.0 : 3000.0);
     for (int i = 0; i < 20; ++i)
-        v.push_back(1500.0 + i);
+        v.push_back(1500.0 + 30 * i);
     TailQuantile q = tail_quantile(tail_sample(v), 1e-9);
     EXPECT_FALSE(q.ok) << format_tail(q);
     EXPECT_NE(q.note.find("apart from its 2 fixed values"), std::string::npos) << q.note;
@@ -347,4 +348,17 @@ TEST(Tail, AnIsolatedClusterOfAFewValuesIsAFixedCost) {
         spread.record(v);
     TailQuantile s = tail_quantile(tail_sample(spread), 1e-9, o);
     EXPECT_FALSE(s.ok && s.atoms > 0 && s.atom > 50000) << format_tail(s);
+    // One section whose length what met it spread over 167-179 us (the main job's rwlock: its
+    // login section, 42 times in a second), isolated as well: one fixed cost, its values apart.
+    kernel::Histogram login;
+    std::mt19937_64 rng3(11);
+    for (int i = 0; i < 200000; ++i)
+        login.record(std::llround(1000 + std::exponential_distribution<double>(1.0 / 300)(rng3)));
+    for (const auto &[v, c] : std::vector<std::pair<int64_t, uint64_t>>{
+             {167423, 19}, {168447, 11}, {170495, 3}, {173567, 1}, {177663, 3}, {178687, 5}})
+        login.record(v, c);
+    TailQuantile l = tail_quantile(tail_sample(login), 1e-9, o);
+    ASSERT_TRUE(l.ok) << l.note;
+    EXPECT_GE(l.atoms, 6u);
+    EXPECT_NEAR(l.estimate, 178687, 0.01 * 178687) << format_tail(l);
 }
