@@ -115,6 +115,10 @@ TailQuantile held_quantile(const HeldSample &s, double p, const TailOptions &o) 
     TailOptions fo = o;
     fo.fit_inside_data = true;
     fo.max_exceedances = kHeldTop;
+    // A threshold whose tail is too heavy for the wait is passed over for a higher one, fixed
+    // values apart, or the top values alone, as one with no single tail is.
+    fo.max_shape = kMaxHeldShape;
+    fo.max_shape_why = " (too heavy: a wake-up's wait at a random instant would have no mean)";
     const TailQuantile chosen = tail_quantile(s.stretches, 0.1 / n, fo);
     if (!chosen.fit.ok) {
         q.note = "the stretches' lengths: " + chosen.note;
@@ -122,14 +126,6 @@ TailQuantile held_quantile(const HeldSample &s, double p, const TailOptions &o) 
     }
     q.fit = chosen.fit;
     q.top_only = chosen.top_only;
-    if (chosen.fit.xi >= kMaxHeldShape) {
-        q.note = fmt::format(
-            "the stretches' tail (GPD over {}: k={}, xi={:.2f}) is too heavy: a wake-up's wait "
-            "at a random instant would have no finite mean (xi >= {})",
-            human_ns(std::llround(chosen.fit.threshold)), chosen.fit.k, chosen.fit.xi,
-            kMaxHeldShape);
-        return q;
-    }
     const FittedTail tail{chosen.fit.threshold, chosen.fit.sigma, chosen.fit.xi,
                           static_cast<double>(chosen.fit.k)};
     std::vector<std::pair<double, uint64_t>> atoms;
@@ -242,8 +238,9 @@ std::vector<TailQuantile> probe_wakeup_tails(const nlohmann::json &run,
                                              const TailOptions &o) {
     std::vector<TailQuantile> out =
         tail_quantiles(run_tail_sample(run, TailMetric::ProbeWakeup), probabilities, o);
-    const HeldSample held = run_held_sample(run);
     const kernel::Histogram seen = wakeups(run);
+    if (seen.count() == 0) return out;  // no probe: no wake-up to speak of
+    const HeldSample held = run_held_sample(run);
     const double path = seen.count() ? static_cast<double>(seen.value_at_percentile(50)) : 0;
     const double worst = static_cast<double>(seen.max());
     for (TailQuantile &w : out) {

@@ -20,7 +20,9 @@
 // top stretches only (at most 100 above the threshold): the wait at a random instant weighs a
 // stretch by its length, so the longest few decide it, and a tail fitted to the upper end of
 // the many short sections says little about them. A wait weighted so has the shape
-// xi / (1 - xi): with xi >= 1/2 it has no finite mean, and no estimate is given. Its interval is
+// xi / (1 - xi): with xi >= 1/2 it has no finite mean, so a threshold whose fit has such a
+// shape is passed over (TailOptions::max_shape) for a higher one, fixed values apart or the top
+// values alone, as one with no single tail is; none left gives no estimate. Its interval is
 // the interval of the stretch length at the probability per stretch the estimate has, carried over
 // (the same fit, the same profile likelihood).
 //

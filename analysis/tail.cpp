@@ -391,14 +391,17 @@ GpdFit fit_at(const Split &s, const TailOptions &o) {
     fit.n = s.n;
     fit.k = s.k;
     if (!fit.ok) return fit;
-    if (fit.xi >= 1) {
+    if (fit.xi >= o.max_shape) {
         // A tail with no mean: the threshold lies below the tail (a mixture of modes, not one
-        // tail), and the extrapolation would mean nothing.
+        // tail), and the extrapolation would mean nothing. A caller may ask for less.
         fit.ok = false;
-        fit.why_not = fmt::format(
-            "shape xi={:.2f} >= 1 (no finite mean: not a single tail above "
-            "the threshold)",
-            fit.xi);
+        fit.why_not =
+            o.max_shape >= 1
+                ? fmt::format(
+                      "shape xi={:.2f} >= 1 (no finite mean: not a single tail "
+                      "above the threshold)",
+                      fit.xi)
+                : fmt::format("shape xi={:.2f} >= {}{}", fit.xi, o.max_shape, o.max_shape_why);
         return fit;
     }
     fit.ad = ad_statistic(s.e, fit.sigma, fit.xi);

@@ -97,6 +97,10 @@ struct TailOptions {
     // Fit even where p lies inside the data (p * n >= 1) instead of giving the observed
     // quantile: for a caller that needs the fitted tail's interval there (held_tail.h).
     bool fit_inside_data = false;
+    // A threshold whose fit has a shape xi at or above this gives no tail (1: a tail with no
+    // mean); a caller whose use of the fit needs less says why in `max_shape_why`.
+    double max_shape = 1;
+    std::string max_shape_why;
 };
 
 struct GpdFit {

@@ -159,6 +159,11 @@ TEST(HeldTail, AProbeWakeupTakesTheStretchesAndThePath) {
         probe_wakeup_tails(run_with(wakeups, nullptr), {1e-3}, bucketed()).front();
     EXPECT_FALSE(alone.held);
     EXPECT_NE(alone.other.find("host threads"), std::string::npos);
+    // A run without a probe has no wake-up to estimate, whatever held its CPUs.
+    const TailQuantile none =
+        probe_wakeup_tails(run_with(kernel::Histogram{}, &held), {1e-3}, bucketed()).front();
+    EXPECT_FALSE(none.ok);
+    EXPECT_FALSE(none.held);
 }
 
 }  // namespace
