@@ -207,8 +207,18 @@ TailSource tail_source(const ResultsFile &file) {
         TailOptions o;
         o.bucketed = true;
         const nlohmann::json &run = file.runs.at(index);
-        if (m == TailMetric::ProbeWakeup) return probe_wakeup_tails(run, {probability}, o).front();
-        return tail_quantile(run_tail_sample(run, m), probability, o);
+        // A results file edited or cut by hand: the run and what in it could not be read.
+        try {
+            if (m == TailMetric::ProbeWakeup)
+                return probe_wakeup_tails(run, {probability}, o).front();
+            return tail_quantile(run_tail_sample(run, m), probability, o);
+        } catch (const nlohmann::json::exception &e) {
+            throw UserError(fmt::format("run {} of the results: the {} histograms: {}", index,
+                                        m == TailMetric::ProbeWakeup ? "probe wake-up"
+                                        : m == TailMetric::Toggle    ? "commit"
+                                                                     : "section",
+                                        e.what()));
+        }
     };
 }
 

@@ -56,8 +56,12 @@ void run_pick(const PickArgs &a) {
     for (const std::string &p : a.point)
         scope.point.push_back(analysis::parse_point(p));
     scope.plan = analysis::planned_runs(file);
-    analysis::Pick p = analysis::pick(file.summaries(a.results.front()), limits,
-                                      analysis::tail_source(file), scope);
+    // A tail read from a run names the run; with one file, the file too.
+    const analysis::Pick p =
+        at_place(a.results.size() == 1 ? a.results.front() : std::string(), [&] {
+            return analysis::pick(file.summaries(a.results.front()), limits,
+                                  analysis::tail_source(file), scope);
+        });
     fmt::print("{}", analysis::format_pick(p, limits));
     if (p.incomplete) throw CLI::RuntimeError(kExitIncomplete);
     if (!p.any_meets()) throw CLI::RuntimeError(kExitNoneMeets);
