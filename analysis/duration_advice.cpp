@@ -55,7 +55,7 @@ std::vector<std::string> duration_advice(const RunCounts &c) {
                 what, per_run, span, why, needed, advice));
     };
     if (c.commits) too_few("boolean commits", *c.commits, kMinCommits, "a worst commit", true);
-    if (c.probe_wakeups)
+    if (c.probe_wakeups && !c.held_stretches)
         too_few("probe wake-ups", *c.probe_wakeups, kMinWakeups, "the tail estimate", false);
     if (c.worst_open_at_end) {
         out.push_back(fmt::format(

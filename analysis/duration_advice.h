@@ -5,7 +5,8 @@
 //    seeds) is no worst case;
 //  - too few probe wake-ups: fewer than kMinWakeups in a run leave too few values above the tail
 //    estimate's threshold (analysis/tail.h) for per-wake-up probabilities of 1e-4 and below
-//    (the estimate is fitted to each run on its own, so seeds do not add up here);
+//    (the estimate is fitted to each run on its own, so seeds do not add up here); only where
+//    the runs record no stretches that held their CPUs, from which the estimate comes else;
 //  - a worst section (preempt-off, IRQs-off, or a commit) longer than a tenth of the measured
 //    time, or one still open when the run ended: the run sees too few of them to know how
 //    long they are.
@@ -27,8 +28,12 @@ struct RunCounts {
     size_t runs = 1;                      // seeds per design: a verdict is the worst over them
     std::optional<double> commits;        // per run, when the scenario makes commits
     std::optional<double> probe_wakeups;  // per run, when it has a probe
-    int64_t worst_section_ns = 0;         // longest preempt-off / IRQs-off section or commit
-    bool worst_open_at_end = false;       // still open when the run ended
+    // The runs record the stretches that held their CPUs (the simulator under preemption full
+    // or rt): the probe's tail estimate comes from them (analysis/held_tail.h), whatever the
+    // number of wake-ups, so too few wake-ups draw no warning.
+    bool held_stretches = false;
+    int64_t worst_section_ns = 0;    // longest preempt-off / IRQs-off section or commit
+    bool worst_open_at_end = false;  // still open when the run ended
 };
 
 // One line per problem, each saying how long to run ("duration = \"2s\""); empty when none.

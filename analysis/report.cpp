@@ -289,9 +289,13 @@ json histogram_figure(const json &run, size_t i, const RunSummary &s, bool probe
         json tails = json::array();
         std::string text;
         const std::vector<double> ps = {1e-6, 1e-9};
-        const std::vector<TailQuantile> qs =
-            probe ? probe_wakeup_tails(run, ps, to)
-                  : tail_quantiles(run_tail_sample(run, TailMetric::PreemptOff), ps, to);
+        std::vector<TailQuantile> qs;
+        try {
+            qs = probe ? probe_wakeup_tails(run, ps, to)
+                       : tail_quantiles(run_tail_sample(run, TailMetric::PreemptOff), ps, to);
+        } catch (const json::exception &e) {
+            throw UserError(fmt::format("{}: its histograms: {}", run_where, e.what()));
+        }
         for (const TailQuantile &q : qs) {
             const double p = q.probability;
             tails.push_back({{"probability", p},

@@ -23,6 +23,7 @@ inline analysis::RunCounts expected_counts(const Scenario &s) {
     c.duration_ns = s.duration_ns;
     c.warmup_ns = s.warmup_ns;
     c.runs = s.seeds.size();
+    c.held_stretches = sim::fully_preemptible(s.machine.preemption);
     const double measured = static_cast<double>(s.duration_ns - s.warmup_ns);
     for (const auto &w : s.workloads) {
         if (w.kind != "setsebool" && w.kind != "probe") continue;
@@ -48,6 +49,10 @@ inline analysis::RunCounts counted(const Scenario &s,
     analysis::RunCounts expected = expected_counts(s), c;
     c.duration_ns = s.duration_ns;
     c.warmup_ns = s.warmup_ns;
+    c.held_stretches = expected.held_stretches &&
+                       std::all_of(runs.begin(), runs.end(), [](const analysis::RunSummary &r) {
+                           return r.platform == "sim";
+                       });
     for (const auto &g : analysis::group_by_design(runs)) {
         double commits = 0, wakeups = 0;
         for (const analysis::RunSummary *r : g.runs) {

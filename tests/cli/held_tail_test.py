@@ -11,8 +11,8 @@ some 40 times in the run, longer than any of its 7,600 wake-ups waited.
 2. pick's probe wake-up at a probability where 30 or more stretches are longer than the wait is
    the wait worked out here from the histograms (sum of (S - x)+ = p x the CPU time, plus the
    wake-ups' median): an independent computation of the figure shown.
-3. A results file whose stretches are not a histogram: exit status 2, the file and the run
-   named, no crash.
+3. A results file whose stretches are not a histogram: pick and report exit with status 2,
+   naming the file (pick) and the run, no crash.
 """
 import json
 import math
@@ -176,6 +176,11 @@ def main():
     if p2.returncode != 2 or f"{path}: run 0 of the results" not in p2.stderr:
         fail(f"broken stretches: exit status {p2.returncode}\n{p2.stdout}{p2.stderr}")
     print("a broken histogram:", p2.stderr.strip())
+    p3 = subprocess.run([locksim, "report", path, "-o", os.path.join(outdir, "report"),
+                         "--per-run"], capture_output=True, text=True)
+    if p3.returncode != 2 or "run 0" not in p3.stderr or "internal error" in p3.stderr:
+        fail(f"report of broken stretches: exit status {p3.returncode}\n{p3.stdout}{p3.stderr}")
+    print("report:", p3.stderr.strip())
 
 
 if __name__ == "__main__":
