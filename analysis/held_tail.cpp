@@ -50,23 +50,42 @@ Observed observed_solution(const std::vector<std::pair<double, uint64_t>> &desc,
     return {0, m};
 }
 
-// The fitted generalised Pareto tail over u, in stretch counts: how many are longer than x, and
-// their total excess over x (k times the tail's survival and mean excess).
-struct FittedTail {
-    double u = 0, sigma = 0, xi = 0, k = 0;
-    double survival(double x) const {
+// The wait beyond a fitted tail: over the threshold u, k stretches with a generalised Pareto
+// tail (sigma, xi), beside the fixed values set apart; the budget is p times the CPU time.
+struct Wait {
+    double u = 0, k = 0;
+    const std::vector<std::pair<double, uint64_t>> &atoms;
+    double budget = 0;
+
+    // The stretches' total excess over x >= u: k times the tail's survival and mean excess,
+    // and the fixed values above x.
+    double excess(double sigma, double xi, double x) const {
         const double y = std::max(0.0, x - u);
-        if (std::abs(xi) < 1e-9) return std::exp(-y / sigma);
-        const double z = 1 + xi * y / sigma;
-        return z > 0 ? std::pow(z, -1 / xi) : 0;
+        double survival = 0;
+        if (std::abs(xi) < 1e-9) {
+            survival = std::exp(-y / sigma);
+        } else if (const double z = 1 + xi * y / sigma; z > 0) {
+            survival = std::pow(z, -1 / xi);
+        }
+        double e = k * survival * (sigma + xi * y) / (1 - xi);
+        for (const auto &[a, c] : atoms)
+            if (a > x) e += static_cast<double>(c) * (a - x);
+        return e;
     }
-    double longer(double x) const { return k * survival(x); }
-    double excess(double x) const {
-        const double y = std::max(0.0, x - u);
-        return k * survival(x) * (sigma + xi * y) / (1 - xi);
+    // The x >= u whose excess is the budget (u where even u's is not more); infinity where the
+    // excess stays above it.
+    double solve(double sigma, double xi) const {
+        double lo = u, hi = u + sigma;
+        if (!(excess(sigma, xi, lo) > budget)) return u;
+        for (int i = 0; i < 200 && excess(sigma, xi, hi) > budget; ++i)
+            hi = u + 2 * (hi - u);
+        if (excess(sigma, xi, hi) > budget) return kInf;
+        for (int i = 0; i < 200 && hi - lo > 1e-6 * hi; ++i) {
+            const double mid = (lo + hi) / 2;
+            (excess(sigma, xi, mid) > budget ? lo : hi) = mid;
+        }
+        return hi;
     }
-    // Where the tail ends (xi < 0), else infinity.
-    double end() const { return xi < -1e-9 ? u - sigma / xi : kInf; }
 };
 
 }  // namespace
@@ -126,68 +145,49 @@ TailQuantile held_quantile(const HeldSample &s, double p, const TailOptions &o) 
     }
     q.fit = chosen.fit;
     q.top_only = chosen.top_only;
-    const FittedTail tail{chosen.fit.threshold, chosen.fit.sigma, chosen.fit.xi,
-                          static_cast<double>(chosen.fit.k)};
     std::vector<std::pair<double, uint64_t>> atoms;
+    TailSample fitted = s.stretches;  // the sample the fit was made on
     if (chosen.atoms > 0) {
-        atoms = split_atoms(s.stretches, fo).first.values;
+        auto [a, rest] = split_atoms(s.stretches, fo);
+        atoms = std::move(a.values);
+        fitted = std::move(rest);
         q.atoms = chosen.atoms;
         q.atom = chosen.atom;
         q.atom_count = chosen.atom_count;
         q.atom_observations = chosen.atom_observations;
     }
-    auto excess = [&](double x) {
-        double e = tail.excess(x);
-        for (const auto &[a, c] : atoms)
-            if (a > x) e += static_cast<double>(c) * (a - x);
-        return e;
-    };
-    auto longer = [&](double x) {
-        double m = tail.longer(x);
-        for (const auto &[a, c] : atoms)
-            if (a > x) m += static_cast<double>(c);
-        return m;
-    };
-    if (!(excess(tail.u) > budget)) {
+    const Wait wait{chosen.fit.threshold, static_cast<double>(chosen.fit.k), atoms, budget};
+    if (!(wait.excess(chosen.fit.sigma, chosen.fit.xi, wait.u) > budget)) {
         // The solution lies below the threshold, among the stretches as they are.
         q.ok = q.empirical = true;
         q.estimate = q.low = q.high = seen.x;
         q.note = "observed";
         return q;
     }
-    double x = 0;
-    {
-        double lo = tail.u, hi = tail.u + tail.sigma;
-        const double top = atoms.empty() ? 0 : atoms.back().first;
-        for (int i = 0; i < 200 && excess(hi) > budget; ++i)
-            hi = tail.u + 2 * (hi - tail.u);
-        if (excess(hi) > budget) {
-            q.note = fmt::format(
-                "the stretches' fitted tail (GPD over {}: k={}, xi={:.2f}) is too heavy: the wait "
-                "it gives at that share of the time has no bound",
-                human_ns(std::llround(tail.u)), chosen.fit.k, tail.xi);
-            return q;
-        }
-        hi = std::min({hi, std::max(tail.end(), top)});
-        for (int i = 0; i < 200 && hi - lo > 1e-6 * hi; ++i) {
-            const double mid = (lo + hi) / 2;
-            (excess(mid) > budget ? lo : hi) = mid;
-        }
-        x = hi;
-    }
-    // The interval of the stretch length at the probability per stretch the estimate has.
-    const double per_stretch = std::max(longer(x), 1e-300) / n;
-    const TailQuantile at = tail_quantile(s.stretches, per_stretch, fo);
-    q.estimate = x;
-    if (!at.ok) {
-        q.note = "the stretches' lengths at p=" + fmt::format("{:.1e}", per_stretch) +
-                 " per stretch: " + at.note;
+    q.estimate = wait.solve(chosen.fit.sigma, chosen.fit.xi);
+    if (!std::isfinite(q.estimate)) {
+        q.note = fmt::format(
+            "the stretches' fitted tail (GPD over {}: k={}, xi={:.2f}) is too heavy: the wait it "
+            "gives at that share of the time has no bound",
+            human_ns(std::llround(wait.u)), chosen.fit.k, chosen.fit.xi);
         return q;
     }
-    q.low = std::max(0.0, x - std::max(0.0, at.estimate - at.low));
-    q.high = x + std::max(0.0, at.high - at.estimate);
+    // Its interval: the waits of the tails the stretches do not reject (the likelihood region),
+    // up to any shape below 1, where the wait's quantiles exist though its mean may not.
+    TailOptions region = fo;
+    region.max_shape = 1;
+    const auto [low, high] = likelihood_range(
+        fitted, chosen.fit, region,
+        [&](double sigma, double xi) { return std::max(wait.u, wait.solve(sigma, xi)); });
+    q.low = std::min(low, q.estimate);
+    q.high = std::max(high, q.estimate);
     q.ok = std::isfinite(q.high);
-    q.note = q.ok ? "" : "the interval is unbounded above (too heavy a tail for the data)";
+    if (!q.ok)
+        q.note = fmt::format(
+            "{} from the GPD over {} (k={}, xi={:.2f}), but the interval is unbounded above (the "
+            "stretches do not rule out a tail too heavy for the wait to end)",
+            human_ns(std::llround(q.estimate)), human_ns(std::llround(wait.u)), chosen.fit.k,
+            chosen.fit.xi);
     return q;
 }
 
@@ -203,19 +203,16 @@ kernel::Histogram wakeups(const nlohmann::json &run) {
     return h;
 }
 
-// The held stretches' estimate where it has one, never below the worst wake-up seen; else the
-// wake-ups' own. The other's figure goes to the note.
+// The stretches' estimate, never below the worst wake-up seen; none where they give none (the
+// wake-ups' own figure, made at the phases the scenario gave its probes, then in the note).
 TailQuantile combine(const TailQuantile &from_wakeups, TailQuantile from_held, double worst) {
-    if (!from_held.ok && !from_wakeups.ok) {
-        TailQuantile q = from_wakeups;
-        q.note = from_wakeups.note + "; nor from the stretches that held the CPUs (" +
-                 from_held.note + ")";
-        return q;
-    }
+    const std::string alone = from_wakeups.ok
+                                  ? fmt::format("the wake-ups alone give {}",
+                                                human_ns(std::llround(from_wakeups.estimate)))
+                                  : std::string("the wake-ups alone give none");
     if (!from_held.ok) {
-        TailQuantile q = from_wakeups;
-        q.other = "the held stretches give none: " + from_held.note;
-        return q;
+        from_held.note = "from the stretches that held the CPUs: " + from_held.note + "; " + alone;
+        return from_held;
     }
     if (worst > from_held.estimate) {
         from_held.estimate = from_held.low = worst;
@@ -223,10 +220,6 @@ TailQuantile combine(const TailQuantile &from_wakeups, TailQuantile from_held, d
         from_held.other =
             fmt::format("raised to the worst wake-up seen, {}", human_ns(std::llround(worst)));
     }
-    const std::string alone = from_wakeups.ok
-                                  ? fmt::format("the wake-ups alone give {}",
-                                                human_ns(std::llround(from_wakeups.estimate)))
-                                  : std::string("the wake-ups alone give none");
     from_held.other += (from_held.other.empty() ? "" : "; ") + alone;
     return from_held;
 }
@@ -241,6 +234,11 @@ std::vector<TailQuantile> probe_wakeup_tails(const nlohmann::json &run,
     const kernel::Histogram seen = wakeups(run);
     if (seen.count() == 0) return out;  // no probe: no wake-up to speak of
     const HeldSample held = run_held_sample(run);
+    if (!held.absent.empty()) {
+        for (TailQuantile &w : out)
+            w.other = "no held stretches (" + held.absent + ")";
+        return out;
+    }
     const double path = seen.count() ? static_cast<double>(seen.value_at_percentile(50)) : 0;
     const double worst = static_cast<double>(seen.max());
     for (TailQuantile &w : out) {

@@ -22,9 +22,10 @@
 // the many short sections says little about them. A wait weighted so has the shape
 // xi / (1 - xi): with xi >= 1/2 it has no finite mean, so a threshold whose fit has such a
 // shape is passed over (TailOptions::max_shape) for a higher one, fixed values apart or the top
-// values alone, as one with no single tail is; none left gives no estimate. Its interval is
-// the interval of the stretch length at the probability per stretch the estimate has, carried over
-// (the same fit, the same profile likelihood).
+// values alone, as one with no single tail is; none left gives no estimate. The interval is the
+// range of the solution over the fit's likelihood region (tail.h's likelihood_range: a
+// profile-likelihood interval), shapes up to 1 (the wait's quantiles exist below it, though
+// its mean does not from 1/2); unbounded above, it gives no estimate either.
 //
 // Why this beside the wake-ups themselves: a run's probes wake on timers whose phase against
 // the tick and the workload's periods is fixed by the scenario, and a long section that holds
@@ -55,13 +56,14 @@ HeldSample run_held_sample(const nlohmann::json &run);
 // returned quantile has `held` set; its estimate excludes the wake-up path.
 TailQuantile held_quantile(const HeldSample &s, double p, const TailOptions &o);
 
-// A run's probe wake-up at each probability: from the stretches (above, plus the wake-ups'
-// median as the path), never below the worst wake-up the run saw, where the run records its
-// stretches and they give one; else from the wake-ups alone (tail.h). The note says what the
-// other gave. The stretches come first: they hold every section and interrupt a wake-up could
-// meet, where a fit to the wake-ups' top values rests on the few that a probe happened to
-// meet (a fit to 30 values of which 8 are a long section's and the rest the path's has no
-// single tail, or one far heavier than the sections it comes from).
+// A run's probe wake-up at each probability. Where the run records the stretches that held its
+// CPUs: from them (above, plus the wake-ups' median as the path), never below the worst
+// wake-up the run saw, and none where they give none; the note says what the wake-ups alone
+// give. Their fit rests on the few wake-ups a probe at the scenario's phases happened to meet
+// (a fit to 30 values of which 8 are a long section's and the rest the path's has no single
+// tail, or one far heavier than the sections it comes from), so it does not stand in for the
+// stretches. Where the run records none (real threads, a measured series, preemption none or
+// voluntary): from the wake-ups alone (tail.h).
 std::vector<TailQuantile> probe_wakeup_tails(const nlohmann::json &run,
                                              const std::vector<double> &probabilities,
                                              const TailOptions &o);

@@ -108,7 +108,8 @@ std::vector<Outcome> judge(const std::vector<RunSummary> &all, const std::vector
                     // A run with fewer wake-ups than a tail estimate needs: how much longer to
                     // run it (the run's own warning gives the duration).
                     const auto have = static_cast<double>(all[i].probe_count);
-                    if (c.metric == TailMetric::ProbeWakeup && have > 0 && have < kMinWakeups)
+                    if (c.metric == TailMetric::ProbeWakeup && !q.held && have > 0 &&
+                        have < kMinWakeups)
                         poor += fmt::format(
                             "; that run has {:.0f} wake-ups, an estimate needs at least {:.0f} "
                             "per run: run at least {:.1f}x as long",

@@ -692,6 +692,52 @@ TailQuantile tail_quantile_or_top(const TailSample &sample, double p, const Tail
 
 }  // namespace
 
+std::pair<double, double> likelihood_range(const TailSample &sample, const GpdFit &fit,
+                                           const TailOptions &o,
+                                           const std::function<double(double, double)> &value) {
+    // The fit's split: its threshold lies halfway between two distinct values.
+    size_t j = 1;
+    while (j < sample.values.size() &&
+           std::abs((sample.values[j - 1].first + sample.values[j].first) / 2 - fit.threshold) >
+               1e-9 * std::max(1.0, fit.threshold))
+        ++j;
+    const double at_fit = value(fit.sigma, fit.xi);
+    if (j >= sample.values.size()) return {at_fit, at_fit};
+    std::vector<double> cens = sample.censored;
+    std::sort(cens.begin(), cens.end());
+    const Split s = split_at(sample, cens, j, sample.count());
+    const double limit =
+        fit.log_likelihood - boost::math::quantile(boost::math::chi_squared(1), o.confidence) / 2;
+    double low = at_fit, high = at_fit;
+    // Per shape on a grid, the scales inside the region: an interval around the best scale for
+    // that shape (the log-likelihood is unimodal in the scale); the value's ends are at its ends.
+    const double top_shape = std::min(o.max_shape, 3.0);
+    constexpr double kStep = 0.01, kSpan = 20;  // shapes; scales within e^±20 of the fit's
+    for (double xi = -1; xi < top_shape; xi += kStep) {
+        auto ll = [&](double log_sigma) { return log_likelihood(s.e, std::exp(log_sigma), xi); };
+        const double centre = std::log(fit.sigma);
+        std::vector<double> grid;
+        for (double g = centre - kSpan; g <= centre + kSpan; g += 0.25)
+            grid.push_back(g);
+        const auto [best, best_ll] = maximise(ll, grid);
+        if (!(best_ll >= limit)) continue;
+        if (xi + kStep >= top_shape) return {low, kInf};  // heavier shapes lie inside too
+        auto edge = [&](double inside, double outside) {
+            if (ll(outside) >= limit) return outside;
+            for (int i = 0; i < 100; ++i) {
+                const double mid = (inside + outside) / 2;
+                (ll(mid) >= limit ? inside : outside) = mid;
+            }
+            return inside;
+        };
+        const double lo = edge(best, centre - kSpan), hi = edge(best, centre + kSpan);
+        if (hi >= centre + kSpan) return {low, kInf};
+        low = std::min(low, value(std::exp(lo), xi));
+        high = std::max(high, value(std::exp(hi), xi));
+    }
+    return {low, high};
+}
+
 std::pair<TailSample, TailSample> split_atoms(const TailSample &sample, const TailOptions &o) {
     return atoms_and_rest(sample, o);
 }

@@ -59,6 +59,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -148,6 +149,16 @@ std::vector<TailQuantile> tail_quantiles(const TailSample &sample,
 // "310us [220us, 580us] at p=1e-09 (GPD over 120us: k=200 of 12000, xi=0.12, A-D p=0.43)" or
 // "no estimate at p=1e-09: not a generalised Pareto tail at any of 5 thresholds ...".
 std::string format_tail(const TailQuantile &q);
+
+// The range of `value(sigma, xi)` over the fit's likelihood region at `o.confidence`: the
+// parameters over `fit.threshold` whose log-likelihood lies within chi2(1, confidence) / 2 of
+// the fit's maximum. That is the profile-likelihood interval of any one quantity of the tail
+// (Coles 2001, section 2.6.6). `sample` is the one the fit was made on; `value` grows with sigma
+// at a fixed xi. The upper end is infinity when the region reaches shapes of `o.max_shape` or
+// more, or scales without bound.
+std::pair<double, double> likelihood_range(const TailSample &sample, const GpdFit &fit,
+                                           const TailOptions &o,
+                                           const std::function<double(double, double)> &value);
 
 // The fixed values (atoms) of a sample and the rest, as the mixture above splits them.
 std::pair<TailSample, TailSample> split_atoms(const TailSample &sample, const TailOptions &o);

@@ -159,6 +159,19 @@ TEST(HeldTail, AProbeWakeupTakesTheStretchesAndThePath) {
         probe_wakeup_tails(run_with(wakeups, nullptr), {1e-3}, bucketed()).front();
     EXPECT_FALSE(alone.held);
     EXPECT_NE(alone.other.find("host threads"), std::string::npos);
+    // Stretches that give none (a tail too heavy for a wait with a mean): none, whatever the
+    // wake-ups give (their probes' phase is the scenario's, not any instant's).
+    kernel::Histogram heavy;
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> u(0, 1);
+    for (int i = 0; i < 20000; ++i)
+        heavy.record(std::llround(1000 * (std::pow(1 - u(rng), -0.8) - 1) / 0.8 + 500));
+    const TailQuantile refused =
+        probe_wakeup_tails(run_with(wakeups, &heavy), {1e-6}, bucketed()).front();
+    EXPECT_FALSE(refused.ok);
+    EXPECT_NE(refused.note.find("from the stretches that held the CPUs"), std::string::npos)
+        << refused.note;
+    EXPECT_NE(refused.note.find("the wake-ups alone give"), std::string::npos) << refused.note;
     // A run without a probe has no wake-up to estimate, whatever held its CPUs.
     const TailQuantile none =
         probe_wakeup_tails(run_with(kernel::Histogram{}, &held), {1e-3}, bucketed()).front();
