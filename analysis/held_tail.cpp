@@ -18,7 +18,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // The most stretches a threshold keeps above it (see the header).
 constexpr uint64_t kHeldTop = 100;
 // The residual of a GPD(sigma, xi) tail, weighted by length, is a GPD of shape xi / (1 - xi):
-// from xi = 1/2 on it has no mean, and no estimate is given (as tail.h gives none for xi >= 1).
+// from xi = 1/2 on it has no mean, and a threshold whose fit has such a shape is passed over
+// (as tail.h passes over one with xi >= 1).
 constexpr double kMaxHeldShape = 0.5;
 
 // The stretches' values and censored lengths as one descending list (a censored length counts

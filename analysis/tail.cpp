@@ -702,7 +702,7 @@ std::pair<double, double> likelihood_range(const TailSample &sample, const GpdFi
                1e-9 * std::max(1.0, fit.threshold))
         ++j;
     const double at_fit = value(fit.sigma, fit.xi);
-    if (j >= sample.values.size()) return {at_fit, at_fit};
+    if (j >= sample.values.size()) return {at_fit, kInf};  // not this sample's fit: no bound
     std::vector<double> cens = sample.censored;
     std::sort(cens.begin(), cens.end());
     const Split s = split_at(sample, cens, j, sample.count());
