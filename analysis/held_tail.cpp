@@ -14,7 +14,7 @@ namespace locksim::analysis {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 // The most stretches a threshold keeps above it (see the header).
 constexpr uint64_t kHeldTop = 100;
 // The residual of a GPD(sigma, xi) tail, weighted by length, is a GPD of shape xi / (1 - xi):
@@ -80,7 +80,7 @@ struct Wait {
         if (!(excess(sigma, xi, lo) > budget)) return u;
         for (int i = 0; i < 200 && excess(sigma, xi, hi) > budget; ++i)
             hi = u + 2 * (hi - u);
-        if (excess(sigma, xi, hi) > budget) return kInf;
+        if (excess(sigma, xi, hi) > budget) return kUnbounded;
         for (int i = 0; i < 200 && hi - lo > 1e-6 * hi; ++i) {
             const double mid = (lo + hi) / 2;
             (excess(sigma, xi, mid) > budget ? lo : hi) = mid;

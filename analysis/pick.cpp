@@ -213,7 +213,9 @@ TailSource tail_source(const ResultsFile &file) {
             if (m == TailMetric::ProbeWakeup)
                 return probe_wakeup_tails(run, {probability}, o).front();
             return tail_quantile(run_tail_sample(run, m), probability, o);
-        } catch (const nlohmann::json::exception &e) {
+        } catch (const std::exception &e) {
+            // nlohmann's exceptions and a histogram's own (a bucket out of range); a UserError
+            // gets the run in front.
             throw UserError(fmt::format("run {} of the results: the {} histograms: {}", index,
                                         m == TailMetric::ProbeWakeup ? "probe wake-up"
                                         : m == TailMetric::Toggle    ? "commit"

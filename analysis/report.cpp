@@ -293,7 +293,7 @@ json histogram_figure(const json &run, size_t i, const RunSummary &s, bool probe
         try {
             qs = probe ? probe_wakeup_tails(run, ps, to)
                        : tail_quantiles(run_tail_sample(run, TailMetric::PreemptOff), ps, to);
-        } catch (const json::exception &e) {
+        } catch (const std::exception &e) {  // nlohmann's or a histogram's own
             throw UserError(fmt::format("{}: its histograms: {}", run_where, e.what()));
         }
         for (const TailQuantile &q : qs) {
