@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "kernel/preempt.h"
 #include "sim_test_util.h"
 
 namespace locksim::sim {
