@@ -10,6 +10,7 @@
 
 #include "calibrate/calibrate.h"
 #include "cli/command.h"
+#include "cli/host_calibration.h"
 #include "runner/runner.h"
 #include "sim/profile.h"
 #include "util/error.h"
@@ -20,30 +21,45 @@ namespace {
 namespace fs = std::filesystem;
 
 struct CalibrateArgs {
-    std::string policy = "default";
-    std::string base = "x86-modern";
-    std::string name = "host";
+    HostCalibration host;
     std::string output;
-    bool quick = false;
-    int passes = 0;  // 0: 3, or 1 with --quick
     bool verbose = false;
 };
 
-void run(const CalibrateArgs &a) {
+}  // namespace
+
+CalibrateOptions calibrate_options(const HostCalibration &h) {
     CalibrateOptions o;
-    o.policy_image = scenario_policy_image(calibration_policy(a.policy));
-    o.policy_name = a.policy;
-    o.base = sim::find_profile(a.base);
-    o.name = a.name;
-    o.passes = a.passes ? a.passes : a.quick ? 1 : 3;
-    if (a.quick) {
+    o.policy_image = scenario_policy_image(calibration_policy(h.policy));
+    o.policy_name = h.policy;
+    o.base = sim::find_profile(h.base);
+    o.name = h.name;
+    o.passes = h.passes ? h.passes : h.quick ? 1 : 3;
+    if (h.quick) {
         o.rounds = 5;
         o.max_buffer_bytes = size_t{64} << 20;
     }
     o.progress = [](const std::string &line) { fmt::print(stderr, "  {}\n", line); };
+    return o;
+}
+
+void write_profile(const fs::path &out, const sim::CpuProfile &profile) {
+    if (out.has_parent_path()) fs::create_directories(out.parent_path());
+    std::ofstream f(out);
+    f << "# A CPU profile fitted to this host by `locksim calibrate`.\n"
+      << sim::format_profile(profile);
+    if (!f.flush()) throw UserError(fmt::format("{}: cannot write the profile", out.string()));
+    sim::load_profile_file(out);  // what was written reads back
+}
+
+namespace {
+
+void run(const CalibrateArgs &a) {
+    const CalibrateOptions o = calibrate_options(a.host);
     const fs::path out =
-        a.output.empty() ? sim::profile_dir() / (a.name + ".toml") : fs::path(a.output);
-    fmt::print(stderr, "calibrating on policy '{}' (base profile {})\n", a.policy, o.base.name);
+        a.output.empty() ? sim::profile_dir() / (a.host.name + ".toml") : fs::path(a.output);
+    fmt::print(stderr, "calibrating on policy '{}' (base profile {})\n", a.host.policy,
+               o.base.name);
     Calibration c = calibrate(o);
 
     const MemoryMeasure &m = c.memory;
@@ -99,12 +115,7 @@ void run(const CalibrateArgs &a) {
     for (const auto &p : c.primitives)
         fmt::print("{:<32} {:>10.1f}  {}\n", p.name, p.host_ns, p.how);
 
-    if (out.has_parent_path()) fs::create_directories(out.parent_path());
-    std::ofstream f(out);
-    f << "# A CPU profile fitted to this host by `locksim calibrate`.\n"
-      << sim::format_profile(c.profile);
-    if (!f.flush()) throw UserError(fmt::format("{}: cannot write the profile", out.string()));
-    sim::load_profile_file(out);  // what was written reads back
+    write_profile(out, c.profile);
     fmt::print("\nwrote {} (profile '{}')\n", out.string(), c.profile.name);
 }
 
@@ -114,20 +125,20 @@ CommandRegistrar calibrate_registrar([](CLI::App &app) {
         "calibrate",
         "Fit a CPU profile to this host from timed runs of the security-server core "
         "and of kernel/ primitives on host threads");
-    cmd->add_option("--policy", a->policy,
+    cmd->add_option("--policy", a->host.policy,
                     "Policy to time the core on: default, mls (Debian) or a binary policy file");
-    cmd->add_option("--base", a->base,
+    cmd->add_option("--base", a->host.base,
                     "Profile giving the prior and what user space cannot time (default "
                     "x86-modern)");
-    cmd->add_option("--name", a->name, "Name of the written profile (default host)");
+    cmd->add_option("--name", a->host.name, "Name of the written profile (default host)");
     cmd->add_option("-o,--output", a->output,
                     "Profile file to write (default: <profile dir>/<name>.toml)");
     cmd->add_flag("-v,--verbose", a->verbose, "Also print each operation's work counts");
-    cmd->add_option("--passes", a->passes,
+    cmd->add_option("--passes", a->host.passes,
                     "Times every operation is timed, in passes one after the other; the median "
                     "is kept (default 3; 1 with --quick)")
         ->check(CLI::Range(1, 100));
-    cmd->add_flag("--quick", a->quick,
+    cmd->add_flag("--quick", a->host.quick,
                   "Fewer timing rounds and buffers of at most 64 MiB (less precise; for tests)");
     cmd->callback([a] { run(*a); });
 });

@@ -36,6 +36,7 @@
 #include "analysis/pick.h"
 #include "calibrate/calibrate.h"
 #include "cli/command.h"
+#include "cli/host_calibration.h"
 #include "cli/paths.h"
 #include "real/real_platform.h"
 #include "record/op_names.h"
@@ -67,6 +68,10 @@ struct ValidateArgs {
     bool host_load = true;
     std::string out_dir;
     bool torture = false;
+    // Calibrate the host before every round instead of taking --profile (HostCalibration's
+    // defaults, `calibrate --quick` with quick).
+    bool calibrate = false;
+    bool quick = false;
 };
 
 double ratio(double sim, double real) {
@@ -216,10 +221,16 @@ nlohmann::ordered_json host_drift(const std::string &profile, const ChaseSet &ca
 // how fast the host was while validate ran, against the time the profile was fitted to.
 struct ReaderProbe {
     std::unique_ptr<HostSpeedProbe> probe;
-    double calibrated_ns = 0;
-    std::string why_not;  // without a probe
+    double calibrated_ns = 0;  // the operation's time in the profile the rounds now use
+    std::string why_not;       // without a probe
     std::vector<double> times;
+    std::vector<double> slowness;  // each timing over the calibrated time then
     nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
+
+    // The profile calibrated again (validate --calibrate): later timings are against its time.
+    void recalibrated(const sim::CpuProfile &profile) {
+        if (probe) calibrated_ns = calibrated_host_ns(profile, probe->op());
+    }
 
     // Runs `run` between two timings of the probe.
     template <class F>
@@ -228,15 +239,18 @@ struct ReaderProbe {
         run();
         if (!probe) return;
         const double after = probe->time_ns();
-        times.push_back(before);
-        times.push_back(after);
+        for (const double t : {before, after}) {
+            times.push_back(t);
+            slowness.push_back(t / calibrated_ns);
+        }
         rounds.push_back({{"strategy", strategy},
                           {"round", round + 1},
                           {"before_ns", before},
-                          {"after_ns", after}});
+                          {"after_ns", after},
+                          {"calibrated_ns", calibrated_ns}});
     }
-    // The median timing over the calibrated one; 0 without a probe or a timing.
-    double slower() const { return probe && !times.empty() ? median(times) / calibrated_ns : 0; }
+    // The median of the timings over the calibrated time; 0 without a probe or a timing.
+    double slower() const { return probe && !slowness.empty() ? median(slowness) : 0; }
     nlohmann::ordered_json json() const {
         if (!probe) return {{"known", false}, {"why", why_not}};
         return {{"known", true},
@@ -246,6 +260,7 @@ struct ReaderProbe {
                 {"slower", slower()},
                 {"rounds", rounds}};
     }
+    bool rounds_calibrated = false;  // validate --calibrate
     void print() const {
         fmt::print("the host's speed, by the reader's operation: ");
         if (!probe) {
@@ -255,10 +270,12 @@ struct ReaderProbe {
         const auto [lo, hi] = std::minmax_element(times.begin(), times.end());
         fmt::print(
             "'{}' timed before and after each real run: median {:.0f} ns ({:.0f}-{:.0f}) against "
-            "the calibration's {:.0f} ns, x{:.2f}; 'host-adj.' is sim/real with the real times "
+            "the calibration's {:.0f} ns{}, x{:.2f}; 'host-adj.' is sim/real with the real times "
             "divided by x{:.2f} (rates multiplied), as on the host the profile was fitted to\n",
             probe->op(), median(times), times.empty() ? 0.0 : *lo, times.empty() ? 0.0 : *hi,
-            calibrated_ns, slower(), slower());
+            calibrated_ns,
+            rounds_calibrated ? " (the last round's; each timing against its own round's)" : "",
+            slower(), slower());
     }
 };
 
@@ -288,6 +305,42 @@ ReaderProbe reader_probe(const sim::CpuProfile &profile, ValidateRead read) {
     }
     return p;
 }
+
+// What the simulator takes from a calibrated profile to compare with the real platform.
+struct HostSideCosts {
+    // The real platform's RCU is liburcu: the simulator gets the user-space model with the
+    // grace period the calibration measured (-1: none recorded, the kernel's RCU).
+    Time urcu_gp = -1;
+    // liburcu's wait for a reader still inside: its polling window and the grace period's end
+    // after such a reader left, when it slept for it (0: no such path recorded).
+    Time urcu_spin = 0, urcu_sleep = 0;
+    // The real platform's bookkeeping around each compute() span, which the work units' prices
+    // leave out: the simulator charges it to every span.
+    Time span_overhead = 0;
+    // And what it spends queuing a call_rcu callback (the kernel's is not priced).
+    Time call_rcu = 0;
+
+    static HostSideCosts of(const sim::CpuProfile &p) {
+        auto ns = [&p](const char *key) { return std::llround(calibrated_ns(p, key).value_or(0)); };
+        HostSideCosts c;
+        if (calibrated_ns(p, kUrcuGracePeriodKey)) c.urcu_gp = ns(kUrcuGracePeriodKey);
+        c.urcu_spin = ns(kUrcuSpinKey);
+        c.urcu_sleep = ns(kUrcuSleepKey);
+        c.span_overhead = ns(kComputeSpanKey);
+        c.call_rcu = ns(kCallRcuKey);
+        return c;
+    }
+    // Sets them in `sc`, with what the core only counts priced at nothing (the host runs none
+    // of it).
+    void apply(sim::SimConfig &sc) const {
+        sc.userspace_rcu_gp = urcu_gp;
+        sc.userspace_rcu_spin = urcu_spin;
+        sc.userspace_rcu_sleep = urcu_sleep;
+        sc.host_span_overhead = span_overhead;
+        sc.host_call_rcu = call_rcu;
+        sc.price_stand_ins = false;
+    }
+};
 
 int validate(const ValidateArgs &a) {
     Scenario s = load_scenario(a.file);
@@ -342,14 +395,48 @@ int validate(const ValidateArgs &a) {
         return failed ? kExitInternal : kExitOk;
     }
 
+    const std::filesystem::path out_dir(a.out_dir);
+    if (!a.out_dir.empty()) make_output_dir(out_dir, "-o");
+    // With --calibrate, the host is calibrated before every round and the round's simulated
+    // runs use what it found: a virtual host's speed moves by more than the simulator's error
+    // within minutes (bench/README.md), and a profile fitted seconds before a round describes
+    // the host of that round better than one fitted before the whole validate.
+    HostCalibration recalibration;
+    recalibration.quick = a.quick;
+    nlohmann::ordered_json calibrations = nlohmann::ordered_json::array();
+    auto calibrate_round = [&](int round) {
+        fmt::print(stderr, "round {}/{}: calibrating the host\n", round + 1, a.rounds);
+        CalibrateOptions co = calibrate_options(recalibration);
+        co.progress = nullptr;
+        sim::CpuProfile p = calibrate(co).profile;
+        nlohmann::ordered_json c = {{"round", round + 1}};
+        if (!a.out_dir.empty()) {
+            const std::filesystem::path file =
+                out_dir / fmt::format("calibration-{}.toml", round + 1);
+            write_profile(file, p);
+            c["profile"] = file.filename().string();
+        }
+        for (const char *key : {kUrcuGracePeriodKey, kComputeSpanKey, kCallRcuKey})
+            c[key] = calibrated_ns(p, key).value_or(0);
+        c["llc_ns"] = p.memory.llc_ns;
+        c["dram_ns"] = p.memory.dram_ns;
+        calibrations.push_back(std::move(c));
+        return p;
+    };
     sim::CpuProfile profile;
     std::string note;
-    try {
-        profile = sim::find_profile(a.profile);
-    } catch (const UserError &) {
-        if (a.profile != "host") throw;
-        profile = sim::find_profile("x86-modern");
-        note = " (no 'host' profile: run 'locksim calibrate'; using x86-modern)";
+    if (a.calibrate) {
+        profile = calibrate_round(0);
+        note = fmt::format(", fitted to this host before every round{}",
+                           a.quick ? " (as 'calibrate --quick')" : "");
+    } else {
+        try {
+            profile = sim::find_profile(a.profile);
+        } catch (const UserError &) {
+            if (a.profile != "host") throw;
+            profile = sim::find_profile("x86-modern");
+            note = " (no 'host' profile: run 'locksim calibrate'; using x86-modern)";
+        }
     }
     // What the core counts for the kernel and does not run (kernel::stand_in: an audit
     // record's emission and text, the notifiers' cache flushes, selinuxfs's files, a system
@@ -360,21 +447,16 @@ int validate(const ValidateArgs &a) {
     const std::string unpriced =
         "the work of kernel code the core only counts (kernel::stand_in: audit records, the "
         "notifiers' cache flushes, selinuxfs's files, system calls' paths)";
-    // The real platform's RCU is liburcu: the simulator gets the user-space model with the
-    // grace period the calibration measured.
-    const std::optional<double> urcu_gp_ns = calibrated_ns(profile, kUrcuGracePeriodKey);
-    const Time urcu_gp = urcu_gp_ns ? std::llround(*urcu_gp_ns) : -1;
-    // liburcu's wait for a reader still inside: its polling window and the grace period's end
-    // after such a reader left, when it slept for it (none recorded: no such path).
-    const Time urcu_spin = std::llround(calibrated_ns(profile, kUrcuSpinKey).value_or(0));
-    const Time urcu_sleep = std::llround(calibrated_ns(profile, kUrcuSleepKey).value_or(0));
-    // The real platform's bookkeeping around each compute() span, which the work units' prices
-    // leave out: the simulator charges it to every span here.
-    const Time span_overhead = std::llround(calibrated_ns(profile, kComputeSpanKey).value_or(0));
-    // And what it spends queuing a call_rcu callback (the kernel's is not priced).
-    const Time call_rcu_overhead = std::llround(calibrated_ns(profile, kCallRcuKey).value_or(0));
+    HostSideCosts host = HostSideCosts::of(profile);
+    const Time urcu_gp = host.urcu_gp, urcu_spin = host.urcu_spin, urcu_sleep = host.urcu_sleep;
+    const Time span_overhead = host.span_overhead, call_rcu_overhead = host.call_rcu;
     fmt::print("validate {}: 2 CPUs, {} ms per platform, profile {}{}\n", a.file,
                duration / 1000000, profile.name, note);
+    if (a.calibrate)
+        fmt::print(
+            "each round's simulated runs use the profile calibrated just before that round; the "
+            "prices below are round 1's{}\n",
+            a.out_dir.empty() ? "" : " (validate.json 'calibrations' lists every round's)");
     if (v.read == ValidateRead::Contexts)
         fmt::print(
             "reader: context_to_sid of one of {} contexts made before the run (MCS "
@@ -422,6 +504,13 @@ int validate(const ValidateArgs &a) {
     };
     const ChaseSet chase_before = chase_now();
     ReaderProbe speed_probe = reader_probe(profile, v.read);
+    speed_probe.rounds_calibrated = a.calibrate;
+    // Each calibration's time for the reader's operation: how fast the host was at each.
+    auto note_reader_op = [&] {
+        if (a.calibrate && speed_probe.probe)
+            calibrations.back()["reader_op_ns"] = speed_probe.calibrated_ns;
+    };
+    note_reader_op();
     const double steal_before = host_steal_ms();
     const auto rounds_start = std::chrono::steady_clock::now();
     TortureConfig tc;
@@ -436,13 +525,17 @@ int validate(const ValidateArgs &a) {
         "{} interleaved rounds (each: every strategy, real then sim); medians over the "
         "rounds, the ratio's spread min-max\n",
         a.rounds);
-    const std::filesystem::path out_dir(a.out_dir);
-    if (!a.out_dir.empty()) make_output_dir(out_dir, "-o");
     std::map<std::string, StrategySeries> series;
     const uint64_t seed0 = s.seeds.empty() ? 1 : static_cast<uint64_t>(s.seeds.front());
     bool interrupted = false;
     int rounds_done = 0;
     for (int round = 0; round < a.rounds && !interrupted; ++round) {
+        if (a.calibrate && round > 0) {
+            profile = calibrate_round(round);
+            host = HostSideCosts::of(profile);
+            speed_probe.recalibrated(profile);
+            note_reader_op();
+        }
         fmt::print(stderr, "round {}/{}\n", round + 1, a.rounds);
         for (const StrategySpec &spec : s.strategies) {
             const uint64_t seed = seed0 + static_cast<uint64_t>(round);
@@ -473,12 +566,7 @@ int validate(const ValidateArgs &a) {
             sc.profile = profile;
             sc.hz = s.machine.hz;
             sc.preempt_rcu = s.machine.preempt_rcu;
-            sc.userspace_rcu_gp = urcu_gp;
-            sc.userspace_rcu_spin = urcu_spin;
-            sc.userspace_rcu_sleep = urcu_sleep;
-            sc.host_span_overhead = span_overhead;
-            sc.price_stand_ins = false;
-            sc.host_call_rcu = call_rcu_overhead;
+            host.apply(sc);
             const ss::Avtab::GenerationScope generations;  // the run's tables numbered from 1
             sim::SimPlatform sp(sc);
             Side sim_side = run_side(sp, image, spec, core_of(spec), tc,
@@ -550,10 +638,19 @@ int validate(const ValidateArgs &a) {
          {{"grace_period", urcu_gp}, {"reader_spin", urcu_spin}, {"reader_sleep", urcu_sleep}}},
         {"span_overhead_ns", span_overhead},
         {"call_rcu_ns", call_rcu_overhead}};
+    if (a.calibrate) doc["calibrations"] = calibrations;
     nlohmann::ordered_json &strategies = doc["strategies"] = nlohmann::ordered_json::object();
     const double slower = speed_probe.slower();
     fmt::print("\n");
     speed_probe.print();
+    if (a.calibrate) {
+        fmt::print("the host at each round's calibration:");
+        for (const auto &c : calibrations)
+            fmt::print(" {}: reader's operation {:.0f} us, liburcu grace period {:.1f} us;",
+                       c["round"].get<int>(), c.value("reader_op_ns", 0.0) / 1000.0,
+                       c[kUrcuGracePeriodKey].get<double>() / 1000.0);
+        fmt::print("\n");
+    }
     for (const StrategySpec &spec : s.strategies) {
         auto it = series.find(spec.label);
         if (it == series.end()) continue;
@@ -623,8 +720,19 @@ CommandRegistrar validate_registrar([](CLI::App &app) {
         "validate",
         "Run a scenario's strategies on the simulator and on host threads, side by side");
     cmd->add_option("file", args->file, "Scenario file (TOML)")->required();
-    cmd->add_option("--profile", args->profile,
-                    "CPU profile for the simulator (default: host, from 'locksim calibrate')");
+    auto *profile =
+        cmd->add_option("--profile", args->profile,
+                        "CPU profile for the simulator (default: host, from 'locksim calibrate')");
+    auto *calibrate = cmd->add_flag(
+        "--calibrate", args->calibrate,
+        "calibrate the host before every round (about 25 s each, as 'locksim calibrate') and "
+        "price that round's simulated runs with what it found, instead of --profile; -o also "
+        "writes each round's profile");
+    calibrate->excludes(profile);
+    auto *quick = cmd->add_flag("--quick", args->quick,
+                                "with --calibrate: calibrate as 'calibrate --quick' does (less "
+                                "precise; for tests)")
+                      ->needs(calibrate);
     auto *duration = cmd->add_option("--duration", args->duration,
                                      "run time per platform, e.g. 300ms (default: the scenario's)");
     cmd->add_option("--duration-ms", args->duration_ms, "the same in milliseconds")
@@ -655,7 +763,9 @@ CommandRegistrar validate_registrar([](CLI::App &app) {
                   "torture every strategy on host threads (RCU checks on); fail on any error")
         ->excludes(rounds)
         ->excludes(out)
-        ->excludes(no_load);
+        ->excludes(no_load)
+        ->excludes(calibrate)
+        ->excludes(quick);
     cmd->callback([args] {
         int rc = validate(*args);
         if (rc) throw CLI::RuntimeError(rc);
