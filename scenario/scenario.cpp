@@ -759,10 +759,15 @@ Scenario scenario_from_table(const toml::table &t, const std::string &file) {
     if (s.workloads.empty()) r.fail("the scenario has no [[workload]]");
     if (s.warmup_ns >= s.duration_ns) {
         // The key written, warmup first (the duration alone may leave too little for the default).
-        const toml::node *at = r.node("warmup") ? r.node("warmup") : r.node("duration");
+        const bool written = r.node("warmup") != nullptr;
+        const toml::node *at = written ? r.node("warmup") : r.node("duration");
         r.fail_at(at ? at->source() : t.source(),
-                  fmt::format("'warmup' ({}) must be shorter than 'duration' ({})",
-                              format_duration_ns(s.warmup_ns), format_duration_ns(s.duration_ns)));
+                  fmt::format("'warmup' ({}{}) must be shorter than 'duration' ({}){}",
+                              format_duration_ns(s.warmup_ns), written ? "" : ", the default",
+                              format_duration_ns(s.duration_ns),
+                              written ? ""
+                                      : ": set a shorter 'warmup' (the statistics start after it) "
+                                        "or a longer 'duration'"));
     }
     return s;
 }
