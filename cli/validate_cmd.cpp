@@ -407,7 +407,9 @@ int validate(const ValidateArgs &a) {
     auto calibrate_round = [&](int round) {
         fmt::print(stderr, "round {}/{}: calibrating the host\n", round + 1, a.rounds);
         CalibrateOptions co = calibrate_options(recalibration);
-        co.progress = nullptr;
+        co.progress = [](const std::string &line) {  // its warnings only
+            if (line.starts_with("warning:")) fmt::print(stderr, "  {}\n", line);
+        };
         sim::CpuProfile p = calibrate(co).profile;
         nlohmann::ordered_json c = {{"round", round + 1}};
         if (!a.out_dir.empty()) {

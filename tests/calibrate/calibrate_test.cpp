@@ -480,3 +480,23 @@ TEST(Calibrate, PointerChaseFollowsOneCycleThroughEveryLine) {
 
 }  // namespace
 }  // namespace locksim
+
+// liburcu's grace period beside a busy CPU is timed again while the busy thread had less than
+// 90% of its CPU (another process took the rest: less to interrupt), and said so when it never
+// had it.
+TEST(CalibrateGracePeriod, TimedAgainUntilTheBusyThreadHadItsCpu) {
+    std::vector<locksim::BesideBusy> timings{{500, 0.0}, {9000, 0.5}, {31000, 0.97}, {32000, 1.0}};
+    size_t calls = 0;
+    auto next = [&] { return timings[calls++]; };
+    bool had_cpu = false;
+    EXPECT_EQ(locksim::time_beside_busy(next, 5, &had_cpu), 31000);
+    EXPECT_TRUE(had_cpu);
+    EXPECT_EQ(calls, 3u);
+
+    std::vector<locksim::BesideBusy> shared{{500, 0.0}, {9000, 0.5}, {12000, 0.6}};
+    calls = 0;
+    auto never = [&] { return shared[calls++]; };
+    EXPECT_EQ(locksim::time_beside_busy(never, 3, &had_cpu), 12000);
+    EXPECT_FALSE(had_cpu);
+    EXPECT_EQ(calls, 3u);
+}
