@@ -143,9 +143,15 @@ class SleepingRwSem {
         ++readers_;
         return true;
     }
+    // The waiters are woken after the mutex is released (as the kernel's wake_q wakes them
+    // after its wait_lock): woken under it, a waiter would sleep again on the mutex at once.
     void up_read() {
-        std::lock_guard lk(mu_);
-        if (--readers_ == 0 && writers_waiting_ > 0) cv_.notify_all();
+        bool wake;
+        {
+            std::lock_guard lk(mu_);
+            wake = --readers_ == 0 && writers_waiting_ > 0;
+        }
+        if (wake) cv_.notify_all();
     }
     bool down_write() {
         std::unique_lock lk(mu_);
@@ -163,8 +169,10 @@ class SleepingRwSem {
         return true;
     }
     void up_write() {
-        std::lock_guard lk(mu_);
-        writer_ = false;
+        {
+            std::lock_guard lk(mu_);
+            writer_ = false;
+        }
         cv_.notify_all();
     }
 
@@ -191,10 +199,13 @@ class SleepingMutex {
         ++next_;
         return true;
     }
-    void unlock() {
-        std::lock_guard lk(mu_);
-        ++serving_;
-        if (serving_ != next_) cv_.notify_all();
+    void unlock() {  // its waiters woken after the mutex is released, as SleepingRwSem's
+        bool wake;
+        {
+            std::lock_guard lk(mu_);
+            wake = ++serving_ != next_;
+        }
+        if (wake) cv_.notify_all();
     }
 
   private:

@@ -1,5 +1,6 @@
 // The real platform's tasks: host threads, their time, identity and sleep.
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -11,6 +12,11 @@ void RealPlatform::State::thread_main(TaskState *t) {
     tl_ctx = {gen, t};
     urcu_thread_register();
     t->stats = &stats.local();
+    // A sleep ends when it is due, as the simulator's does: Linux gives a SCHED_OTHER thread
+    // 50 us of timer slack, which made every 5 us poll of percpu-rwsem's writer (kernel/
+    // percpu_rwsem.h) a sleep of 55 us or more. The workloads draw their timer slack
+    // themselves (`jitter`), on both platforms.
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     const unsigned host = std::max(1u, std::thread::hardware_concurrency());
     if (cfg.pin && (t->params.cpu >= 0 || !t->params.cpus.empty())) {
         cpu_set_t set;

@@ -2,6 +2,7 @@
 // real contention, grace periods that wait for readers, call_rcu, accounted memory, the
 // self-checks, and what a run reports. No timing thresholds: only orders and counts.
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -260,6 +261,22 @@ TEST(RealHostClock, CountsTheNamedOperationsAndNotTheirSleep) {
     const nlohmann::json j = r;
     EXPECT_EQ(j["ops"]["clocked_op"]["host_cpu_ns"], clocked.host_cpu_ns);
     EXPECT_FALSE(j["ops"]["plain_op"].contains("host_cpu_ns"));
+}
+
+// A task's sleep ends when it is due, as in the simulator: its thread has no timer slack
+// beyond the least Linux allows (a SCHED_OTHER thread's default is 50 us; the workloads draw
+// their own).
+TEST(RealTasks, SleepWithoutTheHostsTimerSlack) {
+    RealPlatform p(short_run(kUpperBound));
+    kernel::PlatformScope scope(p);
+    StopWhenDone stop(p, 1);
+    std::atomic<long> slack{-1};
+    p.create_task({"sleeper"}, [&] {
+        slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+        stop.done();
+    });
+    p.run();
+    EXPECT_EQ(slack.load(), 1);
 }
 
 TEST(RealMemory, AccountsLiveAndPeakBytes) {
