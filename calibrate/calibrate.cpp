@@ -1103,11 +1103,9 @@ std::vector<PrimitiveSample> time_primitives(sim::CpuProfile *profile, const Cal
                 "validate's simulator gets it as timed (calibrate again on a quiet host)",
                 gp / 1000));
         out.push_back({"urcu_grace_period, a CPU busy", gp,
-                       had_cpu ? "the same, another thread of the process running on another "
-                                 "CPU (no reader): what validate's simulator gets"
-                               : "the same, another thread of the process running on another "
-                                 "CPU (no reader): what validate's simulator gets; NOT "
-                                 "interrupting it: another process held that CPU"});
+                       std::string("the same, another thread of the process running on another "
+                                   "CPU (no reader): what validate's simulator gets") +
+                           (had_cpu ? "" : "; not all of it: another process held that CPU")});
         const double tail = urcu_reader_sleep_tail(cpus, o);
         out.push_back({"urcu_grace_period, a reader slept for", tail,
                        "the same, beside a thread inside a read section for 200 us more: the "
