@@ -450,8 +450,7 @@ int validate(const ValidateArgs &a) {
         "the work of kernel code the core only counts (kernel::stand_in: audit records, the "
         "notifiers' cache flushes, selinuxfs's files, system calls' paths)";
     HostSideCosts host = HostSideCosts::of(profile);
-    const Time urcu_gp = host.urcu_gp, urcu_spin = host.urcu_spin, urcu_sleep = host.urcu_sleep;
-    const Time span_overhead = host.span_overhead, call_rcu_overhead = host.call_rcu;
+    const HostSideCosts first = host;  // round 1's: what the header and validate.json's top show
     fmt::print("validate {}: 2 CPUs, {} ms per platform, profile {}{}\n", a.file,
                duration / 1000000, profile.name, note);
     if (a.calibrate)
@@ -472,15 +471,15 @@ int validate(const ValidateArgs &a) {
     fmt::print("priced at zero in the simulator, as the host runs nothing for it: {}\n", unpriced);
     fmt::print(
         "simulated RCU: {}\n",
-        urcu_gp >= 0
+        first.urcu_gp >= 0
             ? fmt::format("user-space model, grace period {:.1f} us after the last reader, or "
                           "{} (calibrated liburcu)",
-                          static_cast<double>(urcu_gp) / 1000.0,
-                          urcu_sleep > 0
+                          static_cast<double>(first.urcu_gp) / 1000.0,
+                          first.urcu_sleep > 0
                               ? fmt::format("{:.1f} us after one still inside {:.1f} us into it, "
                                             "which liburcu sleeps for",
-                                            static_cast<double>(urcu_sleep) / 1000.0,
-                                            static_cast<double>(urcu_spin) / 1000.0)
+                                            static_cast<double>(first.urcu_sleep) / 1000.0,
+                                            static_cast<double>(first.urcu_spin) / 1000.0)
                               : std::string("no sleeping wait recorded"))
             : std::string("the kernel's (the profile has no calibrated liburcu "
                           "grace period)"));
@@ -490,9 +489,9 @@ int validate(const ValidateArgs &a) {
                       : std::string("not in the profile (calibrate records it): not charged");
     };
     fmt::print("the real platform's own bookkeeping around a compute() span: {}\n",
-               host_cost(span_overhead, "span"));
+               host_cost(first.span_overhead, "span"));
     fmt::print("the real platform's call_rcu (a deferred free): {}\n",
-               host_cost(call_rcu_overhead, "call_rcu"));
+               host_cost(first.call_rcu, "call_rcu"));
     // How far the host has moved since the calibration: its pointer chases timed again before
     // and after the rounds (a virtual machine's memory latency can move 2x in minutes, and the
     // profile's prices do not follow it).
@@ -621,25 +620,26 @@ int validate(const ValidateArgs &a) {
             .count();
     const double steal_after = host_steal_ms();
     const ChaseSet chase_after = chase_now();
-    nlohmann::ordered_json doc = {
-        {"schema", "locksim/validate/1"},
-        {"scenario", a.file},
-        {"profile", profile.name},
-        {"cpus", 2},
-        {"duration_ms", duration / kernel::kMsec},
-        {"rounds", rounds_done},
-        {"interrupted", interrupted},
-        {"read", validate_read_names().name(v.read)},
-        {"pool", pool},
-        {"sids", tc.sids},
-        {"toggle_us", toggle_us},
-        {"booleans", booleans},
-        {"unpriced_work", unpriced},
-        {"simulated_rcu", urcu_gp >= 0 ? "user-space" : "kernel"},
-        {"urcu_ns",
-         {{"grace_period", urcu_gp}, {"reader_spin", urcu_spin}, {"reader_sleep", urcu_sleep}}},
-        {"span_overhead_ns", span_overhead},
-        {"call_rcu_ns", call_rcu_overhead}};
+    nlohmann::ordered_json doc = {{"schema", "locksim/validate/1"},
+                                  {"scenario", a.file},
+                                  {"profile", profile.name},
+                                  {"cpus", 2},
+                                  {"duration_ms", duration / kernel::kMsec},
+                                  {"rounds", rounds_done},
+                                  {"interrupted", interrupted},
+                                  {"read", validate_read_names().name(v.read)},
+                                  {"pool", pool},
+                                  {"sids", tc.sids},
+                                  {"toggle_us", toggle_us},
+                                  {"booleans", booleans},
+                                  {"unpriced_work", unpriced},
+                                  {"simulated_rcu", first.urcu_gp >= 0 ? "user-space" : "kernel"},
+                                  {"urcu_ns",
+                                   {{"grace_period", first.urcu_gp},
+                                    {"reader_spin", first.urcu_spin},
+                                    {"reader_sleep", first.urcu_sleep}}},
+                                  {"span_overhead_ns", first.span_overhead},
+                                  {"call_rcu_ns", first.call_rcu}};
     if (a.calibrate) doc["calibrations"] = calibrations;
     nlohmann::ordered_json &strategies = doc["strategies"] = nlohmann::ordered_json::object();
     const double slower = speed_probe.slower();
